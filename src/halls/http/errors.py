@@ -1,0 +1,68 @@
+"""Translate halls errors (and framework errors) into one JSON error shape.
+
+    {"error": {"code": "...", "message": "..."}}
+
+Nothing here ever echoes a stack trace or a file path: unexpected errors
+are logged server-side and answered with a generic 500.
+"""
+
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from halls import errors as e
+
+log = logging.getLogger("halls.http")
+
+STATUS: list[tuple[type[e.HallsError], int]] = [
+    (e.InvalidInput, 400),
+    (e.Unauthorized, 401),
+    (e.NotFound, 404),
+    (e.Conflict, 409),
+    (e.EmbeddingFailed, 503),
+]
+
+
+def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
+    return {"error": {"code": code, "message": message}}
+
+
+def error_response(status: int, code: str, message: str, **headers: str) -> JSONResponse:
+    return JSONResponse(error_body(code, message), status_code=status, headers=headers or None)
+
+
+def _describe(err: dict) -> str:  # type: ignore[type-arg]
+    where = ".".join(str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path"))
+    msg = str(err.get("msg", "invalid value"))
+    return f"{where}: {msg}" if where else msg
+
+
+def install(app: FastAPI) -> None:
+    @app.exception_handler(e.HallsError)
+    async def _halls(_: Request, exc: e.HallsError) -> JSONResponse:
+        status = next((s for t, s in STATUS if isinstance(exc, t)), 500)
+        return error_response(status, exc.code, exc.message)
+
+    @app.exception_handler(RequestValidationError)
+    async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
+        errs = exc.errors()
+        if any(err.get("type") == "json_invalid" for err in errs):
+            return error_response(400, "invalid_json", "the request body is not valid JSON")
+        message = "; ".join(_describe(err) for err in errs[:5])
+        return error_response(422, "invalid_request", message)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+        codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
+        message = exc.detail if isinstance(exc.detail, str) else "request failed"
+        return error_response(exc.status_code, codes.get(exc.status_code, "http_error"), message)
+
+    @app.exception_handler(Exception)
+    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return error_response(500, "internal", "internal error; see the server log")

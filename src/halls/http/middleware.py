@@ -1,0 +1,96 @@
+"""ASGI middleware: bearer auth and the request body size limit.
+
+Both are plain ASGI so that they also guard what is mounted beside the
+routes (the MCP endpoint, the viewer's API calls).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from halls.http.errors import error_body
+
+# Reachable without a token: liveness probes must not need a secret.
+OPEN_PATHS = frozenset({"/healthz"})
+
+
+async def _send_error(send: Send, status: int, code: str, message: str, **headers: str) -> None:
+    body = json.dumps(error_body(code, message)).encode()
+    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode())]
+    raw += [(k.lower().encode(), v.encode()) for k, v in headers.items()]
+    await send({"type": "http.response.start", "status": status, "headers": raw})
+    await send({"type": "http.response.body", "body": body})
+
+
+class BearerAuth:
+    def __init__(self, app: ASGIApp, token: str) -> None:
+        self.app = app
+        self._expected = f"Bearer {token}".encode()
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["path"] in OPEN_PATHS or scope["method"] == "OPTIONS":
+            await self.app(scope, receive, send)
+            return
+        given = dict(scope["headers"]).get(b"authorization", b"")
+        # compare_digest: the time taken does not tell how much of the token matched.
+        if not hmac.compare_digest(given, self._expected):
+            await _send_error(
+                send, 401, "unauthorized", "a valid bearer token is required",
+                **{"WWW-Authenticate": "Bearer"},
+            )
+            return
+        await self.app(scope, receive, send)
+
+
+class BodyLimit:
+    """Refuse bodies over ``max_bytes`` with a 413 before any handler runs.
+
+    The body is read up front (it is bounded by the limit) and replayed, so
+    no partial request ever reaches the service: an oversize batch changes
+    nothing.
+    """
+
+    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        declared = dict(scope["headers"]).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            await self._refuse(send)
+            return
+        chunks: list[bytes] = []
+        size = 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_bytes:
+                await self._refuse(send)
+                return
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
+
+    async def _refuse(self, send: Send) -> None:
+        await _send_error(
+            send, 413, "too_large", f"the request body is larger than {self.max_bytes} bytes"
+        )

@@ -1,0 +1,1 @@
+"""HTTP routes, one module per tier or concern; each is a thin call into Memory."""

@@ -1,0 +1,29 @@
+"""The journal: append-only raw events, redacted for secrets on ingest."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+
+from halls.http.deps import Limit, MemoryDep, Offset, StoreParam
+from halls.http.schemas import IdsOut, JournalBatchIn, JournalIn
+from halls.models import JournalEvent, NewJournal
+
+router = APIRouter(prefix="/journal", tags=["journal"])
+
+
+@router.post("", status_code=201, response_model=JournalEvent)
+def append(body: JournalIn, memory: MemoryDep, store: StoreParam = None) -> JournalEvent:
+    return memory.journal([NewJournal(**body.model_dump())], store=store)[0]
+
+
+@router.post("/batch", status_code=201, response_model=IdsOut)
+def append_batch(body: JournalBatchIn, memory: MemoryDep, store: StoreParam = None) -> IdsOut:
+    events = memory.journal([NewJournal(**i.model_dump()) for i in body.items], store=store)
+    return IdsOut(ids=[e.id for e in events])
+
+
+@router.get("", response_model=list[JournalEvent])
+def list_journal(
+    memory: MemoryDep, store: StoreParam = None, limit: Limit = 50, offset: Offset = 0
+) -> list[JournalEvent]:
+    return memory.list_journal(store=store, limit=limit, offset=offset)

@@ -1,0 +1,234 @@
+"""Domain values: the records of each tier, search hits, and their inputs.
+
+These are plain pydantic models so that every adapter serialises them the
+same way (times as ISO-8601 UTC). They carry no behaviour beyond parsing.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import threading
+import time
+from datetime import UTC, datetime
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from halls.errors import InvalidInput
+
+Tier = Literal["short", "near", "long", "journal"]
+SEARCH_TIERS: tuple[str, ...] = ("short", "near", "long")
+TriggerType = Literal["time", "topic", "session", "manual"]
+LoopStatus = Literal["open", "done", "cancelled", "expired"]
+FactStatus = Literal["active", "superseded", "demoted"]
+
+# Id prefixes tell the tier at a glance and let a bad id be refused early.
+ID_PREFIX = {"short": "s", "near": "n", "long": "l", "journal": "j", "brief": "b", "flag": "f"}
+_CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
+ID_RE = re.compile(r"^(?P<prefix>[snljbf])_[0-9A-HJKMNP-TV-Z]{26}$")
+
+MAX_CONTENT_CHARS = 32768
+
+
+class _IdClock:
+    """ULID-style ids: 48-bit milliseconds + 80 random bits, monotonic per process.
+
+    Sortable by creation time; within one millisecond the random part is
+    incremented so that ids made in a batch keep their input order.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last_ms = -1
+        self._last_rand = 0
+
+    def new(self, prefix: str) -> str:
+        with self._lock:
+            ms = int(time.time() * 1000)
+            if ms <= self._last_ms:
+                ms = self._last_ms
+                rand = self._last_rand + 1
+            else:
+                rand = int.from_bytes(os.urandom(10), "big") >> 1  # headroom for increments
+            self._last_ms, self._last_rand = ms, rand
+        value = (ms << 80) | (rand & ((1 << 80) - 1))
+        chars = []
+        for _ in range(26):
+            chars.append(_CROCKFORD[value & 31])
+            value >>= 5
+        return f"{prefix}_{''.join(reversed(chars))}"
+
+
+_ids = _IdClock()
+
+
+def new_id(kind: str) -> str:
+    return _ids.new(ID_PREFIX[kind])
+
+
+def check_id(value: str, kind: str) -> str:
+    """Refuse an id that is not a well-formed id of this kind."""
+    m = ID_RE.match(value or "")
+    if not m or m.group("prefix") != ID_PREFIX[kind]:
+        raise InvalidInput(f"'{value[:80]}' is not a valid {kind} id")
+    return value
+
+
+def parse_time(value: Any, field: str = "time") -> float | None:
+    """Accept ISO-8601 (naive means UTC) or unix seconds; return unix seconds."""
+    if value is None or value == "":
+        return None
+    if isinstance(value, datetime):
+        dt = value
+    elif isinstance(value, bool):
+        raise InvalidInput(f"{field} must be ISO-8601 or unix seconds")
+    elif isinstance(value, int | float):
+        if not (0 <= float(value) < 253402300800):
+            raise InvalidInput(f"{field} is out of range")
+        return float(value)
+    elif isinstance(value, str):
+        text = value.strip()
+        try:
+            return parse_time(float(text), field)
+        except ValueError:
+            pass
+        try:
+            dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise InvalidInput(f"{field} must be ISO-8601 or unix seconds") from None
+    else:
+        raise InvalidInput(f"{field} must be ISO-8601 or unix seconds")
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=UTC)
+    return dt.timestamp()
+
+
+def to_datetime(ts: float | None) -> datetime | None:
+    return None if ts is None else datetime.fromtimestamp(ts, tz=UTC)
+
+
+def check_content(content: str, field: str = "content") -> str:
+    if not isinstance(content, str) or not content.strip():
+        raise InvalidInput(f"{field} must not be empty")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise InvalidInput(f"{field} is longer than {MAX_CONTENT_CHARS} characters")
+    return content
+
+
+class Record(BaseModel):
+    id: str
+    topic: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    created_at: datetime
+    occurred_at: datetime
+
+
+class ShortEntry(Record):
+    tier: Literal["short"] = "short"
+    content: str
+    source: str | None = None
+    pinned: bool = False
+    expires_at: datetime | None = None
+
+
+class OpenLoop(Record):
+    tier: Literal["near"] = "near"
+    intent: str
+    trigger_type: TriggerType = "manual"
+    trigger_value: str | None = None
+    expires_at: datetime | None = None
+    status: LoopStatus = "open"
+    closed_at: datetime | None = None
+
+    @property
+    def content(self) -> str:
+        return self.intent
+
+
+class LongFact(Record):
+    tier: Literal["long"] = "long"
+    content: str
+    category: str | None = None
+    evidence_count: int = 1
+    first_seen: datetime
+    last_confirmed: datetime
+    status: FactStatus = "active"
+    supersedes: str | None = None
+    superseded_by: str | None = None
+    derived_from: list[str] = Field(default_factory=list)
+
+
+class JournalEvent(Record):
+    tier: Literal["journal"] = "journal"
+    content: str
+    role: str | None = None
+    session_id: str | None = None
+    redactions: int = 0
+
+
+class Brief(BaseModel):
+    id: str
+    summary: str
+    promote_hints: list[str] = Field(default_factory=list)
+    completed_intents: list[str] = Field(default_factory=list)
+    created_at: datetime
+
+
+class ForgetFlag(BaseModel):
+    id: str
+    fact_id: str
+    reason: str
+    status: Literal["pending", "done"] = "pending"
+    created_at: datetime
+
+
+class Hit(BaseModel):
+    """One search result: the record's shared fields plus why it ranked."""
+
+    id: str
+    tier: str
+    content: str
+    topic: str | None
+    metadata: dict[str, Any]
+    occurred_at: datetime
+    created_at: datetime
+    score: float
+    score_detail: dict[str, float | int | None]
+
+
+class NewShort(BaseModel):
+    """What a caller gives to remember one short-term entry."""
+
+    content: str
+    topic: str | None = None
+    source: str | None = None
+    pinned: bool = False
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    occurred_at: Any = None
+
+
+class NewJournal(BaseModel):
+    content: str
+    role: str | None = None
+    session_id: str | None = None
+    metadata: dict[str, Any] = Field(default_factory=dict)
+    occurred_at: Any = None
+
+
+class SearchFilter(BaseModel):
+    """Which records a search may return (applied by the store)."""
+
+    tiers: tuple[str, ...] = SEARCH_TIERS
+    topic: str | None = None
+    since: float | None = None
+    until: float | None = None
+    include_superseded: bool = False
+
+    @property
+    def narrows(self) -> bool:
+        """True when the filter is selective enough to pre-filter in the store."""
+        return self.topic is not None or self.since is not None or self.until is not None
+
+
+Record.model_rebuild()

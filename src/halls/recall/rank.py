@@ -1,0 +1,104 @@
+"""Cross-tier ranking (pure): fuse the two searches, weigh by tier and time.
+
+    score = relevance x tier_weight x evidence x recency
+
+- relevance: reciprocal-rank fusion of the BM25 and dense rankings,
+  sum of 1/(k + rank), divided by its best possible value 2/(k + 1) so it
+  lies in (0, 1]. Rank fusion needs no score calibration between the two.
+- tier_weight: short 1.0, near 0.9, long 0.8 (configurable).
+- evidence (long only): 1 + gain x ln(evidence_count), so a fact confirmed
+  10 times outranks a one-off mention; a demoted fact is multiplied by
+  ``demoted_factor`` and sinks below every active one.
+- recency: (1 - w) + w x 0.5^(age / half_life), a mild boost in [1 - w, 1]
+  from the time the thing happened (a fact: when it was last confirmed).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from halls.config import RecallSettings
+from halls.models import Hit, LongFact, OpenLoop, Record
+from halls.store.base import Match
+
+DAY = 86400.0
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    record: Record
+    bm25_rank: int | None
+    bm25: float | None
+    dense_rank: int | None
+    cosine: float | None
+
+
+def merge(text: list[Match], dense: list[Match]) -> dict[str, dict[str, float | int]]:
+    """Per id: its 1-based rank and raw score in each list it appears in."""
+    out: dict[str, dict[str, float | int]] = {}
+    for rank, m in enumerate(text, start=1):
+        out.setdefault(m.id, {}).update(bm25_rank=rank, bm25=m.score)
+    for rank, m in enumerate(dense, start=1):
+        out.setdefault(m.id, {}).update(dense_rank=rank, cosine=m.score)
+    return out
+
+
+def tier_weight(record: Record, cfg: RecallSettings) -> tuple[float, float]:
+    """(tier weight, evidence multiplier) for a record."""
+    if isinstance(record, LongFact):
+        evidence = 1.0 + cfg.evidence_gain * math.log(max(record.evidence_count, 1))
+        if record.status == "demoted":
+            evidence *= cfg.demoted_factor
+        return cfg.tier_weight_long, evidence
+    if isinstance(record, OpenLoop):
+        return cfg.tier_weight_near, 1.0
+    return cfg.tier_weight_short, 1.0
+
+
+def recency(record: Record, now: float, cfg: RecallSettings) -> float:
+    when = record.last_confirmed if isinstance(record, LongFact) else record.occurred_at
+    age_days = max(0.0, now - when.timestamp()) / DAY
+    return (1.0 - cfg.recency_weight) + cfg.recency_weight * 0.5 ** (
+        age_days / cfg.recency_half_life_days
+    )
+
+
+def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
+    k = cfg.rrf_k
+    rrf = 0.0
+    if c.bm25_rank is not None:
+        rrf += 1.0 / (k + c.bm25_rank)
+    if c.dense_rank is not None:
+        rrf += 1.0 / (k + c.dense_rank)
+    relevance = rrf / (2.0 / (k + 1))
+    weight, evidence = tier_weight(c.record, cfg)
+    fresh = recency(c.record, now, cfg)
+    total = relevance * weight * evidence * fresh
+    r = c.record
+    return Hit(
+        id=r.id,
+        tier=r.tier,  # type: ignore[attr-defined]
+        content=r.content,  # type: ignore[attr-defined]
+        topic=r.topic,
+        metadata=r.metadata,
+        occurred_at=r.occurred_at,
+        created_at=r.created_at,
+        score=round(total, 6),
+        score_detail={
+            "bm25_rank": c.bm25_rank,
+            "bm25": None if c.bm25 is None else round(c.bm25, 4),
+            "dense_rank": c.dense_rank,
+            "cosine": None if c.cosine is None else round(c.cosine, 4),
+            "relevance": round(relevance, 6),
+            "tier_weight": weight,
+            "evidence": round(evidence, 4),
+            "recency": round(fresh, 4),
+        },
+    )
+
+
+def rank(candidates: list[Candidate], now: float, cfg: RecallSettings, n: int) -> list[Hit]:
+    hits = [score(c, now, cfg) for c in candidates]
+    hits.sort(key=lambda h: (-h.score, h.id))
+    return hits[:n]

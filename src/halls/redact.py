@@ -1,0 +1,61 @@
+"""Secret redaction for the journal.
+
+The journal is the verbatim record, so it is the place a pasted API key
+would otherwise live forever. Patterns are deliberately specific (known key
+shapes, explicit ``password=``): a false positive hides a word of a
+conversation, a false negative keeps a credential.
+"""
+
+from __future__ import annotations
+
+import re
+
+_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+    (
+        "private_key",
+        re.compile(
+            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
+            re.DOTALL,
+        ),
+    ),
+    ("bearer_token", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9\-._~+/]{8,}=*")),
+    ("api_key", re.compile(r"\bsk-(?:proj-|ant-)?[A-Za-z0-9_\-]{16,}")),
+    ("api_key", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+    ("api_key", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{30,}\b")),
+    ("api_key", re.compile(r"\bgithub_pat_[A-Za-z0-9_]{40,}\b")),
+    ("api_key", re.compile(r"\bxox[abprs]-[A-Za-z0-9-]{10,}\b")),
+    ("api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b")),
+    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+    (
+        "password",
+        re.compile(
+            r"(?i)\b(?P<key>pass(?:word|wd)?|pwd|secret|api[_-]?key|access[_-]?token|token)"
+            r"(?P<sep>\s*[=:]\s*)(?P<val>\"[^\"]+\"|'[^']+'|\S+)"
+        ),
+    ),
+]
+
+
+def redact(text: str) -> tuple[str, int]:
+    """Return the text with secrets replaced by ``[REDACTED:kind]``, and the count."""
+    count = 0
+
+    for kind, pattern in _PATTERNS:
+
+        def _sub(m: re.Match[str], kind: str = kind) -> str:
+            nonlocal count
+            if m.group(0).startswith("[REDACTED"):
+                return m.group(0)
+            count += 1
+            if kind == "password":
+                if m.group("val").startswith("[REDACTED"):
+                    count -= 1
+                    return m.group(0)
+                return f"{m.group('key')}{m.group('sep')}[REDACTED:{kind}]"
+            return f"[REDACTED:{kind}]"
+
+        text = pattern.sub(_sub, text)
+    return text, count
+
+
+__all__ = ["redact"]

@@ -1,0 +1,137 @@
+"""SQLite migrations: plain numbered functions, applied in order once each.
+
+``PRAGMA user_version`` holds the number of the last one applied. A new
+migration is appended; an applied one is never edited.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable
+
+
+def m001_initial() -> str:
+    return """
+        CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+
+        CREATE TABLE short (
+            id TEXT PRIMARY KEY,
+            content TEXT NOT NULL,
+            topic TEXT,
+            source TEXT,
+            pinned INTEGER NOT NULL DEFAULT 0,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            occurred_at REAL NOT NULL,
+            expires_at REAL
+        );
+
+        CREATE TABLE near (
+            id TEXT PRIMARY KEY,
+            intent TEXT NOT NULL,
+            topic TEXT,
+            trigger_type TEXT NOT NULL,
+            trigger_value TEXT,
+            expires_at REAL,
+            status TEXT NOT NULL,
+            closed_at REAL,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            occurred_at REAL NOT NULL
+        );
+        CREATE INDEX near_status ON near(status);
+
+        CREATE TABLE long (
+            id TEXT PRIMARY KEY,
+            content TEXT NOT NULL,
+            topic TEXT,
+            category TEXT,
+            evidence_count INTEGER NOT NULL,
+            first_seen REAL NOT NULL,
+            last_confirmed REAL NOT NULL,
+            status TEXT NOT NULL,
+            supersedes TEXT,
+            superseded_by TEXT,
+            derived_from TEXT NOT NULL DEFAULT '[]',
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            occurred_at REAL NOT NULL
+        );
+        CREATE INDEX long_status ON long(status);
+
+        CREATE TABLE journal (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            id TEXT NOT NULL UNIQUE,
+            content TEXT NOT NULL,
+            role TEXT,
+            session_id TEXT,
+            redactions INTEGER NOT NULL DEFAULT 0,
+            topic TEXT,
+            metadata TEXT NOT NULL DEFAULT '{}',
+            created_at REAL NOT NULL,
+            occurred_at REAL NOT NULL
+        );
+
+        CREATE TABLE briefs (
+            id TEXT PRIMARY KEY,
+            summary TEXT NOT NULL,
+            promote_hints TEXT NOT NULL,
+            completed_intents TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+
+        CREATE TABLE forget_flags (
+            id TEXT PRIMARY KEY,
+            fact_id TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            status TEXT NOT NULL,
+            created_at REAL NOT NULL
+        );
+
+        -- The search index over the searchable tiers: one row per record, with
+        -- the columns filters need, its vector, and (by rowid) its FTS5 row.
+        -- active = visible by default (open loops; active or demoted facts).
+        CREATE TABLE docs (
+            rowid INTEGER PRIMARY KEY AUTOINCREMENT,
+            item_id TEXT NOT NULL UNIQUE,
+            tier TEXT NOT NULL,
+            topic TEXT,
+            occurred_at REAL NOT NULL,
+            active INTEGER NOT NULL,
+            vec BLOB NOT NULL
+        );
+        CREATE INDEX docs_topic ON docs(topic);
+        CREATE INDEX docs_occurred ON docs(occurred_at);
+
+        -- porter: "prefers" finds "preference"'s stem family; remove_diacritics
+        -- lets "cafe" find "café".
+        CREATE VIRTUAL TABLE docs_fts USING fts5(
+            content, tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+
+        -- Bumped on any deletion or re-embedding so that every process's
+        -- in-memory vector index knows to reload.
+        CREATE TABLE counters (name TEXT PRIMARY KEY, value INTEGER NOT NULL);
+        INSERT INTO counters VALUES ('vec_generation', 0);
+        CREATE TRIGGER docs_deleted AFTER DELETE ON docs BEGIN
+            UPDATE counters SET value = value + 1 WHERE name = 'vec_generation';
+            DELETE FROM docs_fts WHERE rowid = old.rowid;
+        END;
+    """
+
+
+MIGRATIONS: list[Callable[[], str]] = [m001_initial]
+
+
+def migrate(db: sqlite3.Connection) -> None:
+    """Apply pending migrations, each in its own transaction."""
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    for number, step in enumerate(MIGRATIONS[version:], start=version + 1):
+        # executescript commits any open transaction first, so the
+        # transaction is spelled inside the script itself.
+        try:
+            db.executescript(f"BEGIN IMMEDIATE;\n{step()}\nPRAGMA user_version = {number};\nCOMMIT;")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            raise

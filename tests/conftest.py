@@ -1,0 +1,156 @@
+"""Shared fixtures: the real embedding model, real SQLite files, live servers.
+
+Nothing here is a fake: ``memory`` is the real service on a temporary data
+directory, and ``server`` / ``server_factory`` start ``python -m halls serve``
+as a subprocess and talk to it over HTTP.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import httpx
+import pytest
+
+from halls import Memory, Settings
+from halls.embed.local import LocalEmbedder
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture(scope="session")
+def embedder() -> LocalEmbedder:
+    """The packaged all-MiniLM-L6-v2, loaded once per test session."""
+    return LocalEmbedder()
+
+
+@pytest.fixture
+def memory(tmp_path: Path, embedder: LocalEmbedder) -> Iterator[Memory]:
+    """The real service on a fresh data directory."""
+    with Memory(Settings(data_dir=tmp_path / "data"), embedder=embedder) as m:
+        yield m
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class LiveServer:
+    """A ``halls serve`` subprocess on a free loopback port."""
+
+    data_dir: Path
+    port: int
+    proc: subprocess.Popen[bytes]
+    log_path: Path
+    token: str | None = None
+    clients: list[httpx.Client] = field(default_factory=list)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def client(self, token: str | None = "default") -> httpx.Client:
+        """An HTTP client; by default it sends the server's token, if any."""
+        tok = self.token if token == "default" else token
+        headers = {"Authorization": f"Bearer {tok}"} if tok else {}
+        c = httpx.Client(base_url=self.url, headers=headers, timeout=60)
+        self.clients.append(c)
+        return c
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def kill(self) -> None:
+        """SIGKILL: no shutdown hooks, no flush, like a crash."""
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGKILL)
+            self.proc.wait(timeout=30)
+
+    def stop(self) -> None:
+        for c in self.clients:
+            c.close()
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.kill()
+
+
+def start_server(
+    data_dir: Path, env: dict[str, str] | None = None, args: list[str] | None = None
+) -> LiveServer:
+    port = free_port()
+    full_env = {k: v for k, v in os.environ.items() if not k.startswith("HALLS_")}
+    full_env.update(env or {})
+    log_path = data_dir.parent / f"server-{port}.log"
+    data_dir.mkdir(parents=True, exist_ok=True)
+    log = open(log_path, "wb")  # noqa: SIM115 - the subprocess owns it until exit
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "halls", "serve", "--data-dir", str(data_dir), "--port", str(port)]
+        + (args or []),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        env=full_env,
+        cwd=REPO,
+    )
+    server = LiveServer(
+        data_dir=data_dir,
+        port=port,
+        proc=proc,
+        log_path=log_path,
+        token=full_env.get("HALLS_SERVER__BEARER_TOKEN"),
+    )
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"halls serve exited early:\n{server.log()}")
+        try:
+            if httpx.get(f"{server.url}/healthz", timeout=1).status_code == 200:
+                return server
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    server.stop()
+    raise RuntimeError(f"halls serve did not start in time:\n{server.log()}")
+
+
+@pytest.fixture(scope="session")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """One live server for the session; tests keep apart by using their own store."""
+    live = start_server(tmp_path_factory.mktemp("live") / "data")
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def server_factory(tmp_path: Path) -> Iterator[object]:
+    """Start extra servers (own config) that are stopped after the test."""
+    started: list[LiveServer] = []
+
+    def make(env: dict[str, str] | None = None, data_dir: Path | None = None) -> LiveServer:
+        live = start_server(data_dir or tmp_path / f"data{len(started)}", env=env)
+        started.append(live)
+        return live
+
+    yield make
+    for live in started:
+        live.stop()
+
+
+@pytest.fixture
+def store_name() -> str:
+    """A store name no other test uses."""
+    return f"t-{uuid.uuid4().hex[:12]}"
