@@ -54,6 +54,7 @@ class LiveServer:
     port: int
     proc: subprocess.Popen[bytes]
     log_path: Path
+    log_file: object = None
     token: str | None = None
     clients: list[httpx.Client] = field(default_factory=list)
 
@@ -77,6 +78,9 @@ class LiveServer:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGKILL)
             self.proc.wait(timeout=30)
+        if self.log_file is not None:
+            self.log_file.close()  # type: ignore[attr-defined]
+            self.log_file = None
 
     def stop(self) -> None:
         for c in self.clients:
@@ -87,6 +91,8 @@ class LiveServer:
                 self.proc.wait(timeout=30)
             except subprocess.TimeoutExpired:
                 self.kill()
+        if self.log_file is not None:
+            self.log_file.close()  # type: ignore[attr-defined]
 
 
 def start_server(
@@ -111,11 +117,13 @@ def start_server(
         port=port,
         proc=proc,
         log_path=log_path,
+        log_file=log,
         token=full_env.get("HALLS_SERVER__BEARER_TOKEN"),
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
+            server.stop()
             raise RuntimeError(f"halls serve exited early:\n{server.log()}")
         try:
             if httpx.get(f"{server.url}/healthz", timeout=1).status_code == 200:
