@@ -6,7 +6,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test lint bench-perf clean
+.PHONY: run test lint bench-perf clean chromium
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,7 @@ $(STAMP): pyproject.toml
 run: $(STAMP)
 	$(BIN)/halls serve
 
-test: $(STAMP)
+test: $(STAMP) chromium
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
@@ -31,3 +31,17 @@ bench-perf: $(STAMP)
 
 clean:
 	rm -rf $(VENV) build src/*.egg-info
+
+# The viewer's end-to-end test drives Debian's chromium through Playwright
+# (never `playwright install`: no browser download). Installed here when
+# missing and we are root; otherwise say how, and stop before the tests fail.
+CHROMIUM ?= /usr/bin/chromium
+chromium:
+	@if [ ! -x $(CHROMIUM) ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
+	  else \
+	    echo "the viewer tests need Debian's chromium: sudo apt-get install -y chromium" >&2; \
+	    exit 1; \
+	  fi; \
+	fi

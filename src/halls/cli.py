@@ -92,8 +92,13 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
             "(HALLS_SERVER__BEARER_TOKEN) or bind to 127.0.0.1"
         )
     memory = Memory(settings)
+    mcp = None
+    if settings.mcp.enabled:
+        from halls.mcp import LocalBackend, build_server
+
+        mcp = build_server(LocalBackend(memory), host=cfg.host, path=settings.mcp.path)
     click.echo(f"halls: serving on http://{cfg.host}:{cfg.port} (data in {settings.data_dir})", err=True)
-    uvicorn.run(create_app(memory), host=cfg.host, port=cfg.port, log_level="info")
+    uvicorn.run(create_app(memory, mcp=mcp), host=cfg.host, port=cfg.port, log_level="info")
 
 
 @main.command()
@@ -158,21 +163,31 @@ def stores(ctx: click.Context, config: Path | None, data_dir: Path | None) -> No
                 click.echo(name)
 
 
+def _sub_settings(settings: Settings, config: Path | None, data_dir: Path | None) -> Settings:
+    # `halls stores create X --data-dir D` reads naturally; accept the options
+    # after the subcommand too, where they win over those before it.
+    return _settings(config, data_dir) if config or data_dir else settings
+
+
 @stores.command("list")
+@_common
 @click.pass_obj
-def stores_list(settings: Settings) -> None:
+def stores_list(settings: Settings, config: Path | None, data_dir: Path | None) -> None:
     """List the stores in the data directory."""
-    with _memory(settings) as memory:
+    with _memory(_sub_settings(settings, config, data_dir)) as memory:
         for name in memory.stores():
             click.echo(name)
 
 
 @stores.command("create")
+@_common
 @click.argument("name")
 @click.pass_obj
-def stores_create(settings: Settings, name: str) -> None:
+def stores_create(
+    settings: Settings, config: Path | None, data_dir: Path | None, name: str
+) -> None:
     """Create an empty store NAME."""
-    with _memory(settings) as memory:
+    with _memory(_sub_settings(settings, config, data_dir)) as memory:
         click.echo(memory.create_store(name))
 
 
@@ -263,6 +278,360 @@ def _halls_answers(host: str, port: int) -> bool:
         return httpx.get(f"http://{host}:{port}/healthz", timeout=2).json() == {"status": "ok"}
     except (httpx.HTTPError, ValueError):
         return False
+
+
+# -- benchmarks: `halls bench NAME`; each benchmark is one subcommand of this group --
+
+
+@main.group()
+def bench() -> None:
+    """Benchmarks that drive a live halls server over HTTP."""
+
+
+def _sizes(_ctx: click.Context, _param: click.Parameter, value: str) -> list[int]:
+    out = []
+    for part in value.split(","):
+        text = part.strip().lower().replace("_", "")
+        scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+        digits = text[:-1] if scale > 1 else text
+        if not digits.isdigit() or int(digits) * scale <= 0:
+            raise click.BadParameter(f"'{part.strip()}' is not a positive count like 1000 or 10k")
+        out.append(int(digits) * scale)
+    if out != sorted(set(out)):
+        raise click.BadParameter("sizes must be strictly increasing, e.g. 1k,10k,100k")
+    return out
+
+
+@bench.command("perf")
+@click.option(
+    "--sizes", default="1k,10k,100k", show_default=True, callback=_sizes,
+    help="Cumulative store sizes to measure at, comma-separated.",
+)
+@click.option("--queries", default=200, show_default=True, type=click.IntRange(1, 100_000),
+              help="Timed searches per size.")
+@click.option("--batch", default=500, show_default=True, type=click.IntRange(1, 1000),
+              help="Memories per POST /short/batch.")
+@click.option("--seed", default=7, show_default=True, type=int, help="Seed of the text generator.")
+@click.option("--url", help="Benchmark this running server, in a new store, instead of starting one.")
+@click.option("--token", help="Bearer token for --url.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+def bench_perf(
+    sizes: list[int],
+    queries: int,
+    batch: int,
+    seed: int,
+    url: str | None,
+    token: str | None,
+    out: Path | None,
+) -> None:
+    """Batched ingest rate and search latency over HTTP, at growing store sizes."""
+    from contextlib import nullcontext
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    from rich.table import Table
+
+    from halls.bench import perf
+
+    console = Console(stderr=True)
+    columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    try:
+        with Progress(*columns, console=console, transient=False) as bar:
+            tasks: dict[str, Any] = {}
+
+            def progress(phase: str, done: int, total: int) -> None:
+                if phase not in tasks:
+                    tasks[phase] = bar.add_task(phase, total=total)
+                bar.update(tasks[phase], completed=done)
+
+            if url is None:
+                bar.console.print("starting a halls server on a temporary data directory...")
+            with perf.live_server() if url is None else nullcontext(url) as target:
+                result = perf.run(
+                    target, sizes=sizes, queries=queries, batch=batch, seed=seed,
+                    token=token, progress=progress,
+                )
+    except HallsError as exc:
+        raise click.ClickException(exc.message) from None
+    table = Table(title=f"halls bench perf ({result['machine']['cpus']} CPUs, "
+                        f"{result['machine']['cpu_model']})")
+    for header in perf.TABLE_HEADERS:
+        table.add_column(header, justify="right")
+    for row in perf.table_rows(result):
+        table.add_row(*row)
+    Console().print(table)
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)
+
+
+# -- MCP and agent integrations --
+
+DEFAULT_SERVER_URL = "http://127.0.0.1:7420"
+
+
+@main.command("mcp")
+@_common
+@click.option(
+    "--server-url",
+    help="Proxy every tool to this running halls server, so one process owns the store.",
+)
+@click.option(
+    "--token", envvar="HALLS_TOKEN", help="Bearer token for --server-url (env HALLS_TOKEN)."
+)
+@click.option("--store", help="Store used when a tool call names none.")
+def mcp_command(
+    config: Path | None,
+    data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
+    store: str | None,
+) -> None:
+    """Serve MCP over stdio (Claude Code, VS Code, Cursor, ...)."""
+    from halls.mcp import LocalBackend, RemoteBackend, build_server
+
+    if server_url:
+        if data_dir is not None:
+            raise click.UsageError("use either --server-url or --data-dir, not both")
+        remote = RemoteBackend(server_url, token)
+        try:
+            build_server(remote, default_store=store).run("stdio")
+        finally:
+            remote.close()
+        return
+    from halls.service import Memory
+
+    memory = Memory(_settings(config, data_dir))
+    try:
+        build_server(LocalBackend(memory), default_store=store).run("stdio")
+    finally:
+        memory.close()
+
+
+@main.group()
+def install() -> None:
+    """Connect a coding agent to halls."""
+
+
+@main.group()
+def uninstall() -> None:
+    """Undo `halls install`."""
+
+
+_settings_option = click.option(
+    "--settings",
+    "path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Claude Code settings file (default: ~/.claude/settings.json).",
+)
+
+
+@install.command("claude-code")
+@_settings_option
+@click.option("--server-url", default=DEFAULT_SERVER_URL, show_default=True, help="halls server.")
+@click.option("--store", help="Store the hooks read and write (default: the server's).")
+def install_claude_code(path: Path | None, server_url: str, store: str | None) -> None:
+    """Add SessionStart, UserPromptSubmit, Stop and PreCompact hooks."""
+    from halls.integrations import claude_code
+
+    target = path or claude_code.default_settings_path()
+    try:
+        events = claude_code.install(target, server_url, store)
+    except HallsError as exc:
+        raise click.ClickException(exc.message) from None
+    click.echo(f"installed halls hooks ({', '.join(events)}) in {target}")
+    click.echo("undo with: halls uninstall claude-code" + (f" --settings {target}" if path else ""))
+
+
+@uninstall.command("claude-code")
+@_settings_option
+def uninstall_claude_code(path: Path | None) -> None:
+    """Remove exactly the hooks `halls install claude-code` added."""
+    from halls.integrations import claude_code
+
+    target = path or claude_code.default_settings_path()
+    try:
+        click.echo(f"{claude_code.uninstall(target)} ({target})")
+    except HallsError as exc:
+        raise click.ClickException(exc.message) from None
+
+
+@main.command("hook")
+@click.argument("event", type=click.Choice(["session-start", "user-prompt", "stop", "pre-compact"]))
+@click.option("--server-url", default=DEFAULT_SERVER_URL, show_default=True)
+@click.option("--token", envvar="HALLS_TOKEN", help="Bearer token (env HALLS_TOKEN).")
+@click.option("--store", help="Store to use (default: the server's).")
+@click.option("--budget-tokens", default=400, show_default=True, type=click.IntRange(50, 8000))
+def hook(
+    event: str, server_url: str, token: str | None, store: str | None, budget_tokens: int
+) -> None:
+    """Run one Claude Code hook (reads the hook's JSON on stdin)."""
+    from halls.integrations import hooks
+    from halls.mcp import RemoteBackend
+
+    data = hooks.read_input(sys.stdin.read() if not sys.stdin.isatty() else "")
+    remote = RemoteBackend(server_url, token, timeout=10)
+    try:
+        out = hooks.run(event, data, remote, store, budget_tokens)
+    except Exception as exc:  # a failing hook must never block the agent's session
+        click.echo(f"halls hook {event}: {_one_line(exc)}", err=True)
+        return
+    finally:
+        remote.close()
+    if out:
+        click.echo(out)
+
+
+@bench.command("locomo")
+@click.option("--data", "data", required=True,
+              type=click.Path(dir_okay=False, path_type=Path),
+              help="LoCoMo JSON, e.g. ../shared/bench/locomo_dev.json.")
+@click.option("--retriever", default="full", show_default=True,
+              type=click.Choice(["full", "fused", "bm25", "dense"]),
+              help="Which of /search's retrievers to measure.")
+@click.option("--limit-conversations", type=click.IntRange(1), help="Use the first N only.")
+@click.option("--limit-questions", type=click.IntRange(1), help="Ask at most N per conversation.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+def bench_locomo(
+    data: Path,
+    retriever: str,
+    limit_conversations: int | None,
+    limit_questions: int | None,
+    out: Path | None,
+) -> None:
+    """Recall@k and nDCG on LoCoMo, through a live server's HTTP API."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    from rich.table import Table
+
+    from halls.bench import locomo, perf
+
+    console = Console(stderr=True)
+    columns = ("[progress.description]{task.description}", BarColumn(), MofNCompleteColumn(),
+               TimeElapsedColumn())
+    try:
+        conversations = locomo.load(data)[:limit_conversations]
+        with Progress(*columns, console=console) as bar:
+            tasks: dict[str, Any] = {}
+
+            def progress(phase: str, done: int, total: int) -> None:
+                if phase not in tasks:
+                    tasks[phase] = bar.add_task(phase, total=total)
+                bar.update(tasks[phase], completed=done)
+
+            bar.console.print("starting a halls server on a temporary data directory...")
+            with perf.live_server() as url:
+                result = locomo.run(url, conversations, retriever=retriever,
+                                    limit_questions=limit_questions, progress=progress)
+    except HallsError as exc:
+        raise click.ClickException(exc.message) from None
+    lat, ingest = result["search_latency"], result["ingest"]
+    table = Table(title=f"halls bench locomo --retriever {retriever}: {result['questions']} "
+                        f"questions, {result['turns']} turns")
+    table.add_column("category")
+    for header in ("n", *locomo.TABLE_METRICS):
+        table.add_column(header, justify="right")
+    for row in locomo.table_rows(result):
+        table.add_row(*row)
+    Console().print(table)
+    skipped = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in result["skipped"].items())
+    click.echo(f"skipped: {skipped}")
+    click.echo(f"ingest: {ingest['turns_per_second']} turns/s; search over HTTP: "
+               f"p50 {lat.get('p50_ms')} ms, p95 {lat.get('p95_ms')} ms")
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)
+
+
+
+# -- the consolidator: run it, review runs, revert one; and the operator's purge --
+
+
+def _print_run(run: Any, as_json: bool) -> None:
+    if as_json:
+        click.echo(json.dumps(run.model_dump(mode="json"), indent=2))
+        return
+    counts = ", ".join(f"{k} {v}" for k, v in run.counts.items() if v) or "nothing to do"
+    label = "planned (dry run, nothing changed)" if run.dry_run else run.status
+    click.echo(f"{run.id}  {run.engine}  {label}: {counts}")
+    for a in run.actions:
+        click.echo(f"  {a.kind:<9} {a.target_id}  {a.reason}")
+    for note in run.notes:
+        click.echo(f"  note: {note}")
+
+
+@main.group("consolidate", invoke_without_command=True)
+@_common
+@click.option("--store", help="Store name (default: the configured store).")
+@click.option("--dry-run", is_flag=True, help="Show the plan; change nothing.")
+@click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
+@click.pass_context
+def consolidate_cmd(
+    ctx: click.Context,
+    config: Path | None,
+    data_dir: Path | None,
+    store: str | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Run the consolidator on a store now (or `runs`, `revert RUN_ID`)."""
+    ctx.obj = _settings(config, data_dir)
+    if ctx.invoked_subcommand is None:
+        with _memory(ctx.obj) as memory:
+            _print_run(memory.consolidate(store=store, dry_run=dry_run), as_json)
+
+
+@consolidate_cmd.command("runs")
+@click.option("--store", help="Store name (default: the configured store).")
+@click.option("--limit", default=20, show_default=True, type=click.IntRange(1, 1000))
+@click.pass_obj
+def consolidate_runs(settings: Settings, store: str | None, limit: int) -> None:
+    """List a store's consolidation runs, newest first."""
+    with _memory(settings) as memory:
+        for run in memory.list_runs(store=store, limit=limit):
+            counts = ", ".join(f"{k} {v}" for k, v in run.counts.items() if v) or "-"
+            click.echo(f"{run.id}  {run.started_at.isoformat()}  {run.engine:<9} "
+                       f"{run.status:<8} {counts}")
+
+
+@consolidate_cmd.command("revert")
+@click.argument("run_id")
+@click.option("--store", help="Store name (default: the configured store).")
+@click.pass_obj
+def consolidate_revert(settings: Settings, run_id: str, store: str | None) -> None:
+    """Undo run RUN_ID (all but its purges, which are irreversible)."""
+    with _memory(settings) as memory:
+        _print_run(memory.revert_run(run_id, store=store), False)
+
+
+@main.command()
+@_common
+@click.option("--id", "fact_id", required=True, help="The long-term fact to purge (l_...).")
+@click.option("--store", required=True, help="The store that holds it.")
+@click.option("--confirm", is_flag=True, help="Required: the purge cannot be undone.")
+def purge(
+    config: Path | None, data_dir: Path | None, fact_id: str, store: str, confirm: bool
+) -> None:
+    """Purge one fact for real (the operator's emergency door; stop the server first).
+
+    Deletes the fact, its vectors, full-text rows, edges and the short-term and
+    journal entries it came from, then vacuums so the bytes leave the files.
+    """
+    settings = _settings(config, data_dir)
+    if not confirm:
+        raise click.ClickException(
+            "a purge cannot be undone: run again with --confirm to purge " + fact_id
+        )
+    host, port = settings.server.host, settings.server.port
+    if _halls_answers(host, port):
+        raise click.ClickException(
+            f"halls is running on {host}:{port}: stop it first, or flag the fact "
+            "(POST /long/{id}/forget) and let the consolidator purge it"
+        )
+    with _memory(settings) as memory:
+        run = memory.purge_fact(fact_id, store=store)
+        click.echo(f"purged {fact_id} from '{store}' (recorded as run {run.id})")
 
 
 if __name__ == "__main__":  # pragma: no cover

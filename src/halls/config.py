@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, SecretStr
+from pydantic import BaseModel, Field, SecretStr, field_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -61,11 +61,66 @@ class RecallSettings(BaseModel):
     demoted_factor: float = Field(default=0.1, ge=0, le=1)
     recency_weight: float = Field(default=0.2, ge=0, le=1)
     recency_half_life_days: float = Field(default=30.0, gt=0)
+    # How the BM25 and dense lists become one relevance: "score" (each list's
+    # scores over its best, mixed by bm25_weight) or "rrf" (rank fusion, rrf_k).
+    fusion: Literal["score", "rrf"] = "score"
+    bm25_weight: float = Field(default=0.5, ge=0, le=1)
+    # Context (retriever "full"): a memory gains context_weight x the best
+    # relevance of the memories written up to context_radius places before or
+    # after it, over the distance; and episode_weight x the best relevance in
+    # its episode (memories of a tier within episode_gap_seconds, chained).
+    context_weight: float = Field(default=0.35, ge=0)
+    context_radius: int = Field(default=2, ge=0, le=10)
+    context_candidates: int = Field(default=50, ge=0, le=1000)
+    episode_weight: float = Field(default=0.3, ge=0)
+    episode_gap_seconds: float = Field(default=1800.0, ge=0)
 
 
 class StorageSettings(BaseModel):
     backend: Literal["sqlite"] = "sqlite"
     synchronous: Literal["FULL", "NORMAL"] = "FULL"
+
+
+class McpSettings(BaseModel):
+    # Serve MCP (streamable HTTP) on the same server, behind the same bearer token.
+    enabled: bool = True
+    path: str = Field(default="/mcp", pattern=r"^/[A-Za-z0-9._~/-]*[A-Za-z0-9._~-]$")
+
+
+class ConsolidatorSettings(BaseModel):
+    """The consolidator ("dreaming"): when it runs and how it decides."""
+
+    # thread: a background thread in `halls serve` runs each store when due.
+    # external: only on request (POST /consolidate/run, `halls consolidate`),
+    # e.g. from cron or a systemd timer, or when several servers share a store.
+    mode: Literal["thread", "external"] = "thread"
+    # 72000 s = 20 h, deliberately not 24: the run window drifts across the
+    # day, so it does not always fall in the same busy (or idle) hour.
+    interval_seconds: int = Field(default=72000, ge=60)
+    # How often the thread checks whether a store is due.
+    poll_seconds: float = Field(default=60.0, gt=0, le=3600)
+    # heuristic: no LLM (embedding clusters, keyed reconciliation, regex PII).
+    # llm: an OpenAI-compatible chat endpoint writes and reconciles facts.
+    engine: Literal["heuristic", "llm"] = "heuristic"
+    # A cluster is promoted when its evidence reaches this (distinct days
+    # count 1, further moments on a day 1/2, repeats within a minute once).
+    promote_min_evidence: float = Field(default=2.0, ge=1.0)
+    # Cosine similarity at which short-term entries say the same thing, and a
+    # candidate restates a known fact (all-MiniLM-L6-v2 paraphrases: ~0.85-0.95).
+    cluster_threshold: float = Field(default=0.75, gt=0, le=1)
+    # Below this a candidate is unrelated to a fact, whatever its words say.
+    related_threshold: float = Field(default=0.55, gt=0, le=1)
+    # Repeats closer together than this count as one moment of evidence.
+    burst_seconds: float = Field(default=60.0, ge=0)
+    # llm engine: the endpoint's base URL (POST {model_url}/chat/completions),
+    # e.g. http://127.0.0.1:11434/v1 for ollama, http://127.0.0.1:8080/v1 for llama.cpp.
+    model_url: str | None = None
+    model: str = "qwen2.5:3b-instruct"
+    api_key: SecretStr | None = None
+    timeout_seconds: float = Field(default=60.0, gt=0)
+    # At most this many clusters per run go to the model; the rest get the
+    # heuristic decision (a run over a huge backlog stays bounded).
+    max_llm_items: int = Field(default=200, ge=0)
 
 
 class Settings(BaseSettings):
@@ -82,6 +137,14 @@ class Settings(BaseSettings):
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
+    consolidator: ConsolidatorSettings = Field(default_factory=ConsolidatorSettings)
+    mcp: McpSettings = Field(default_factory=McpSettings)
+
+    @field_validator("data_dir")
+    @classmethod
+    def _expand_home(cls, value: Path) -> Path:
+        # YAML and env values like "~/halls" are not expanded by any shell.
+        return value.expanduser()
 
     @classmethod
     def settings_customise_sources(
@@ -132,7 +195,9 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
 
 
 __all__ = [
+    "ConsolidatorSettings",
     "EmbedderSettings",
+    "McpSettings",
     "RecallSettings",
     "ServerSettings",
     "Settings",

@@ -11,7 +11,8 @@ MCP) translate these at the edge. The core never speaks in HTTP codes::
     ├── Conflict              the request clashes with the current state
     │   └── EmbedderMismatch  the store was embedded by another model
     ├── Unauthorized          missing or wrong bearer token
-    └── EmbeddingFailed       the embedder could not embed (remote down, ...)
+    ├── EmbeddingFailed       the embedder could not embed (remote down, ...)
+    └── ConsolidationFailed   a consolidation run aborted (its engine is down, ...)
 
 Messages are written for the user who sent the request: they never carry
 file paths or stack traces.
@@ -62,8 +63,13 @@ class EmbeddingFailed(HallsError):
     code = "embedding_failed"
 
 
+class ConsolidationFailed(HallsError):
+    code = "consolidation_failed"
+
+
 __all__ = [
     "Conflict",
+    "ConsolidationFailed",
     "EmbedderMismatch",
     "EmbeddingFailed",
     "HallsError",

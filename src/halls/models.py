@@ -26,7 +26,8 @@ FactStatus = Literal["active", "superseded", "demoted"]
 # Id prefixes tell the tier at a glance and let a bad id be refused early.
 ID_PREFIX = {"short": "s", "near": "n", "long": "l", "journal": "j", "brief": "b", "flag": "f"}
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
-ID_RE = re.compile(r"^(?P<prefix>[snljbf])_[0-9A-HJKMNP-TV-Z]{26}$")
+# \Z, not $: "$" also matches before a trailing newline.
+ID_RE = re.compile(r"^(?P<prefix>[snljbf])_[0-9A-HJKMNP-TV-Z]{26}\Z")
 
 MAX_CONTENT_CHARS = 32768
 
@@ -69,9 +70,9 @@ def new_id(kind: str) -> str:
 
 def check_id(value: str, kind: str) -> str:
     """Refuse an id that is not a well-formed id of this kind."""
-    m = ID_RE.match(value or "")
+    m = ID_RE.match(value) if isinstance(value, str) else None
     if not m or m.group("prefix") != ID_PREFIX[kind]:
-        raise InvalidInput(f"'{value[:80]}' is not a valid {kind} id")
+        raise InvalidInput(f"'{str(value)[:80]}' is not a valid {kind} id")
     return value
 
 
@@ -101,7 +102,12 @@ def parse_time(value: Any, field: str = "time") -> float | None:
         raise InvalidInput(f"{field} must be ISO-8601 or unix seconds")
     if dt.tzinfo is None:
         dt = dt.replace(tzinfo=UTC)
-    return dt.timestamp()
+    ts = dt.timestamp()
+    # An offset can push year 1 or 9999 outside what datetime can hold in UTC,
+    # which would fail later, on the way out, as a server error.
+    if not (-62135596800 <= ts < 253402300800):
+        raise InvalidInput(f"{field} is out of range")
+    return ts
 
 
 def to_datetime(ts: float | None) -> datetime | None:
@@ -172,6 +178,8 @@ class Brief(BaseModel):
     summary: str
     promote_hints: list[str] = Field(default_factory=list)
     completed_intents: list[str] = Field(default_factory=list)
+    # Texts or topics the consolidator must never promote ("small talk").
+    noise: list[str] = Field(default_factory=list)
     created_at: datetime
 
 
@@ -232,3 +240,83 @@ class SearchFilter(BaseModel):
 
 
 Record.model_rebuild()
+
+
+# -- consolidation runs --------------------------------------------------------
+# A run record is the reviewable (and revertible) account of one consolidation
+# run. Its JSON shape is a contract with the viewer and with scripts:
+#   {id, store, started_at, finished_at, engine, dry_run, status, counts: {promote: n, ...},
+#    actions: [{kind, target_id, reason, inputs: [...ids], before, after, engine_note}]}
+# before/after are small snapshots of the changed record; what revert needs
+# beyond them (a whole aged-out entry) is ``undo``, stored but never serialised.
+
+ActionKind = Literal[
+    "promote",
+    "confirm",
+    "supersede",
+    "obsolete",
+    "age_out",
+    "expire",
+    "complete",
+    "purge",
+    "demote",
+    "decay",
+]
+ACTION_KINDS: tuple[str, ...] = (
+    "promote",
+    "confirm",
+    "supersede",
+    "obsolete",
+    "age_out",
+    "expire",
+    "complete",
+    "purge",
+    "demote",
+    "decay",
+)
+RunStatus = Literal["planned", "running", "done", "failed", "reverted"]
+RUN_ID_RE = re.compile(r"^r_[0-9A-HJKMNP-TV-Z]{26}$")
+
+
+def new_run_id() -> str:
+    return _ids.new("r")
+
+
+def check_run_id(value: str) -> str:
+    if not RUN_ID_RE.match(value or ""):
+        raise InvalidInput(f"'{value[:80]}' is not a valid run id")
+    return value
+
+
+class Action(BaseModel):
+    kind: ActionKind
+    target_id: str
+    reason: str
+    inputs: list[str] = Field(default_factory=list)
+    before: dict[str, Any] | None = None
+    after: dict[str, Any] | None = None
+    engine_note: str | None = None
+    undo: dict[str, Any] | None = Field(default=None, exclude=True)
+
+
+class Run(BaseModel):
+    id: str
+    store: str
+    started_at: datetime
+    finished_at: datetime | None = None
+    engine: str
+    dry_run: bool = False
+    status: RunStatus
+    since: datetime | None = None
+    counts: dict[str, int] = Field(default_factory=dict)
+    actions: list[Action] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    error: str | None = None
+    reverted_at: datetime | None = None
+
+
+def count_actions(actions: list[Action]) -> dict[str, int]:
+    counts = dict.fromkeys(ACTION_KINDS, 0)
+    for a in actions:
+        counts[a.kind] += 1
+    return counts

@@ -16,7 +16,8 @@ from halls.errors import InvalidStoreName, StoreNotFound
 from halls.store.base import Store
 from halls.store.sqlite import SQLiteStore
 
-STORE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
+# \Z, not $: "$" also matches before a trailing newline, which would reach the file name.
+STORE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")
 _SUFFIX = ".sqlite3"
 
 
@@ -24,7 +25,7 @@ def check_store_name(name: str) -> str:
     if not isinstance(name, str) or not STORE_NAME.match(name):
         shown = name[:70] if isinstance(name, str) else type(name).__name__
         raise InvalidStoreName(
-            f"invalid store name '{shown}': use 1-64 characters a-z, 0-9, '_' or '-', "
+            f"invalid store name {shown!r}: use 1-64 characters a-z, 0-9, '_' or '-', "
             "starting with a letter or digit"
         )
     return name

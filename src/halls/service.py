@@ -13,8 +13,17 @@ from datetime import datetime
 from typing import Any
 
 import numpy as np
+from pydantic import ValidationError
 
 from halls.config import Settings
+from halls.context import (
+    DEFAULT_BUDGET,
+    MAX_BUDGET,
+    MIN_BUDGET,
+    ContextBlock,
+    assemble,
+    token_counter,
+)
 from halls.embed import Embedder, build_embedder, fingerprint
 from halls.errors import Conflict, EmbedderMismatch, InvalidInput, NotFound
 from halls.models import (
@@ -35,10 +44,12 @@ from halls.models import (
     parse_time,
     to_datetime,
 )
-from halls.recall import Candidate, merge, query_terms, rank
+from halls.recall import Candidate, query_terms, rank
+from halls.recall.context import Boost, Placed, boosts
+from halls.recall.fusion import RETRIEVERS, Normaliser, Signals, fuse, signals
 from halls.redact import redact
-from halls.registry import StoreRegistry
-from halls.store.base import Store
+from halls.registry import StoreRegistry, check_store_name
+from halls.store.base import Match, Store
 
 MAX_BATCH = 1000
 MAX_LIST = 1000
@@ -46,6 +57,8 @@ TRIGGER_TYPES = ("time", "topic", "session", "manual")
 LOOP_STATUSES = ("open", "done", "cancelled", "expired")
 FACT_STATUSES = ("active", "superseded", "demoted")
 FINGERPRINT_KEY = "embedder"
+CONTEXT_POOL = 1000
+CONTEXT_RECALLS = 8
 
 
 def _page(limit: int, offset: int) -> tuple[int, int]:
@@ -132,6 +145,7 @@ class Memory:
         return self._registry.names()
 
     def create_store(self, name: str) -> str:
+        check_store_name(name)  # "" must not fall back to the default store
         self._embedding_store(name, create=True)
         return name
 
@@ -151,14 +165,19 @@ class Memory:
         metadata: dict[str, Any] | None = None,
         occurred_at: Any = None,
     ) -> ShortEntry:
-        item = NewShort(
-            content=content,
-            topic=topic,
-            source=source,
-            pinned=pinned,
-            metadata=metadata or {},
-            occurred_at=occurred_at,
-        )
+        try:
+            item = NewShort(
+                content=content,
+                topic=topic,
+                source=source,
+                pinned=pinned,
+                metadata=metadata or {},
+                occurred_at=occurred_at,
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            raise InvalidInput(f"{where}: {first.get('msg', 'invalid value')}") from None
         return self.remember_many([item], store=store)[0]
 
     def remember_many(self, items: Sequence[NewShort], *, store: str | None = None) -> list[ShortEntry]:
@@ -362,9 +381,14 @@ class Memory:
         store: str | None = None,
         promote_hints: Sequence[str] = (),
         completed_intents: Sequence[str] = (),
+        noise: Sequence[str] = (),
     ) -> Brief:
         check_content(summary, "summary")
-        for field, values in (("promote_hints", promote_hints), ("completed_intents", completed_intents)):
+        for field, values in (
+            ("promote_hints", promote_hints),
+            ("completed_intents", completed_intents),
+            ("noise", noise),
+        ):
             if len(values) > MAX_BATCH or not all(isinstance(v, str) and v.strip() for v in values):
                 raise InvalidInput(f"{field} must be a list of non-empty strings")
         brief = Brief(
@@ -372,6 +396,7 @@ class Memory:
             summary=summary,
             promote_hints=list(promote_hints),
             completed_intents=list(completed_intents),
+            noise=list(noise),
             created_at=to_datetime(self.clock()),
         )
         self._store(store, create=True).add_brief(brief)
@@ -390,11 +415,18 @@ class Memory:
         since: Any = None,
         until: Any = None,
         include_superseded: bool = False,
+        retriever: str = "full",
     ) -> list[Hit]:
-        """Hybrid search across tiers, merged by one explained score."""
+        """Hybrid search across tiers, merged by one explained score.
+
+        ``retriever`` is "full" (fused BM25 and dense, with conversation
+        context), "fused" (without context), "bm25" or "dense" alone.
+        """
         check_content(query, "query")
         if not 1 <= n_results <= 100:
             raise InvalidInput("n_results must be between 1 and 100")
+        if retriever not in RETRIEVERS:
+            raise InvalidInput(f"retriever must be one of {', '.join(RETRIEVERS)}")
         chosen = tuple(dict.fromkeys(tiers)) if tiers else SEARCH_TIERS
         unknown = [t for t in chosen if t not in SEARCH_TIERS]
         if unknown:
@@ -407,24 +439,57 @@ class Memory:
             include_superseded=include_superseded,
         )
         s = self._embedding_store(store)
-        pool = max(self.settings.recall.candidates, n_results)
+        cfg = self.settings.recall
+        pool = max(cfg.candidates, n_results)
         vector = self._embed([query])[0]
-        text_hits = s.text_search(query_terms(query), filt, pool)
-        dense_hits = s.vector_search(vector, filt, pool)
-        merged = merge(text_hits, dense_hits)
-        records = s.get_records(list(merged))
+        text_hits = s.text_search(query_terms(query), filt, pool) if retriever != "dense" else []
+        dense_hits = s.vector_search(vector, filt, pool) if retriever != "bm25" else []
+        found = signals(text_hits, dense_hits)
+        if cfg.fusion == "score" and text_hits and dense_hits:
+            missing = [i for i, sig in found.items() if sig.cosine is None]
+            for w in s.around(missing, 0, filt):
+                found[w.id].cosine = float(w.vector @ vector)
+        fuse(found, text_hits, dense_hits, cfg)
+        boost: dict[str, Boost] = {}
+        if retriever == "full" and (cfg.context_weight > 0 or cfg.episode_weight > 0):
+            boost = self._context(s, found, text_hits, dense_hits, vector, filt)
+        records = s.get_records(list(found))
         candidates = [
             Candidate(
                 record=records[i],
-                bm25_rank=m.get("bm25_rank"),  # type: ignore[arg-type]
-                bm25=m.get("bm25"),
-                dense_rank=m.get("dense_rank"),  # type: ignore[arg-type]
-                cosine=m.get("cosine"),
+                bm25_rank=sig.bm25_rank,
+                bm25=sig.bm25,
+                dense_rank=sig.dense_rank,
+                cosine=sig.cosine,
+                relevance=sig.relevance,
+                context=boost[i].context if i in boost else 0.0,
+                episode=boost[i].episode if i in boost else 0.0,
             )
-            for i, m in merged.items()
+            for i, sig in found.items()
             if i in records
         ]
-        return rank(candidates, self.clock(), self.settings.recall, n_results)
+        return rank(candidates, self.clock(), cfg, n_results)
+
+    def _context(
+        self,
+        s: Store,
+        found: dict[str, Signals],
+        text_hits: list[Match],
+        dense_hits: list[Match],
+        vector: np.ndarray,
+        filt: SearchFilter,
+    ) -> dict[str, Boost]:
+        """Context and episode bonuses; the best hits' neighbours join ``found``."""
+        cfg = self.settings.recall
+        best = sorted(found, key=lambda i: (-found[i].relevance, i))[: cfg.context_candidates]
+        written = s.around(best, cfg.context_radius, filt)
+        norm = Normaliser(text_hits, dense_hits, cfg) if cfg.fusion == "score" else None
+        for w in written:
+            if w.id not in found and norm is not None and norm.use_dense:
+                cosine = float(w.vector @ vector)
+                found[w.id] = Signals(cosine=cosine, relevance=norm.relevance(None, cosine))
+        placed = [Placed(w.id, w.tier, w.position, w.occurred_at) for w in written]
+        return boosts({i: sig.relevance for i, sig in found.items()}, placed, cfg)
 
     # -- stats and maintenance --
 
@@ -471,3 +536,134 @@ class Memory:
 
     def now(self) -> datetime:
         return to_datetime(self.clock())  # type: ignore[return-value]
+
+    # -- session-start context --
+
+    def context(
+        self,
+        *,
+        store: str | None = None,
+        query: str | None = None,
+        budget_tokens: int = DEFAULT_BUDGET,
+    ) -> ContextBlock:
+        """A token-budgeted block for a system prompt: due loops, recalls, top facts."""
+        if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or not (
+            MIN_BUDGET <= budget_tokens <= MAX_BUDGET
+        ):
+            raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
+        query = query if query and query.strip() else None
+        s = self._store(store)
+        # The newest CONTEXT_POOL active facts are ranked; older ones reach the
+        # block through the query's recalls, which search every fact.
+        facts = s.list_facts("active", CONTEXT_POOL, 0)
+        loops = s.list_loops("open", CONTEXT_POOL, 0)
+        hits = self.search(query, store=store, n_results=CONTEXT_RECALLS) if query else []
+        return assemble(
+            facts=facts,
+            loops=loops,
+            hits=hits,
+            now=self.clock(),
+            query=query,
+            budget_tokens=budget_tokens,
+            count_tokens=token_counter(getattr(self.embedder, "tokenizer", None)),
+            cfg=self.settings.recall,
+        )
+
+    # -- consolidation ("dreaming"): the logic lives in halls.consolidate --
+
+    def _consolidation_engine(self) -> Any:
+        cfg = self.settings.consolidator
+        if cfg.engine == "llm":
+            from halls.consolidate.llm import LLMEngine
+
+            return LLMEngine(cfg)
+        from halls.consolidate.heuristic import HeuristicEngine
+
+        return HeuristicEngine()
+
+    def consolidate(self, *, store: str | None = None, dry_run: bool = False) -> Any:
+        """Run the consolidator on a store now; a dry run returns the plan, changes nothing."""
+        from halls.consolidate.runner import Runner
+        from halls.consolidate.schedule import set_next_due
+        from halls.errors import ConsolidationFailed
+
+        cfg = self.settings.consolidator
+        s = self._embedding_store(store)
+        runner = Runner(s, self._consolidation_engine(), cfg, self._embed, self.clock)
+        try:
+            run = runner.run(dry_run=dry_run)
+        except ConsolidationFailed:
+            if not dry_run:
+                # Retry within the hour rather than every poll (or not for 20 h).
+                set_next_due(s, self.clock() + min(cfg.interval_seconds, 3600))
+            raise
+        if not dry_run:
+            set_next_due(s, self.clock() + cfg.interval_seconds)
+        return run
+
+    def list_runs(self, *, store: str | None = None, limit: int = 50, offset: int = 0) -> list[Any]:
+        """Consolidation run records, newest first."""
+        return self._store(store).list_runs(*_page(limit, offset))
+
+    def get_run(self, id: str, *, store: str | None = None) -> Any:
+        from halls.models import check_run_id
+
+        run = self._store(store).get_run(check_run_id(id))
+        if run is None:
+            raise NotFound(f"no consolidation run {id}")
+        return run
+
+    def revert_run(self, id: str, *, store: str | None = None) -> Any:
+        """Undo a run's non-purge actions (purges are irreversible by design)."""
+        from halls.consolidate.revert import revert
+
+        run = self.get_run(id, store=store)
+        s = self._embedding_store(store)
+        if not s.try_lock_consolidation():
+            raise Conflict(f"a consolidation run for store '{s.name}' is in progress")
+        try:
+            return revert(s, run, self._embed, self.clock())
+        finally:
+            s.unlock_consolidation()
+
+    def consolidation_due(self, store: str) -> bool:
+        from halls.consolidate.schedule import next_due
+
+        now = self.clock()
+        return next_due(self._store(store), now, self.settings.consolidator.interval_seconds) <= now
+
+    def consolidation_status(self, *, store: str | None = None) -> dict[str, Any]:
+        """Mode, next due time, whether a run is in progress, and the last run."""
+        from halls.consolidate.schedule import next_due
+
+        cfg = self.settings.consolidator
+        s = self._store(store)
+        last = s.list_runs(1, 0)
+        due = next_due(s, self.clock(), cfg.interval_seconds)
+        return {
+            "store": s.name,
+            "mode": cfg.mode,
+            "engine": cfg.engine,
+            "interval_seconds": cfg.interval_seconds,
+            "next_due_at": to_datetime(due).isoformat(),  # type: ignore[union-attr]
+            "running": s.consolidation_locked(),
+            "last_run": None
+            if not last
+            else {
+                "id": last[0].id,
+                "status": last[0].status,
+                "started_at": last[0].started_at.isoformat(),
+                "finished_at": last[0].finished_at.isoformat() if last[0].finished_at else None,
+                "counts": last[0].counts,
+            },
+        }
+
+    def purge_fact(self, id: str, *, store: str | None = None) -> Any:
+        """The operator's emergency door: purge one fact now, recorded as a run."""
+        from halls.consolidate.runner import operator_purge
+
+        s = self._store(store)
+        fact = s.get_fact(check_id(id, "long"))
+        if fact is None:
+            raise NotFound(f"no long-term fact {id}")
+        return operator_purge(s, fact, self.clock())

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import logging
 from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import Any
 
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
@@ -12,14 +13,20 @@ from fastapi.middleware.cors import CORSMiddleware
 from halls import __version__
 from halls.http import errors
 from halls.http.middleware import BearerAuth, BodyLimit
-from halls.http.routes import journal, long, near, recall, short, system
+from halls.http.routes import context, journal, long, near, recall, short, system, viewer
+from halls.http.routes import consolidate as consolidate_routes
+from halls.consolidate.schedule import start_scheduler
 from halls.service import Memory
 
 log = logging.getLogger("halls.http")
 
 
-def create_app(memory: Memory, *, warm: bool = True) -> FastAPI:
-    """Build the app around a Memory; ``warm`` loads the embedder at startup."""
+def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI:
+    """Build the app around a Memory; ``warm`` loads the embedder at startup.
+
+    ``mcp`` is an MCP server (FastMCP) to serve at its streamable-HTTP path,
+    composed by the caller (``halls serve``): adapters do not import each other.
+    """
     settings = memory.settings.server
 
     @asynccontextmanager
@@ -29,7 +36,15 @@ def create_app(memory: Memory, *, warm: bool = True) -> FastAPI:
             # request, so that it is not the one that pays seconds for it.
             memory.create_store(memory.settings.default_store)
             memory.embedder.embed(["warm up"])
-        yield
+        # consolidator.mode thread: the timer runs inside the server process.
+        scheduler = start_scheduler(memory)
+        async with AsyncExitStack() as stack:
+            if mcp is not None:
+                # The MCP session manager's task group lives as long as the app.
+                await stack.enter_async_context(mcp.session_manager.run())
+            yield
+        if scheduler is not None:
+            scheduler.stop()
         memory.close()
 
     app = FastAPI(
@@ -42,6 +57,13 @@ def create_app(memory: Memory, *, warm: bool = True) -> FastAPI:
     errors.install(app)
     for module in (short, near, journal, long, recall, system):
         app.include_router(module.router)
+    app.include_router(context.router)
+    app.include_router(viewer.router)
+    app.include_router(consolidate_routes.router)
+    if mcp is not None:
+        # Its routes join the app's own, so the bearer token and the body
+        # limit guard them exactly as they guard the API.
+        app.router.routes.extend(mcp.streamable_http_app().routes)
 
     # Added innermost first: the body limit runs inside auth, so an
     # unauthenticated client cannot make the server buffer a large body.

@@ -25,6 +25,7 @@ STATUS: list[tuple[type[e.HallsError], int]] = [
     (e.NotFound, 404),
     (e.Conflict, 409),
     (e.EmbeddingFailed, 503),
+    (e.ConsolidationFailed, 503),
 ]
 
 

@@ -13,8 +13,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from halls.http.errors import error_body
 
-# Reachable without a token: liveness probes must not need a secret.
-OPEN_PATHS = frozenset({"/healthz"})
+# Reachable without a token: liveness probes must not need a secret, and the
+# viewer page holds no data (every API call it makes sends the user's token).
+OPEN_PATHS = frozenset({"/healthz", "/viewer"})
 
 
 async def _send_error(send: Send, status: int, code: str, message: str, **headers: str) -> None:

@@ -6,14 +6,23 @@ interface serialises a record the same way.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
 from halls.models import MAX_CONTENT_CHARS
 
 Content = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
-Time = float | str | None
+
+
+def _not_bool(value: Any) -> Any:
+    # Lax float parsing would turn JSON true into 1.0, i.e. a time in 1970.
+    if isinstance(value, bool):
+        raise ValueError("must be ISO-8601 or unix seconds")
+    return value
+
+
+Time = Annotated[float | str | None, BeforeValidator(_not_bool)]
 
 
 class _Body(BaseModel):
@@ -67,6 +76,8 @@ class BriefIn(_Body):
     summary: str = Content
     promote_hints: list[str] = Field(default_factory=list, max_length=1000)
     completed_intents: list[str] = Field(default_factory=list, max_length=1000)
+    # Texts or topics the consolidator must never promote (small talk, scratch work).
+    noise: list[str] = Field(default_factory=list, max_length=1000)
 
 
 class SearchIn(_Body):
@@ -77,6 +88,9 @@ class SearchIn(_Body):
     since: Time = None
     until: Time = None
     include_superseded: bool = False
+    # "full": fused BM25 + dense with conversation context; "fused": without
+    # context; "bm25" / "dense": one search alone (for comparison).
+    retriever: Literal["full", "fused", "bm25", "dense"] = "full"
 
 
 class StoreIn(_Body):

@@ -2,9 +2,10 @@
 
     score = relevance x tier_weight x evidence x recency
 
-- relevance: reciprocal-rank fusion of the BM25 and dense rankings,
-  sum of 1/(k + rank), divided by its best possible value 2/(k + 1) so it
-  lies in (0, 1]. Rank fusion needs no score calibration between the two.
+- relevance: the fused relevance of the BM25 and dense searches, in
+  [0, 1] (``halls.recall.fusion``: normalised scores by default, or
+  reciprocal-rank fusion), plus the context and episode bonuses of
+  ``halls.recall.context`` when the full retriever is used.
 - tier_weight: short 1.0, near 0.9, long 0.8 (configurable).
 - evidence (long only): 1 + gain x ln(evidence_count), so a fact confirmed
   10 times outranks a one-off mention; a demoted fact is multiplied by
@@ -32,6 +33,10 @@ class Candidate:
     bm25: float | None
     dense_rank: int | None
     cosine: float | None
+    # Set by the fusion of halls.recall.fusion; None means plain RRF of the ranks.
+    relevance: float | None = None
+    context: float = 0.0
+    episode: float = 0.0
 
 
 def merge(text: list[Match], dense: list[Match]) -> dict[str, dict[str, float | int]]:
@@ -65,16 +70,18 @@ def recency(record: Record, now: float, cfg: RecallSettings) -> float:
 
 
 def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
-    k = cfg.rrf_k
-    rrf = 0.0
-    if c.bm25_rank is not None:
-        rrf += 1.0 / (k + c.bm25_rank)
-    if c.dense_rank is not None:
-        rrf += 1.0 / (k + c.dense_rank)
-    relevance = rrf / (2.0 / (k + 1))
+    relevance = c.relevance
+    if relevance is None:
+        k = cfg.rrf_k
+        rrf = 0.0
+        if c.bm25_rank is not None:
+            rrf += 1.0 / (k + c.bm25_rank)
+        if c.dense_rank is not None:
+            rrf += 1.0 / (k + c.dense_rank)
+        relevance = rrf / (2.0 / (k + 1))
     weight, evidence = tier_weight(c.record, cfg)
     fresh = recency(c.record, now, cfg)
-    total = relevance * weight * evidence * fresh
+    total = (relevance + c.context + c.episode) * weight * evidence * fresh
     r = c.record
     return Hit(
         id=r.id,
@@ -91,6 +98,8 @@ def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
             "dense_rank": c.dense_rank,
             "cosine": None if c.cosine is None else round(c.cosine, 4),
             "relevance": round(relevance, 6),
+            "context": round(c.context, 6),
+            "episode": round(c.episode, 6),
             "tier_weight": weight,
             "evidence": round(evidence, 4),
             "recency": round(fresh, 4),

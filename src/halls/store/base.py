@@ -10,7 +10,7 @@ Domain code never asks which backend it runs on; one contract suite
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -23,9 +23,11 @@ from halls.models import (
     LongFact,
     OpenLoop,
     Record,
+    Run,
     SearchFilter,
     ShortEntry,
 )
+from halls.store.changes import Change
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,3 +98,66 @@ class Store(Protocol):
 
     def set_vectors(self, ids: list[str], vectors: np.ndarray) -> None: ...
     def close(self) -> None: ...
+
+    # -- consolidation (see halls.consolidate) --
+    def try_lock_consolidation(self) -> bool:
+        """Take this store's consolidation lock without waiting; False if held elsewhere."""
+        ...
+
+    def unlock_consolidation(self) -> None: ...
+    def consolidation_locked(self) -> bool: ...
+    def short_for_consolidation(self) -> tuple[list[ShortEntry], list[str | None], np.ndarray]:
+        """Every short-term entry, oldest first, with the fact it was consolidated into."""
+        ...
+
+    def facts_with_vectors(self, status: str) -> tuple[list[LongFact], np.ndarray]: ...
+    def open_loops_with_vectors(self) -> tuple[list[OpenLoop], np.ndarray]: ...
+    def journal_since(self, since: float | None) -> list[JournalEvent]: ...
+    def briefs_since(self, since: float | None) -> list[Brief]: ...
+    def save_run(self, run: Run) -> None: ...
+    def get_run(self, id: str) -> Run | None: ...
+    def list_runs(self, limit: int, offset: int) -> list[Run]:
+        """Newest first."""
+        ...
+
+    def last_applied_run(self) -> Run | None: ...
+    def runs_after(self, run: Run) -> list[str]: ...
+    def fail_stale_runs(self, now: float) -> int: ...
+    def apply_changes(self, changes: Sequence[Change], run: Run) -> None:
+        """Apply every change and save the run record in one transaction."""
+        ...
+
+    def purge(
+        self,
+        facts: Sequence[str],
+        short: Sequence[str],
+        journal: Sequence[str],
+        values: Sequence[str],
+        flags: Sequence[str],
+    ) -> None:
+        """Delete for real: rows, vectors, full-text rows, edges, every copy of ``values``.
+
+        Settles ``flags``; afterwards the bytes are gone from the backend's files.
+        """
+        ...
+
+    # -- recall context --
+    def around(self, ids: list[str], radius: int, filt: SearchFilter) -> list[Written]:
+        """The records written up to ``radius`` places before or after each of ``ids``.
+
+        The ids themselves are included; every record returned passes
+        ``filt``, and carries its write position and vector so that recall
+        can score it and tell which records were written next to which.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A record as written: its write position (increasing per store) and vector."""
+
+    id: str
+    tier: str
+    position: int
+    occurred_at: float
+    vector: np.ndarray

@@ -120,7 +120,57 @@ def m001_initial() -> str:
     """
 
 
-MIGRATIONS: list[Callable[[], str]] = [m001_initial]
+def m002_consolidation() -> str:
+    return """
+        -- The fact a short-term entry was consolidated into: it is not counted
+        -- again as evidence, and it leaves default search (the fact speaks).
+        ALTER TABLE short ADD COLUMN consolidated_into TEXT;
+        ALTER TABLE briefs ADD COLUMN noise TEXT NOT NULL DEFAULT '[]';
+        CREATE INDEX briefs_created ON briefs(created_at);
+        CREATE INDEX journal_created ON journal(created_at);
+
+        CREATE TABLE runs (
+            id TEXT PRIMARY KEY,
+            started_at REAL NOT NULL,
+            finished_at REAL,
+            engine TEXT NOT NULL,
+            status TEXT NOT NULL,
+            since REAL,
+            counts TEXT NOT NULL DEFAULT '{}',
+            notes TEXT NOT NULL DEFAULT '[]',
+            error TEXT,
+            reverted_at REAL
+        );
+        -- before/after: the snapshots a reviewer sees; undo: what revert needs.
+        CREATE TABLE run_actions (
+            run_id TEXT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+            seq INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            target_id TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            inputs TEXT NOT NULL DEFAULT '[]',
+            before TEXT,
+            after TEXT,
+            engine_note TEXT,
+            undo TEXT,
+            PRIMARY KEY (run_id, seq)
+        );
+        CREATE INDEX run_actions_target ON run_actions(target_id);
+
+        -- Association edges (derived_from, supersedes, ...), src -> dst.
+        CREATE TABLE edges (
+            src TEXT NOT NULL,
+            dst TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            weight REAL NOT NULL DEFAULT 1.0,
+            created_at REAL NOT NULL,
+            PRIMARY KEY (src, dst, kind)
+        );
+        CREATE INDEX edges_dst ON edges(dst);
+    """
+
+
+MIGRATIONS: list[Callable[[], str]] = [m001_initial, m002_consolidation]
 
 
 def migrate(db: sqlite3.Connection) -> None:

@@ -28,4 +28,5 @@ def brief(body: BriefIn, memory: MemoryDep, store: StoreParam = None) -> Brief:
         store=store,
         promote_hints=body.promote_hints,
         completed_intents=body.completed_intents,
+        noise=body.noise,
     )

@@ -1,0 +1,1 @@
+"""Benchmarks that drive halls as a user would: over HTTP, against a live server."""

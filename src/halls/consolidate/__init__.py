@@ -1,0 +1,11 @@
+"""The consolidator ("dreaming"): turns short-term recurrence into long-term facts.
+
+Pure steps, one concept per module: ``cluster`` (embedding clusters),
+``evidence`` (how much a cluster counts), ``briefs`` (hints, noise, finished
+intents), ``reconcile`` (ADD/UPDATE/DELETE/NONE against known facts), ``pii``
+(PII and secret detection, forget-flag classes), ``decay``. The engines
+(``heuristic``, ``llm``) decide, behind the ``engine.Engine`` protocol; the
+``runner`` reads through the Store, asks the engine, applies the plan in one
+transaction and writes the run record; ``revert`` undoes a run;
+``schedule`` runs it on a timer with one run per store at a time.
+"""

@@ -1,0 +1,84 @@
+"""What briefs ask of a run (pure): hints to promote, noise, finished intents.
+
+A hint, a noise item or a completed intent matches by topic (exact,
+case-insensitive), by text (one contains the other, ignoring case and
+spacing), or by embedding similarity at the cluster threshold. A completed
+intent may also be an open loop's id. Each completed intent closes at most
+one loop: the best-matching one.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+_SPACE = re.compile(r"\s+")
+
+
+def norm(text: str) -> str:
+    return _SPACE.sub(" ", text.casefold()).strip(" .!?")
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """A hint, noise item or intent with its vector (unit length)."""
+
+    text: str
+    vector: np.ndarray
+    source: str  # the brief id
+
+
+def matches(
+    phrase: Phrase, text: str, topic: str | None, vector: np.ndarray, threshold: float
+) -> bool:
+    p, t = norm(phrase.text), norm(text)
+    if topic is not None and p == norm(topic):
+        return True
+    if p and (p in t or (len(t) >= 8 and t in p)):
+        return True
+    return float(phrase.vector @ vector) >= threshold
+
+
+def any_match(
+    phrases: Sequence[Phrase],
+    texts: Sequence[str],
+    topics: Sequence[str | None],
+    vectors: np.ndarray,
+    threshold: float,
+) -> Phrase | None:
+    for phrase in phrases:
+        for text, topic, vector in zip(texts, topics, vectors, strict=True):
+            if matches(phrase, text, topic, vector, threshold):
+                return phrase
+    return None
+
+
+def completed(
+    intents: Sequence[Phrase],
+    loop_ids: Sequence[str],
+    loop_texts: Sequence[str],
+    loop_vectors: np.ndarray,
+    threshold: float,
+) -> dict[int, Phrase]:
+    """Which open loops (by index) the intents close, with the closing intent."""
+    closed: dict[int, Phrase] = {}
+    for intent in intents:
+        if intent.text.strip() in loop_ids:
+            closed.setdefault(loop_ids.index(intent.text.strip()), intent)
+            continue
+        best, best_score = None, -1.0
+        for n, (text, vector) in enumerate(zip(loop_texts, loop_vectors, strict=True)):
+            if n in closed:
+                continue
+            score = float(intent.vector @ vector)
+            p, t = norm(intent.text), norm(text)
+            if p == t or (len(p) >= 8 and (p in t or t in p)):
+                score = 2.0  # a text match beats any similarity
+            if score >= threshold and score > best_score:
+                best, best_score = n, score
+        if best is not None:
+            closed[best] = intent
+    return closed

@@ -1,0 +1,68 @@
+"""Embedding clusters (pure): which short-term entries say the same thing.
+
+Star clustering over the similarity graph: the entry with the most
+neighbours above the threshold seeds a cluster and takes its unassigned
+neighbours, then the next densest, and so on. Every member is within the
+threshold of its seed (no single-link chaining from topic to topic), and the
+seed is a natural representative. ``joins(seed, other)`` can refuse a
+neighbour: the runner refuses one that would *change* the seed's content
+("now prefers tildes" is close to "prefers absolute paths" but is no
+paraphrase of it).
+
+Similarities are computed block by block, so 10,000 entries never need the
+whole 10,000 x 10,000 matrix in memory at once.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+BLOCK = 1024
+
+
+def neighbours(vectors: np.ndarray, threshold: float) -> list[np.ndarray]:
+    """For each row, the indices of rows with cosine >= threshold (itself included)."""
+    out: list[np.ndarray] = []
+    for start in range(0, len(vectors), BLOCK):
+        sims = vectors[start : start + BLOCK] @ vectors.T
+        for row in sims:
+            out.append(np.flatnonzero(row >= threshold))
+    return out
+
+
+def cluster(
+    vectors: np.ndarray,
+    threshold: float,
+    joins: Callable[[int, int], bool] | None = None,
+) -> list[list[int]]:
+    """Clusters as lists of row indices, seed first; every row is in exactly one."""
+    n = len(vectors)
+    if n == 0:
+        return []
+    near = neighbours(vectors, threshold)
+    degree = np.array([len(x) for x in near])
+    # Densest first; ties keep input order (the caller sorts oldest first).
+    order = np.argsort(-degree, kind="stable")
+    taken = np.zeros(n, dtype=bool)
+    clusters: list[list[int]] = []
+    for seed in order.tolist():
+        if taken[seed]:
+            continue
+        taken[seed] = True
+        members = [seed]
+        for j in near[seed].tolist():
+            if not taken[j] and (joins is None or joins(seed, j)):
+                taken[j] = True
+                members.append(j)
+        clusters.append(members)
+    return clusters
+
+
+def medoid(vectors: np.ndarray, members: list[int]) -> int:
+    """The member closest on average to the others (the first on ties)."""
+    if len(members) <= 2:
+        return members[0]
+    sub = vectors[members]
+    return members[int(np.argmax((sub @ sub.T).sum(axis=1)))]

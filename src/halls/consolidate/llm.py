@@ -1,0 +1,203 @@
+"""The LLM engine: an OpenAI-compatible chat model writes and reconciles facts.
+
+Any endpoint that speaks ``POST {model_url}/chat/completions`` works
+(llama.cpp, ollama, vLLM, a remote API). For each cluster that passed the
+promotion gate the model writes one atomic fact and decides ADD / UPDATE /
+DELETE / NONE against the nearest known facts; for each forget flag it names
+the class (pii, wrong, stale). Answers are JSON validated against a schema.
+
+Small local models often answer broken JSON: a bad answer is retried once,
+then that item gets the heuristic decision and the action records why. An
+endpoint that cannot be reached (or answers an HTTP error) raises
+``EngineUnavailable``: the run aborts before anything is applied, so a
+failing model never loses or duplicates data. Clusters below the gate, and
+any beyond ``max_llm_items``, get the heuristic decision without a call.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Literal
+
+import httpx
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from halls.config import ConsolidatorSettings
+from halls.consolidate.engine import EngineUnavailable, Inputs, Plan
+from halls.consolidate.heuristic import Candidate, HeuristicDecider, Verdict, build_plan
+from halls.consolidate.pii import forget_class
+from halls.consolidate.reconcile import Decision, Known
+from halls.models import ForgetFlag, LongFact
+
+SYSTEM = (
+    "You maintain the long-term memory of an assistant about its user. "
+    "Answer with exactly one JSON object and nothing else."
+)
+_FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
+_FORGET_KIND = {"pii": "purge", "wrong": "demote", "stale": "decay"}
+
+
+class BadAnswer(Exception):
+    """The model answered, but not with valid JSON of the expected shape."""
+
+
+class FactAnswer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    fact: str = Field(min_length=1, max_length=2000)
+    decision: Literal["ADD", "UPDATE", "DELETE", "NONE"]
+    target_id: str | None = None
+    reason: str = Field(default="", max_length=1000)
+
+
+class ForgetAnswer(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+    kind: Literal["pii", "wrong", "stale"] = Field(alias="class")
+    reason: str = Field(default="", max_length=1000)
+
+
+class ChatClient:
+    """A minimal OpenAI chat-completions client (sync; one run at a time)."""
+
+    def __init__(self, cfg: ConsolidatorSettings) -> None:
+        if not cfg.model_url:
+            raise EngineUnavailable("consolidator.model_url is not set")
+        self.url = cfg.model_url.rstrip("/") + "/chat/completions"
+        self.model = cfg.model
+        headers = {"Authorization": f"Bearer {cfg.api_key.get_secret_value()}"} if cfg.api_key else {}
+        self._http = httpx.Client(timeout=cfg.timeout_seconds, headers=headers)
+
+    def ask(self, prompt: str) -> str:
+        body = {
+            "model": self.model,
+            "temperature": 0,
+            "response_format": {"type": "json_object"},
+            "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
+        }
+        try:
+            r = self._http.post(self.url, json=body)
+        except httpx.HTTPError as exc:
+            raise EngineUnavailable(f"cannot reach the model endpoint ({type(exc).__name__})") from None
+        if r.status_code != 200:
+            raise EngineUnavailable(f"the model endpoint answered HTTP {r.status_code}")
+        try:
+            content = r.json()["choices"][0]["message"]["content"]
+        except (ValueError, KeyError, IndexError, TypeError):
+            raise BadAnswer("the reply is not a chat completion") from None
+        if not isinstance(content, str):
+            raise BadAnswer("the reply has no text content")
+        return content
+
+    def close(self) -> None:
+        self._http.close()
+
+
+def parse(text: str, schema: type[BaseModel]) -> BaseModel:
+    try:
+        data = json.loads(_FENCE.sub("", text.strip()))
+    except ValueError as exc:
+        raise BadAnswer(f"invalid JSON ({exc.msg} at char {exc.pos})") from None
+    try:
+        return schema.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "answer"
+        raise BadAnswer(f"JSON does not fit the schema ({where}: {first['msg']})") from None
+
+
+def fact_prompt(cand: Candidate, known: list[Known]) -> str:
+    notes = "\n".join(
+        f"- {e.content} ({e.occurred_at.date().isoformat()})" for e in cand.entries[:20]
+    )
+    facts = "\n".join(f"- id {k.id}: {k.text}" for k in known) or "(none)"
+    return (
+        f"Notes that say the same thing, oldest first:\n{notes}\n\n"
+        f"Known facts that may be about the same thing:\n{facts}\n\n"
+        "Write ONE short atomic fact that the notes establish, and decide how it relates to "
+        "the known facts: ADD = something new; NONE = it restates a known fact; UPDATE = it "
+        "changes a known fact (the old one is kept as history); DELETE = it retracts a known "
+        "fact and leaves nothing new to keep. For NONE, UPDATE and DELETE give that fact's id "
+        'as target_id.\nAnswer as {"fact": "...", "decision": "ADD|UPDATE|DELETE|NONE", '
+        '"target_id": "l_... or null", "reason": "one short sentence"}'
+    )
+
+
+def forget_prompt(flag: ForgetFlag, fact: LongFact) -> str:
+    return (
+        f'A user asked to forget this remembered fact: "{fact.content}"\n'
+        f'Their reason: "{flag.reason}"\n\n'
+        'Classify the request: "pii" if the fact or the reason involves personal identifying '
+        'information or a secret (ID numbers, passwords, keys, addresses, health...), "wrong" '
+        'if the user disputes that it is true, "stale" if it is merely out of date.\n'
+        'Answer as {"class": "pii|wrong|stale", "reason": "one short sentence"}'
+    )
+
+
+class LLMDecider(HeuristicDecider):
+    def __init__(self, inputs: Inputs, client: ChatClient) -> None:
+        super().__init__(inputs)
+        self.client = client
+        self.calls = 0
+
+    def _ask(self, prompt: str, schema: type[BaseModel], check: object = None) -> BaseModel:
+        """Ask, retrying once on a bad answer; raise BadAnswer after the second."""
+        errors: list[str] = []
+        for _ in range(2):
+            try:
+                answer = parse(self.client.ask(prompt), schema)
+                if callable(check):
+                    check(answer)
+                return answer
+            except BadAnswer as exc:
+                errors.append(str(exc))
+        raise BadAnswer("; then ".join(errors))
+
+    def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
+        fallback = super().reconcile(cand, known, texts)
+        if cand.gate is None:
+            return fallback  # below the gate: no model call, only a confirmation may follow
+        if self.calls >= self.cfg.max_llm_items:
+            return Verdict(fallback.decision, fallback.text,
+                           "heuristic decision: over consolidator.max_llm_items this run")
+        self.calls += 1
+        offered = {k.id for k in known}
+
+        def check(a: BaseModel) -> None:
+            assert isinstance(a, FactAnswer)
+            if a.decision != "ADD" and a.target_id not in offered:
+                raise BadAnswer(f"{a.decision} names target_id {a.target_id!r}, not a known fact")
+
+        try:
+            a = self._ask(fact_prompt(cand, known), FactAnswer, check)
+        except BadAnswer as exc:
+            return Verdict(fallback.decision, fallback.text,
+                           f"llm answer invalid twice ({exc}); heuristic decision used")
+        assert isinstance(a, FactAnswer)
+        target = None if a.decision == "ADD" else a.target_id
+        decision = Decision(a.decision, target, f"llm: {a.reason or a.decision}", explicit=True)
+        return Verdict(decision, a.fact.strip(), f"decided by {self.client.model}")
+
+    def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]:
+        kind, why = forget_class(flag.reason, fact.content)
+        if kind == "purge":
+            return kind, why, "heuristic: PII detected; no model asked"
+        try:
+            a = self._ask(forget_prompt(flag, fact), ForgetAnswer)
+        except BadAnswer as exc:
+            return kind, why, f"llm answer invalid twice ({exc}); heuristic decision used"
+        assert isinstance(a, ForgetAnswer)
+        return _FORGET_KIND[a.kind], f"llm: {a.reason or a.kind}", f"decided by {self.client.model}"
+
+
+class LLMEngine:
+    name = "llm"
+
+    def __init__(self, cfg: ConsolidatorSettings) -> None:
+        self.cfg = cfg
+
+    def plan(self, inputs: Inputs) -> Plan:
+        client = ChatClient(self.cfg)
+        try:
+            return build_plan(inputs, LLMDecider(inputs, client))
+        finally:
+            client.close()

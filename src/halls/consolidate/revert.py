@@ -1,0 +1,79 @@
+"""Undo a run (all but its purges), from the snapshots its record kept.
+
+Promoted facts are withdrawn, superseded, obsoleted, confirmed, demoted and
+decayed facts get their earlier state back, aged-out entries return (re-
+embedded), closed loops reopen, and the entries a run consumed count as
+evidence again. Purges are irreversible by design: the record says so.
+
+Only the newest applied run can be reverted: a later run may have built on
+this one's facts, and undoing beneath it would leave dangling links.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+
+from halls.errors import Conflict
+from halls.models import LongFact, OpenLoop, Run, ShortEntry, to_datetime
+from halls.store import changes as ch
+from halls.store.base import Store
+
+IRREVERSIBLE = "purges are irreversible by design: {n} purge(s) stay purged"
+
+
+def revert_changes(run: Run, embed: Callable[[list[str]], np.ndarray]) -> list[ch.Change]:
+    out: list[ch.Change] = []
+    restore: list[tuple[ShortEntry, str | None]] = []
+    for action in reversed(run.actions):
+        undo = action.undo or {}
+        if action.kind == "purge" or not undo:
+            continue  # purged, or its snapshot was scrubbed by a later purge
+        members = tuple(undo.get("members", ()))
+        if members:
+            out.append(ch.MarkShort(members, None))
+        if "new_fact" in undo:
+            out.append(ch.DeleteFact(undo["new_fact"]))
+        if "fact" in undo:
+            out.append(ch.SetFact(LongFact.model_validate(undo["fact"])))
+        if "loop" in undo:
+            out.append(ch.SetLoop(OpenLoop.model_validate(undo["loop"])))
+        for flag in undo.get("flags", ()):
+            out.append(ch.SetFlag(flag, "pending"))
+        if "entry" in undo:
+            restore.append((ShortEntry.model_validate(undo["entry"]), undo.get("consolidated_into")))
+    if restore:
+        vectors = embed([e.content for e, _ in restore])
+        out += [
+            ch.RestoreShort(e, v, into) for (e, into), v in zip(restore, vectors, strict=True)
+        ]
+    return out
+
+
+def revert(
+    store: Store, run: Run, embed: Callable[[list[str]], np.ndarray], now: float
+) -> Run:
+    """Revert ``run`` (the caller holds the store's consolidation lock)."""
+    if run.status == "reverted":
+        raise Conflict(f"run {run.id} was already reverted")
+    if run.status != "done":
+        raise Conflict(f"run {run.id} is {run.status}: only a completed run can be reverted")
+    if run.engine == "operator":
+        raise Conflict(f"run {run.id} is an operator purge: {IRREVERSIBLE.format(n=1)}")
+    later = store.runs_after(run)
+    if later:
+        raise Conflict(
+            f"run {later[-1]} came after run {run.id} and may build on it; revert it first"
+        )
+    changes = revert_changes(run, embed)
+    purges = sum(1 for a in run.actions if a.kind == "purge")
+    reverted = run.model_copy(
+        update={
+            "status": "reverted",
+            "reverted_at": to_datetime(now),
+            "notes": run.notes + ([IRREVERSIBLE.format(n=purges)] if purges else []),
+        }
+    )
+    store.apply_changes(changes, reverted)
+    return reverted

@@ -1,0 +1,320 @@
+"""One consolidation run: read through the Store, ask the engine, apply, record.
+
+The engine decides; the runner applies. Every non-purge change of a run,
+and its run record, land in one store transaction: a run happens whole or
+not at all, so a crash or a failing engine never half-applies a plan. A
+dry run builds the same record and applies nothing. Purges follow in their
+own transaction and vacuum (they are irreversible by design).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from halls.config import ConsolidatorSettings
+from halls.consolidate.decay import decayed_evidence
+from halls.consolidate.engine import Engine, EngineUnavailable, Inputs, Proposal
+from halls.errors import Conflict, ConsolidationFailed
+from halls.models import (
+    Action,
+    LongFact,
+    OpenLoop,
+    Run,
+    ShortEntry,
+    count_actions,
+    new_run_id,
+    to_datetime,
+)
+from halls.store import changes as ch
+from halls.store.base import Store
+
+log = logging.getLogger("halls.consolidate")
+Embed = Callable[[list[str]], np.ndarray]
+
+
+def fact_view(f: LongFact) -> dict[str, Any]:
+    return {
+        "id": f.id,
+        "content": f.content,
+        "topic": f.topic,
+        "status": f.status,
+        "evidence_count": f.evidence_count,
+        "last_confirmed": f.last_confirmed.isoformat(),
+        "supersedes": f.supersedes,
+        "superseded_by": f.superseded_by,
+    }
+
+
+def loop_view(loop: OpenLoop) -> dict[str, Any]:
+    closed = loop.closed_at.isoformat() if loop.closed_at else None
+    return {"id": loop.id, "intent": loop.intent, "status": loop.status, "closed_at": closed}
+
+
+def short_view(e: ShortEntry) -> dict[str, Any]:
+    return {"id": e.id, "content": e.content, "topic": e.topic,
+            "occurred_at": e.occurred_at.isoformat()}
+
+
+class Runner:
+    def __init__(
+        self,
+        store: Store,
+        engine: Engine,
+        settings: ConsolidatorSettings,
+        embed: Embed,
+        clock: Callable[[], float],
+    ) -> None:
+        self.store = store
+        self.engine = engine
+        self.cfg = settings
+        self.embed = embed
+        self.clock = clock
+
+    def run(self, *, dry_run: bool = False) -> Run:
+        if not self.store.try_lock_consolidation():
+            raise Conflict(f"a consolidation run for store '{self.store.name}' is in progress")
+        try:
+            return self._run(dry_run)
+        finally:
+            self.store.unlock_consolidation()
+
+    def _run(self, dry_run: bool) -> Run:
+        now = self.clock()
+        self.store.fail_stale_runs(now)
+        last = self.store.last_applied_run()
+        since = last.started_at.timestamp() if last else None
+        run = Run(
+            id=new_run_id(),
+            store=self.store.name,
+            started_at=to_datetime(now),  # type: ignore[arg-type]
+            engine=self.engine.name,
+            dry_run=dry_run,
+            status="running",
+            since=to_datetime(since),
+        )
+        if not dry_run:
+            self.store.save_run(run)
+        try:
+            inputs = self.read(now, since)
+            plan = self.engine.plan(inputs)
+            self._embed_missing(plan.proposals)
+            actions, changes, purge = self.materialise(plan.proposals, inputs, now)
+        except EngineUnavailable as exc:
+            return self._fail(run, dry_run, f"the {self.engine.name} engine is unavailable: {exc}")
+        except Exception:
+            log.exception("consolidation run %s failed", run.id)
+            self._fail(run, dry_run, "internal error while planning; nothing was changed", False)
+            raise
+        finished = self.clock()
+        run.actions, run.notes = actions, plan.notes
+        run.counts = count_actions(actions)
+        run.finished_at = to_datetime(finished)
+        if dry_run:
+            run.status = "planned"
+            return run
+        run.status = "done"
+        self.store.apply_changes(changes, run)
+        if purge["facts"]:
+            try:
+                self.store.purge(**purge)
+            except Exception as exc:
+                log.exception("purge in run %s failed", run.id)
+                run.status, run.error = "failed", f"purge failed ({type(exc).__name__}); retried next run"
+                self.store.save_run(run)
+                raise ConsolidationFailed(f"run {run.id}: {run.error}") from None
+        return run
+
+    def _fail(self, run: Run, dry_run: bool, message: str, raise_: bool = True) -> Run:
+        run.status, run.error = "failed", message
+        run.finished_at = to_datetime(self.clock())
+        if not dry_run:
+            self.store.save_run(run)
+        if raise_:
+            raise ConsolidationFailed(f"run {run.id} aborted, nothing changed: {message}")
+        return run
+
+    # -- inputs --
+
+    def read(self, now: float, since: float | None) -> Inputs:
+        s = self.store
+        entries, consolidated, vectors = s.short_for_consolidation()
+        facts, fact_vectors = s.facts_with_vectors("active")
+        loops, loop_vectors = s.open_loops_with_vectors()
+        briefs = s.briefs_since(since)
+        flags = s.list_flags("pending")
+        flagged = s.get_records([f.fact_id for f in flags])
+        phrases = sorted(
+            {t for b in briefs for t in (*b.promote_hints, *b.completed_intents, *b.noise)}
+        )
+        phrase_vectors = dict(zip(phrases, self.embed(phrases), strict=True)) if phrases else {}
+        return Inputs(
+            now=now,
+            entries=entries,
+            consolidated=consolidated,
+            vectors=vectors,
+            facts=facts,
+            fact_vectors=fact_vectors,
+            loops=loops,
+            loop_vectors=loop_vectors,
+            briefs=briefs,
+            phrase_vectors=phrase_vectors,
+            flags=flags,
+            flagged={k: v for k, v in flagged.items() if isinstance(v, LongFact)},
+            journal=s.journal_since(since),
+            settings=self.cfg,
+        )
+
+    def _embed_missing(self, proposals: list[Proposal]) -> None:
+        todo = [p for p in proposals if p.text is not None and p.vector is None]
+        if todo:
+            for p, v in zip(todo, self.embed([p.text for p in todo]), strict=True):  # type: ignore[misc]
+                p.vector = v
+
+    # -- plan -> actions and changes --
+
+    def materialise(
+        self, proposals: list[Proposal], inputs: Inputs, now: float
+    ) -> tuple[list[Action], list[ch.Change], dict[str, list[str]]]:
+        facts: dict[str, LongFact] = {f.id: f for f in inputs.facts}
+        facts.update(inputs.flagged)
+        loops = {loop.id: loop for loop in inputs.loops}
+        entries = dict(zip((e.id for e in inputs.entries),
+                           zip(inputs.entries, inputs.consolidated, strict=True), strict=True))
+        when = to_datetime(now)
+        actions: list[Action] = []
+        changes: list[ch.Change] = []
+        aged: list[str] = []
+        purge: dict[str, list[str]] = {"facts": [], "short": [], "journal": [], "values": [],
+                                       "flags": []}
+        for p in proposals:
+            sources = [*p.members, *p.journal]
+            edges = lambda fid, srcs=sources: ch.AddEdges(  # noqa: E731
+                tuple((fid, s, "derived_from") for s in srcs)
+            )
+            common = dict(reason=p.reason, inputs=sources, engine_note=p.note)
+            if p.kind in ("promote", "supersede"):
+                fid = p.target_id if p.kind == "promote" else p.new_id
+                old = facts.get(p.target_id) if p.kind == "supersede" else None
+                new = LongFact(
+                    id=fid,
+                    content=p.text or "",
+                    topic=p.topic,
+                    evidence_count=max(p.evidence, 1),
+                    first_seen=to_datetime(p.first_seen or now),
+                    last_confirmed=when,
+                    status="active",
+                    supersedes=old.id if old else None,
+                    derived_from=sources,
+                    created_at=when,
+                    occurred_at=to_datetime(p.last_seen or now),
+                )
+                assert p.vector is not None
+                if old is not None:
+                    retired = old.model_copy(update={"status": "superseded", "superseded_by": fid})
+                    facts[old.id] = retired
+                    changes.append(ch.SetFact(retired))
+                changes += [ch.AddFact(new, np.asarray(p.vector, dtype=np.float32)),
+                            ch.MarkShort(tuple(p.members), fid), edges(fid)]
+                if old is not None:
+                    changes.append(ch.AddEdges(((fid, old.id, "supersedes"),)))
+                facts[fid] = new
+                undo = {"members": p.members, "new_fact": fid}
+                if old is not None:
+                    undo["fact"] = old.model_dump(mode="json")
+                actions.append(Action(kind=p.kind, target_id=p.target_id,  # type: ignore[arg-type]
+                                      before=fact_view(old) if old else None,
+                                      after=fact_view(new), undo=undo, **common))
+            elif p.kind in ("confirm", "obsolete"):
+                old = facts[p.target_id]
+                if p.kind == "confirm":
+                    upd = {"evidence_count": old.evidence_count + max(p.evidence, 1),
+                           "last_confirmed": when,
+                           "derived_from": list(dict.fromkeys([*old.derived_from, *sources]))}
+                else:
+                    upd = {"status": "superseded", "superseded_by": None}
+                new = old.model_copy(update=upd)
+                facts[old.id] = new
+                changes += [ch.SetFact(new), ch.MarkShort(tuple(p.members), old.id),
+                            edges(old.id)]
+                actions.append(Action(kind=p.kind, target_id=old.id,  # type: ignore[arg-type]
+                                      before=fact_view(old), after=fact_view(new),
+                                      undo={"fact": old.model_dump(mode="json"),
+                                            "members": p.members}, **common))
+            elif p.kind in ("demote", "decay"):
+                old = facts[p.target_id]
+                if p.kind == "demote":
+                    status = "superseded" if old.status == "superseded" else "demoted"
+                    upd = {"status": status, "evidence_count": 0}
+                else:
+                    upd = {"evidence_count": decayed_evidence(old.evidence_count),
+                           "metadata": {**old.metadata, "decayed_at": when.isoformat()}}
+                new = old.model_copy(update=upd)
+                facts[old.id] = new
+                changes.append(ch.SetFact(new))
+                changes += [ch.SetFlag(f, "done") for f in p.flags]
+                actions.append(Action(kind=p.kind, target_id=old.id,  # type: ignore[arg-type]
+                                      before=fact_view(old), after=fact_view(new),
+                                      undo={"fact": old.model_dump(mode="json"),
+                                            "flags": p.flags}, **common))
+            elif p.kind == "purge":
+                old = facts[p.target_id]
+                purge["facts"].append(old.id)
+                purge["short"] += p.members
+                purge["journal"] += p.journal
+                purge["values"] += p.values
+                purge["flags"] += p.flags
+                # Ids only: a run record must not keep what a purge removes.
+                actions.append(Action(kind="purge", target_id=old.id, reason=p.reason,
+                                      inputs=sources, before={"id": old.id, "status": old.status},
+                                      after=None, engine_note=p.note))
+            elif p.kind == "age_out":
+                entry, into = entries[p.target_id]
+                aged.append(entry.id)
+                actions.append(Action(kind="age_out", target_id=entry.id, reason=p.reason,
+                                      before=short_view(entry), after=None,
+                                      undo={"entry": entry.model_dump(mode="json"),
+                                            "consolidated_into": into}))
+            elif p.kind in ("expire", "complete"):
+                loop = loops[p.target_id]
+                status = "expired" if p.kind == "expire" else "done"
+                new_loop = loop.model_copy(update={"status": status, "closed_at": when})
+                changes.append(ch.SetLoop(new_loop))
+                actions.append(Action(kind=p.kind, target_id=loop.id,  # type: ignore[arg-type]
+                                      reason=p.reason,
+                                      inputs=[p.brief_id] if p.brief_id else [],
+                                      before=loop_view(loop), after=loop_view(new_loop),
+                                      undo={"loop": loop.model_dump(mode="json")}))
+        if aged:
+            changes.append(ch.DeleteShort(tuple(aged)))
+        return actions, changes, purge
+
+
+def operator_purge(store: Store, fact: LongFact, now: float) -> Run:
+    """Purge one fact outside any engine (``halls purge``), recorded as a run."""
+    from halls.consolidate.pii import detect
+
+    if not store.try_lock_consolidation():
+        raise Conflict(f"a consolidation run for store '{store.name}' is in progress")
+    try:
+        sources = list(fact.derived_from)
+        flags = [f.id for f in store.list_flags("pending") if f.fact_id == fact.id]
+        action = Action(kind="purge", target_id=fact.id, reason="operator purge (halls purge)",
+                        inputs=sources, before={"id": fact.id, "status": fact.status})
+        run = Run(id=new_run_id(), store=store.name, started_at=to_datetime(now),  # type: ignore[arg-type]
+                  finished_at=to_datetime(now), engine="operator", status="done",
+                  actions=[action], counts=count_actions([action]))
+        store.apply_changes([], run)
+        store.purge(
+            facts=[fact.id],
+            short=[i for i in sources if i.startswith("s_")],
+            journal=[i for i in sources if i.startswith("j_")],
+            values=[f.value for f in detect(fact.content)],
+            flags=flags,
+        )
+        return run
+    finally:
+        store.unlock_consolidation()

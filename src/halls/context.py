@@ -1,0 +1,199 @@
+"""Session-start context (pure): a token-budgeted block for a system prompt.
+
+The service fetches; this module only chooses, orders and renders. In order
+of precedence, because an agent can act on the first and only look up the
+last:
+
+1. open loops that are due: a ``session`` trigger, a ``time`` trigger whose
+   time has passed, or a ``topic`` trigger whose topic words appear in the
+   query (expired loops are never due);
+2. recalls for the query (already ranked by ``halls.recall``);
+3. active long-term facts by value = evidence x recency, the same two factors
+   that weigh a fact in search, so "important" means one thing everywhere.
+
+Items are deduplicated by id and by normalised text, long items are
+shortened, and the block never exceeds ``budget_tokens`` as counted by
+``count_tokens``: the embedding model's own tokenizer when it has one, else
+an estimate of one token per four characters (about right for English with
+GPT-style and WordPiece vocabularies, and an over-count for most code, which
+errs on the safe side).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from pydantic import BaseModel
+
+from halls.config import RecallSettings
+from halls.errors import InvalidInput
+from halls.models import Hit, LongFact, OpenLoop, parse_time
+from halls.recall.rank import recency, tier_weight
+from halls.recall.text import query_terms
+
+MIN_BUDGET = 50
+MAX_BUDGET = 8000
+DEFAULT_BUDGET = 400
+# A single memory may be 32k characters; in a context block it is a pointer,
+# and `recall` fetches the whole thing.
+MAX_ITEM_CHARS = 300
+CHARS_PER_TOKEN = 4
+
+HEADER = "Memory from halls (recall for more; complete_intent when a loop is done):"
+SECTIONS = {
+    "loops": "Open loops due now:",
+    "recalls": "Relevant memories:",
+    "facts": "Long-term facts:",
+}
+
+TokenCounter = Callable[[str], int]
+
+
+class ContextBlock(BaseModel):
+    """The rendered block, the ids of the records it shows, and its token count."""
+
+    text: str
+    ids: list[str]
+    tokens: int
+
+
+def estimate_tokens(text: str) -> int:
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+def token_counter(tokenizer: Any | None) -> TokenCounter:
+    """Count with a Hugging Face tokenizer (no special tokens), or estimate."""
+    if tokenizer is None or not hasattr(tokenizer, "encode"):
+        return estimate_tokens
+
+    def count(text: str) -> int:
+        return len(tokenizer.encode(text, add_special_tokens=False)) if text else 0
+
+    return count
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip().lower()
+
+
+def _short(text: str) -> str:
+    flat = re.sub(r"\s+", " ", text).strip()
+    return flat if len(flat) <= MAX_ITEM_CHARS else flat[: MAX_ITEM_CHARS - 1].rstrip() + "…"
+
+
+def _loop_due_at(loop: OpenLoop, now: float, terms: set[str]) -> float | None:
+    """When the loop became due (for ordering), or None if it is not due."""
+    if loop.status != "open":
+        return None
+    if loop.expires_at is not None and loop.expires_at.timestamp() <= now:
+        return None
+    if loop.trigger_type == "session":
+        return loop.created_at.timestamp()
+    if loop.trigger_type == "time":
+        try:
+            due = parse_time(loop.trigger_value, "trigger_value")
+        except InvalidInput:
+            return None
+        return due if due is not None and due <= now else None
+    if loop.trigger_type == "topic":
+        words = set(query_terms(loop.trigger_value or loop.topic or ""))
+        return loop.created_at.timestamp() if words and words <= terms else None
+    return None
+
+
+def due_loops(loops: Sequence[OpenLoop], now: float, query: str | None) -> list[OpenLoop]:
+    terms = set(query_terms(query or ""))
+    due = [(when, loop) for loop in loops if (when := _loop_due_at(loop, now, terms)) is not None]
+    due.sort(key=lambda pair: (pair[0], pair[1].id))
+    return [loop for _, loop in due]
+
+
+def fact_value(fact: LongFact, now: float, cfg: RecallSettings) -> float:
+    _, evidence = tier_weight(fact, cfg)
+    return evidence * recency(fact, now, cfg)
+
+
+def rank_facts(facts: Sequence[LongFact], now: float, cfg: RecallSettings) -> list[LongFact]:
+    active = [f for f in facts if f.status == "active"]
+    return sorted(active, key=lambda f: (-fact_value(f, now, cfg), f.id))
+
+
+def assemble(
+    *,
+    facts: Sequence[LongFact],
+    loops: Sequence[OpenLoop],
+    hits: Sequence[Hit],
+    now: float,
+    query: str | None,
+    budget_tokens: int,
+    count_tokens: TokenCounter = estimate_tokens,
+    cfg: RecallSettings | None = None,
+) -> ContextBlock:
+    """Choose, order and render; the result never counts more than the budget."""
+    cfg = cfg or RecallSettings()
+    candidates: list[tuple[str, str, str]] = []  # (section, id, line)
+    for loop in due_loops(loops, now, query):
+        candidates.append(("loops", loop.id, f"- {_short(loop.intent)} [{loop.id}]"))
+    for hit in hits:
+        candidates.append(("recalls", hit.id, f"- {_short(hit.content)}"))
+    for fact in rank_facts(facts, now, cfg):
+        candidates.append(("facts", fact.id, f"- {_short(fact.content)}"))
+
+    # Each line is counted with its newline; the final check below makes the
+    # budget hold even for a tokenizer that does not add up line by line.
+    def cost(line: str) -> int:
+        return count_tokens(line + "\n")
+
+    used = cost(HEADER)
+    if used > budget_tokens:
+        return ContextBlock(text="", ids=[], tokens=0)
+    seen_ids: set[str] = set()
+    seen_text: set[str] = set()
+    chosen: list[tuple[str, str, str]] = []
+    opened: set[str] = set()
+    for section, item_id, line in candidates:
+        key = _norm(line[2:].split(" [", 1)[0] if section == "loops" else line[2:])
+        if item_id in seen_ids or key in seen_text:
+            continue
+        extra = cost(line) + (0 if section in opened else cost(SECTIONS[section]))
+        if used + extra > budget_tokens:
+            continue
+        used += extra
+        opened.add(section)
+        seen_ids.add(item_id)
+        seen_text.add(key)
+        chosen.append((section, item_id, line))
+
+    while chosen:
+        text = _render(chosen)
+        tokens = count_tokens(text)
+        if tokens <= budget_tokens:
+            return ContextBlock(text=text, ids=[c[1] for c in chosen], tokens=tokens)
+        chosen.pop()
+    return ContextBlock(text="", ids=[], tokens=0)
+
+
+def _render(chosen: Sequence[tuple[str, str, str]]) -> str:
+    lines = [HEADER]
+    for section in SECTIONS:
+        items = [line for sec, _, line in chosen if sec == section]
+        if items:
+            lines.append(SECTIONS[section])
+            lines.extend(items)
+    return "\n".join(lines)
+
+
+__all__ = [
+    "DEFAULT_BUDGET",
+    "MAX_BUDGET",
+    "MIN_BUDGET",
+    "ContextBlock",
+    "assemble",
+    "due_loops",
+    "estimate_tokens",
+    "rank_facts",
+    "token_counter",
+]

@@ -1,0 +1,31 @@
+"""Session-start context: a token-budgeted block for a system prompt."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from pydantic import BaseModel, ConfigDict, Field
+
+from halls.context import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
+from halls.http.deps import MemoryDep, StoreParam
+from halls.models import MAX_CONTENT_CHARS
+
+router = APIRouter(tags=["context"])
+
+
+class ContextIn(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    query: str | None = Field(
+        default=None,
+        max_length=MAX_CONTENT_CHARS,
+        description="What the session is about; adds memories relevant to it.",
+    )
+    budget_tokens: int = Field(default=DEFAULT_BUDGET, ge=MIN_BUDGET, le=MAX_BUDGET)
+
+
+@router.post("/context", response_model=ContextBlock)
+def context(
+    memory: MemoryDep, body: ContextIn | None = None, store: StoreParam = None
+) -> ContextBlock:
+    body = body or ContextIn()
+    return memory.context(store=store, query=body.query, budget_tokens=body.budget_tokens)

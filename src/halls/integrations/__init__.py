@@ -1,0 +1,1 @@
+"""Agent integrations: Claude Code hooks (install, uninstall, and what they run)."""

@@ -1,0 +1,136 @@
+"""What the Claude Code hooks do when they run (``halls hook EVENT``).
+
+Each reads the hook's JSON from stdin and answers on stdout, in the ways
+Claude Code listens to: for SessionStart and UserPromptSubmit, plain stdout
+is added to the model's context; for Stop, a ``{"decision": "block"}``
+object with a reason is the only output the model sees; PreCompact output
+is not shown, so it only submits a brief. A hook must never break a
+session: every failure is one line on stderr and a zero exit.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+from halls.mcp.backend import RemoteBackend
+
+RECALL_REMINDER = (
+    "halls memory: if this request may depend on earlier sessions (the user's preferences, "
+    "past decisions, project facts), call the halls `recall` tool before answering."
+)
+REMEMBER_REMINDER = (
+    "Before you finish: did this turn produce something worth keeping for future sessions "
+    "(a decision and its reason, a preference, a fact about the project, a promised "
+    "follow-up)? If so, save it now with the halls `remember` or `remember_for_later` tool, "
+    "one self-contained sentence each. If not, just stop."
+)
+# Tools that already saved something this turn: no need to remind.
+WRITE_TOOLS = ("remember", "remember_for_later", "journal", "submit_brief")
+MAX_PROMPTS = 10
+MAX_PROMPT_CHARS = 240
+
+
+def read_input(raw: str) -> dict[str, Any]:
+    try:
+        data = json.loads(raw) if raw.strip() else {}
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _entries(transcript: str | None) -> Iterator[dict[str, Any]]:
+    if not transcript:
+        return
+    try:
+        lines = Path(transcript).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return
+    for line in lines:
+        try:
+            entry = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(entry, dict):
+            yield entry
+
+
+def _blocks(entry: dict[str, Any]) -> list[dict[str, Any]]:
+    content = (entry.get("message") or {}).get("content")
+    if isinstance(content, str):
+        return [{"type": "text", "text": content}]
+    return [b for b in content if isinstance(b, dict)] if isinstance(content, list) else []
+
+
+def _prompt_text(entry: dict[str, Any]) -> str | None:
+    """The user's own words in an entry, or None (tool results are not prompts)."""
+    if entry.get("type") != "user" or entry.get("isMeta"):
+        return None
+    texts = [str(b.get("text", "")) for b in _blocks(entry) if b.get("type") == "text"]
+    text = " ".join(t for t in texts if t.strip()).strip()
+    return text or None
+
+
+def last_turn_tools(transcript: str | None) -> list[str]:
+    """Names of the tools called since the user's last prompt."""
+    names: list[str] = []
+    for entry in _entries(transcript):
+        if _prompt_text(entry) is not None:
+            names = []
+        elif entry.get("type") == "assistant":
+            names += [str(b.get("name")) for b in _blocks(entry) if b.get("type") == "tool_use"]
+    return names
+
+
+def user_prompts(transcript: str | None) -> list[str]:
+    return [p for e in _entries(transcript) if (p := _prompt_text(e)) is not None]
+
+
+def stop_decision(event: dict[str, Any]) -> dict[str, str] | None:
+    """Remind once per turn, and only after a turn that did work but saved nothing."""
+    if event.get("stop_hook_active"):
+        return None
+    tools = last_turn_tools(event.get("transcript_path"))
+    if not tools:
+        return None
+    if any(name == t or name.endswith(f"__{t}") for name in tools for t in WRITE_TOOLS):
+        return None
+    return {"decision": "block", "reason": REMEMBER_REMINDER}
+
+
+def brief_summary(event: dict[str, Any]) -> str | None:
+    prompts = user_prompts(event.get("transcript_path"))[-MAX_PROMPTS:]
+    if not prompts:
+        return None
+    where = f" in {Path(str(event['cwd'])).name}" if event.get("cwd") else ""
+    lines = [f"Claude Code session{where} before {event.get('trigger', 'a')} compaction; "
+             "the user asked:"]
+    for prompt in prompts:
+        flat = " ".join(prompt.split())
+        short = flat if len(flat) <= MAX_PROMPT_CHARS else flat[:MAX_PROMPT_CHARS] + "…"
+        lines.append(f"- {short}")
+    return "\n".join(lines)
+
+
+def run(name: str, event: dict[str, Any], backend: RemoteBackend, store: str | None,
+        budget_tokens: int) -> str:
+    """Perform hook ``name``; return what to print on stdout."""
+    if name == "session-start":
+        block = backend.context(store=store, query=None, budget_tokens=budget_tokens)
+        return str(block.get("text") or "")
+    if name == "user-prompt":
+        return RECALL_REMINDER
+    if name == "stop":
+        decision = stop_decision(event)
+        return json.dumps(decision) if decision else ""
+    if name == "pre-compact":
+        summary = brief_summary(event)
+        if summary:
+            backend.submit_brief(summary, store=store, promote_hints=[], completed_intents=[])
+        return ""
+    raise ValueError(f"unknown hook {name}")
+
+
+HOOKS = ("session-start", "user-prompt", "stop", "pre-compact")

@@ -1,0 +1,283 @@
+"""The seam under the MCP tools: where a tool call's work is done.
+
+The tools are written once, against ``Backend``. Two implementations:
+
+- ``LocalBackend`` calls the ``Memory`` service in this process (the
+  streamable-HTTP endpoint mounted on the server, and ``halls mcp`` on a data
+  directory);
+- ``RemoteBackend`` calls a running server's HTTP API (``halls mcp
+  --server-url``), so that one process owns the store while any number of
+  agents talk stdio.
+
+Both return the HTTP API's JSON shapes, and both raise ``HallsError``s, so a
+tool cannot tell them apart. Methods are blocking; the tools run them in a
+worker thread.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Protocol
+from urllib.parse import quote
+
+import httpx
+from pydantic_core import to_jsonable_python
+
+from halls import errors as e
+from halls.models import NewJournal
+from halls.service import Memory
+
+JSON = dict[str, Any]
+
+
+class Backend(Protocol):
+    def remember(
+        self, content: str, *, store: str | None, topic: str | None, pinned: bool
+    ) -> JSON: ...
+    def add_loop(
+        self,
+        intent: str,
+        *,
+        store: str | None,
+        trigger_type: str,
+        trigger_value: str | None,
+        topic: str | None,
+        expires_at: str | None,
+    ) -> JSON: ...
+    def complete_loop(self, id: str, *, store: str | None) -> JSON: ...
+    def search(
+        self,
+        query: str,
+        *,
+        store: str | None,
+        n_results: int,
+        tiers: list[str] | None,
+        topic: str | None,
+    ) -> list[JSON]: ...
+    def context(self, *, store: str | None, query: str | None, budget_tokens: int) -> JSON: ...
+    def journal(self, events: list[JSON], *, store: str | None) -> list[str]: ...
+    def submit_brief(
+        self,
+        summary: str,
+        *,
+        store: str | None,
+        promote_hints: list[str],
+        completed_intents: list[str],
+    ) -> JSON: ...
+    def flag_forget(self, id: str, reason: str, *, store: str | None) -> JSON: ...
+    def consolidate(self, *, store: str | None, dry_run: bool) -> JSON: ...
+    def consolidation_status(self, *, store: str | None) -> JSON: ...
+    def list_loops(self, *, store: str | None, status: str | None, limit: int) -> list[JSON]: ...
+    def stats(self, *, store: str | None) -> JSON: ...
+
+
+def _json(value: Any) -> Any:
+    return to_jsonable_python(value)
+
+
+class LocalBackend:
+    """Tool calls served by the Memory service in this process."""
+
+    def __init__(self, memory: Memory) -> None:
+        self.memory = memory
+
+    def remember(self, content: str, *, store: str | None, topic: str | None, pinned: bool) -> JSON:
+        return _json(self.memory.remember(content, store=store, topic=topic, pinned=pinned))
+
+    def add_loop(
+        self,
+        intent: str,
+        *,
+        store: str | None,
+        trigger_type: str,
+        trigger_value: str | None,
+        topic: str | None,
+        expires_at: str | None,
+    ) -> JSON:
+        loop = self.memory.add_loop(
+            intent,
+            store=store,
+            trigger_type=trigger_type,
+            trigger_value=trigger_value,
+            topic=topic,
+            expires_at=expires_at,
+        )
+        return _json(loop)
+
+    def complete_loop(self, id: str, *, store: str | None) -> JSON:
+        return _json(self.memory.complete_loop(id, store=store))
+
+    def search(
+        self,
+        query: str,
+        *,
+        store: str | None,
+        n_results: int,
+        tiers: list[str] | None,
+        topic: str | None,
+    ) -> list[JSON]:
+        hits = self.memory.search(query, store=store, n_results=n_results, tiers=tiers, topic=topic)
+        return _json(hits)  # type: ignore[no-any-return]
+
+    def context(self, *, store: str | None, query: str | None, budget_tokens: int) -> JSON:
+        return _json(self.memory.context(store=store, query=query, budget_tokens=budget_tokens))
+
+    def journal(self, events: list[JSON], *, store: str | None) -> list[str]:
+        written = self.memory.journal([NewJournal(**ev) for ev in events], store=store)
+        return [ev.id for ev in written]
+
+    def submit_brief(
+        self,
+        summary: str,
+        *,
+        store: str | None,
+        promote_hints: list[str],
+        completed_intents: list[str],
+    ) -> JSON:
+        brief = self.memory.submit_brief(
+            summary, store=store, promote_hints=promote_hints, completed_intents=completed_intents
+        )
+        return _json(brief)
+
+    def flag_forget(self, id: str, reason: str, *, store: str | None) -> JSON:
+        return _json(self.memory.flag_forget(id, reason, store=store))
+
+    def consolidate(self, *, store: str | None, dry_run: bool) -> JSON:
+        return _json(self.memory.consolidate(store=store, dry_run=dry_run))  # type: ignore[no-any-return]
+
+    def consolidation_status(self, *, store: str | None) -> JSON:
+        return _json(self.memory.consolidation_status(store=store))  # type: ignore[no-any-return]
+
+    def list_loops(self, *, store: str | None, status: str | None, limit: int) -> list[JSON]:
+        return _json(self.memory.list_loops(store=store, status=status, limit=limit))  # type: ignore[no-any-return]
+
+    def stats(self, *, store: str | None) -> JSON:
+        return _json(self.memory.stats(store=store))
+
+
+def error_from_wire(code: str, message: str) -> e.HallsError:
+    """The HallsError that an HTTP error body ``{"error": {code, message}}`` stands for."""
+    classes: list[type[e.HallsError]] = [e.HallsError]
+    i = 0
+    while i < len(classes):
+        classes.extend(classes[i].__subclasses__())
+        i += 1
+    for cls in classes:
+        if cls.code == code:
+            return cls(message)
+    # Framework-level refusals (422 validation, 413 size) are bad input too.
+    if code in ("invalid_request", "invalid_json", "too_large"):
+        return e.InvalidInput(message)
+    return e.HallsError(message)
+
+
+class RemoteBackend:
+    """Tool calls proxied to a running halls server over its HTTP API."""
+
+    def __init__(self, base_url: str, token: str | None = None, timeout: float = 60.0) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.base_url = base_url.rstrip("/")
+        self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def _call(
+        self, method: str, path: str, store: str | None, body: Any = None, **params: Any
+    ) -> Any:
+        query = {k: v for k, v in {"store": store, **params}.items() if v is not None}
+        try:
+            response = self._client.request(method, path, params=query, json=body)
+        except httpx.HTTPError:
+            raise e.HallsError(
+                f"cannot reach the halls server at {self.base_url}; is `halls serve` running?"
+            ) from None
+        if response.status_code >= 400:
+            try:
+                err = response.json()["error"]
+                raise error_from_wire(str(err["code"]), str(err["message"]))
+            except (ValueError, KeyError, TypeError):
+                raise e.HallsError(
+                    f"the halls server answered {response.status_code} to {method} {path}"
+                ) from None
+        return response.json() if response.content else None
+
+    def remember(self, content: str, *, store: str | None, topic: str | None, pinned: bool) -> JSON:
+        body = {"content": content, "topic": topic, "pinned": pinned}
+        return self._call("POST", "/short", store, body)  # type: ignore[no-any-return]
+
+    def add_loop(
+        self,
+        intent: str,
+        *,
+        store: str | None,
+        trigger_type: str,
+        trigger_value: str | None,
+        topic: str | None,
+        expires_at: str | None,
+    ) -> JSON:
+        body = {
+            "intent": intent,
+            "trigger_type": trigger_type,
+            "trigger_value": trigger_value,
+            "topic": topic,
+            "expires_at": expires_at,
+        }
+        return self._call("POST", "/near", store, body)  # type: ignore[no-any-return]
+
+    def complete_loop(self, id: str, *, store: str | None) -> JSON:
+        return self._call("POST", f"/near/{_segment(id)}/complete", store)  # type: ignore[no-any-return]
+
+    def search(
+        self,
+        query: str,
+        *,
+        store: str | None,
+        n_results: int,
+        tiers: list[str] | None,
+        topic: str | None,
+    ) -> list[JSON]:
+        body = {"query": query, "n_results": n_results, "tiers": tiers, "topic": topic}
+        return self._call("POST", "/search", store, body)["results"]  # type: ignore[no-any-return]
+
+    def context(self, *, store: str | None, query: str | None, budget_tokens: int) -> JSON:
+        body = {"query": query, "budget_tokens": budget_tokens}
+        return self._call("POST", "/context", store, body)  # type: ignore[no-any-return]
+
+    def journal(self, events: list[JSON], *, store: str | None) -> list[str]:
+        return self._call("POST", "/journal/batch", store, {"items": events})["ids"]  # type: ignore[no-any-return]
+
+    def submit_brief(
+        self,
+        summary: str,
+        *,
+        store: str | None,
+        promote_hints: list[str],
+        completed_intents: list[str],
+    ) -> JSON:
+        body = {
+            "summary": summary,
+            "promote_hints": promote_hints,
+            "completed_intents": completed_intents,
+        }
+        return self._call("POST", "/brief", store, body)  # type: ignore[no-any-return]
+
+    def flag_forget(self, id: str, reason: str, *, store: str | None) -> JSON:
+        body = {"reason": reason}
+        return self._call("POST", f"/long/{_segment(id)}/forget", store, body)  # type: ignore[no-any-return]
+
+    def consolidate(self, *, store: str | None, dry_run: bool) -> JSON:
+        return self._call("POST", "/consolidate/run", store, {"dry_run": dry_run})  # type: ignore[no-any-return]
+
+    def consolidation_status(self, *, store: str | None) -> JSON:
+        return self._call("GET", "/consolidate/status", store)  # type: ignore[no-any-return]
+
+    def list_loops(self, *, store: str | None, status: str | None, limit: int) -> list[JSON]:
+        return self._call("GET", "/near", store, status=status, limit=limit)  # type: ignore[no-any-return]
+
+    def stats(self, *, store: str | None) -> JSON:
+        return self._call("GET", "/stats", store)  # type: ignore[no-any-return]
+
+
+def _segment(id: str) -> str:
+    """An id as one URL path segment: a slash in a bad id must not reach another route."""
+    return quote(id, safe="")

@@ -1,0 +1,114 @@
+"""One agent session, driven through the official MCP client, shared by transports.
+
+Every transport (streamable HTTP, stdio, stdio proxying to a server) must
+pass the same scenario, so behaviour cannot differ between them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcp import ClientSession
+
+TOOLS = {
+    "remember",
+    "remember_for_later",
+    "complete_intent",
+    "recall",
+    "context",
+    "journal",
+    "submit_brief",
+    "flag_forget",
+    "consolidate",
+    "list_open_loops",
+    "stats",
+}
+MEMORY = "Dana keeps the staging database password in the team vault, never in .env files"
+LOOP = "Ask Dana whether the quarterly tax filing went through"
+
+
+async def call(session: ClientSession, tool: str, **args: Any) -> dict[str, Any]:
+    result = await session.call_tool(tool, args)
+    assert not result.isError, result.content
+    assert isinstance(result.structuredContent, dict)
+    return result.structuredContent
+
+
+async def error(session: ClientSession, tool: str, **args: Any) -> str:
+    result = await session.call_tool(tool, args)
+    assert result.isError
+    text = result.content[0].text  # type: ignore[union-attr]
+    assert "Traceback" not in text and ".py" not in text
+    return text
+
+
+async def exercise(session: ClientSession, store: str) -> dict[str, str]:
+    """List, remember, recall, note a loop, get context, fail cleanly; return the ids."""
+    listed = await session.list_tools()
+    tools = {t.name: t for t in listed.tools}
+    assert set(tools) == TOOLS
+    assert tools["recall"].annotations.readOnlyHint is True  # type: ignore[union-attr]
+    assert tools["flag_forget"].annotations.destructiveHint is True  # type: ignore[union-attr]
+    assert tools["remember"].annotations.readOnlyHint is False  # type: ignore[union-attr]
+    assert all("store" in t.inputSchema["properties"] for t in listed.tools)
+
+    entry = await call(session, "remember", content=MEMORY, topic="secrets", store=store)
+    assert entry["id"].startswith("s_") and entry["content"] == MEMORY
+
+    hits = (await call(session, "recall", query="where is the staging password kept?", store=store))
+    assert hits["results"][0]["id"] == entry["id"]
+
+    loop = await call(
+        session, "remember_for_later", intent=LOOP, trigger_type="session", store=store
+    )
+    assert loop["id"].startswith("n_") and loop["status"] == "open"
+
+    block = await call(session, "context", query="staging database password", store=store)
+    assert LOOP in block["text"] and MEMORY in block["text"]
+    assert {entry["id"], loop["id"]} <= set(block["ids"])
+    assert 0 < block["tokens"] <= 400
+
+    loops = await call(session, "list_open_loops", store=store)
+    assert [x["id"] for x in loops["loops"]] == [loop["id"]]
+
+    # Bad arguments: a tool error with a message that names the problem.
+    assert "n_results" in await error(session, "recall", query="x", n_results=0, store=store)
+    assert "query" in await error(session, "recall", store=store)
+    assert "not a valid near id" in await error(session, "complete_intent", id="x", store=store)
+    assert "trigger_value" in await error(
+        session, "remember_for_later", intent="renew the cert", trigger_type="time", store=store
+    )
+    assert "invalid store name" in await error(session, "stats", store="Bad Name!")
+    assert "budget_tokens" in await error(session, "context", budget_tokens=10, store=store)
+
+    done = await call(session, "complete_intent", id=loop["id"], store=store)
+    assert done["status"] == "done"
+    assert (await call(session, "list_open_loops", store=store))["loops"] == []
+    logged = await call(session, "journal", store=store, events=[
+        {"content": "user: deploy with key sk-live-0123456789abcdefghijklmnop", "role": "user"},
+        {"content": "assistant: deployed", "role": "assistant", "session_id": "s1"},
+    ])
+    assert len(logged["ids"]) == 2 and all(i.startswith("j_") for i in logged["ids"])
+    assert "content" in await error(session, "journal", store=store, events=[{"role": "user"}])
+    brief = await call(session, "submit_brief", summary="Set up staging secrets handling",
+                       promote_hints=["staging database password"], store=store)
+    assert brief["id"].startswith("b_") and brief["promote_hints"] == ["staging database password"]
+    missing = "l_" + "0" * 26
+    assert "no long-term fact" in await error(
+        session, "flag_forget", id=missing, reason="wrong", store=store
+    )
+
+    status = await call(session, "consolidate", store=store)
+    assert status["store"] == store and status["last_run"] is None
+    preview = await call(session, "consolidate", action="dry_run", store=store)
+    assert preview["dry_run"] is True
+    assert (await call(session, "consolidate", action="status", store=store))["last_run"] is None
+    ran = await call(session, "consolidate", action="run", store=store)
+    assert ran["dry_run"] is False and ran["store"] == store
+    after = await call(session, "consolidate", action="status", store=store)
+    assert after["last_run"]["id"] == ran["id"]
+    assert "action" in await error(session, "consolidate", action="now", store=store)
+
+    stats = await call(session, "stats", store=store)
+    assert stats["counts"]["journal"] == 2 and stats["counts"]["briefs"] == 1
+    return {"short": entry["id"], "near": loop["id"], "journal": logged["ids"][0]}

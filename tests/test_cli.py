@@ -1,0 +1,236 @@
+"""The ``halls`` command line, in-process (CliRunner) and as a real subprocess."""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+import halls
+from halls import Memory, Settings
+from halls.cli import main
+from halls.config import EmbedderSettings
+from halls.embed.local import LocalEmbedder
+from openai_stub import OpenAIStub
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def clean_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HALLS_")}
+    env.update(extra)
+    return env
+
+
+def run(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    """``python -m halls ARGS`` as a subprocess."""
+    return subprocess.run(
+        [sys.executable, "-m", "halls", *args],
+        env=env or clean_env(), cwd=REPO, capture_output=True, text=True, timeout=180,
+    )  # fmt: skip
+
+
+def invoke(*args: str, env: dict[str, str] | None = None) -> Result:
+    """The CLI in this process: same code path, without loading the model again."""
+    return CliRunner().invoke(main, list(args), env=env, catch_exceptions=False)
+
+
+def assert_one_line_error(stderr: str) -> None:
+    lines = [line for line in stderr.splitlines() if line.strip()]
+    assert len(lines) == 1, stderr
+    assert lines[0].startswith("Error: ")
+    assert "Traceback" not in stderr
+
+
+@pytest.fixture
+def data(tmp_path: Path) -> Path:
+    return tmp_path / "data"
+
+
+# -- entry points --
+
+
+def test_python_m_halls_help_lists_the_commands() -> None:
+    """`python -m halls --help` exits 0 and lists every core command."""
+    proc = run("--help")
+    assert proc.returncode == 0, proc.stderr
+    for command in ("serve", "remember", "recall", "stores", "stats", "reembed", "doctor"):
+        assert f"  {command} " in proc.stdout
+
+
+def test_console_script_version() -> None:
+    """The installed `halls --version` prints the package version."""
+    script = Path(sys.executable).parent / "halls"
+    proc = subprocess.run([str(script), "--version"], capture_output=True, text=True, timeout=60,
+                          env=clean_env())  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == f"halls, version {halls.__version__}"
+
+
+# -- remember and recall --
+
+
+def test_remember_then_recall_round_trip(data: Path) -> None:
+    """`remember` prints the new id; `recall --json` finds it by a paraphrase, parsable JSON."""
+    d = ["--data-dir", str(data)]
+    first = invoke("remember", "Chad prefers absolute paths in configs", "--store", "cli",
+                   "--topic", "prefs", *d)  # fmt: skip
+    assert first.exit_code == 0, first.output
+    new_id = first.stdout.strip()
+    assert new_id.startswith("s_") and len(new_id) == 28
+    assert invoke("remember", "The cat sleeps on the radiator", "--store", "cli", *d).exit_code == 0
+
+    res = invoke("recall", "how does Chad like paths written?", "--store", "cli", "--json", *d)
+    assert res.exit_code == 0, res.output
+    hits = json.loads(res.stdout)
+    assert hits[0]["id"] == new_id
+    assert hits[0]["content"] == "Chad prefers absolute paths in configs"
+    assert hits[0]["topic"] == "prefs" and hits[0]["tier"] == "short"
+    assert set(hits[0]["score_detail"]) >= {"relevance", "tier_weight", "recency"}
+    assert hits[0]["score"] >= hits[-1]["score"]
+
+    plain = invoke("recall", "Chad paths", "--store", "cli", "-n", "1", *d)
+    assert plain.exit_code == 0
+    assert plain.stdout.count("\n") == 1 and new_id in plain.stdout
+
+
+def test_recall_with_nothing_found(data: Path) -> None:
+    """A query with no match says so on stderr and exits 0."""
+    res = invoke("recall", "anything", "--data-dir", str(data))
+    assert res.exit_code == 0
+    assert res.stdout == ""
+    assert "no memories found" in res.stderr
+
+
+def test_remember_pinned_and_occurred_at(data: Path) -> None:
+    """--pinned and --occurred-at reach the stored entry."""
+    res = invoke("remember", "pinned fact", "--pinned", "--occurred-at", "2024-01-02T03:04:05Z",
+                 "--data-dir", str(data))  # fmt: skip
+    assert res.exit_code == 0, res.output
+    with Memory(Settings(data_dir=data)) as m:
+        entry = m.get_short(res.stdout.strip())
+    assert entry.pinned and entry.expires_at is None
+    assert entry.occurred_at.isoformat() == "2024-01-02T03:04:05+00:00"
+
+
+def test_remember_bad_input_is_one_line_error(data: Path) -> None:
+    """A bad time or store name exits 1 with one line, and stores nothing."""
+    res = invoke("remember", "x", "--occurred-at", "next week", "--data-dir", str(data))
+    assert res.exit_code == 1
+    assert_one_line_error(res.stderr)
+    assert "occurred_at" in res.stderr
+    res = invoke("remember", "   ", "--data-dir", str(data))
+    assert res.exit_code == 1
+    assert_one_line_error(res.stderr)
+    assert json.loads(invoke("stats", "--data-dir", str(data)).stdout)["counts"]["short"] == 0
+
+
+def test_recall_unknown_tier_is_one_line_error(data: Path) -> None:
+    """An unknown --tier is refused with one line."""
+    res = invoke("recall", "q", "--tier", "journal", "--data-dir", str(data))
+    assert res.exit_code == 1
+    assert_one_line_error(res.stderr)
+
+
+# -- stores and stats --
+
+
+def test_stores_create_and_list(data: Path) -> None:
+    """`stores create` makes a store; `stores` and `stores list` print the names."""
+    d = ["--data-dir", str(data)]
+    assert invoke("stores", *d, "create", "alpha").stdout.strip() == "alpha"
+    assert invoke("stores", *d, "create", "beta-2").exit_code == 0
+    assert invoke("stores", *d).stdout.split() == ["alpha", "beta-2"]
+    assert invoke("stores", *d, "list").stdout.split() == ["alpha", "beta-2"]
+
+
+def test_stores_subcommands_take_data_dir_after_them(data: Path) -> None:
+    """`stores create NAME --data-dir D` and `stores list --data-dir D` work as written."""
+    res = invoke("stores", "create", "gamma", "--data-dir", str(data))
+    assert res.exit_code == 0, res.output
+    assert (data / "gamma.sqlite3").exists()
+    assert invoke("stores", "list", "--data-dir", str(data)).stdout.split() == ["gamma"]
+
+
+def test_stores_create_invalid_name_exits_nonzero(data: Path) -> None:
+    """An invalid store name: non-zero exit, one-line error, no traceback, nothing made."""
+    for bad in ("Bad Name", "../up", "-x", "two\nlines"):
+        proc = run("stores", "--data-dir", str(data), "create", "--", bad)
+        assert proc.returncode != 0
+        assert_one_line_error(proc.stderr)
+        assert "invalid store name" in proc.stderr
+    assert not data.exists() or list(data.iterdir()) == []
+
+
+def test_stats_prints_json(data: Path) -> None:
+    """`stats` prints counts per tier, size and embedder as JSON."""
+    d = ["--data-dir", str(data)]
+    invoke("remember", "one", "--store", "s1", *d)
+    invoke("remember", "two", "--store", "s1", *d)
+    res = invoke("stats", "--store", "s1", *d)
+    assert res.exit_code == 0, res.output
+    stats = json.loads(res.stdout)
+    assert stats["store"] == "s1"
+    assert stats["counts"]["short"] == 2 and stats["counts"]["near"] == 0
+    assert stats["size_bytes"] > 0
+    assert stats["embedder"] == "all-MiniLM-L6-v2:384"
+
+
+def test_stats_of_missing_store_is_one_line_error(data: Path) -> None:
+    """Reading a store that does not exist exits 1 with one line naming it, no path."""
+    res = invoke("stats", "--store", "ghost", "--data-dir", str(data))
+    assert res.exit_code == 1
+    assert_one_line_error(res.stderr)
+    assert "ghost" in res.stderr and str(data) not in res.stderr
+
+
+# -- doctor --
+
+
+def test_doctor_on_a_good_setup(data: Path, embedder: LocalEmbedder) -> None:
+    """doctor checks model, data dir, each store and the port, and exits 0."""
+    with Memory(Settings(data_dir=data), embedder=embedder) as m:
+        m.remember("hello", store="fine")
+    res = invoke("doctor", "--data-dir", str(data),
+                 env={"HALLS_SERVER__PORT": str(free_port())})  # fmt: skip
+    assert res.exit_code == 0, res.output
+    lines = res.stdout.splitlines()
+    assert lines and all(line.startswith("ok ") for line in lines), res.stdout
+    text = res.stdout
+    assert "embedder loads and embeds: all-MiniLM-L6-v2:384" in text
+    assert "data directory is writable" in text
+    assert "store 'fine': embedder all-MiniLM-L6-v2:384" in text
+    assert "is free" in text
+
+
+def test_doctor_flags_a_store_from_another_embedder(data: Path, embedder: LocalEmbedder) -> None:
+    """A store embedded by another model makes doctor exit 1 and name `halls reembed`."""
+    with OpenAIStub(dim=16) as stub:
+        other = Settings(
+            data_dir=data,
+            embedder=EmbedderSettings(kind="openai", base_url=stub.base_url, model="stub-embed"),
+        )
+        with Memory(other) as m:
+            m.remember("embedded elsewhere", store="foreign")
+    with Memory(Settings(data_dir=data), embedder=embedder) as m:
+        m.remember("embedded here", store="native")
+    res = invoke("doctor", "--data-dir", str(data),
+                 env={"HALLS_SERVER__PORT": str(free_port())})  # fmt: skip
+    assert res.exit_code == 1
+    fails = [line for line in res.stdout.splitlines() if line.startswith("FAIL")]
+    assert len(fails) == 1, res.stdout
+    assert "store 'foreign'" in fails[0] and "openai/stub-embed:16" in fails[0]
+    assert "halls reembed --store foreign" in fails[0]
+    assert "ok    store 'native'" in res.stdout or "ok   store 'native'" in res.stdout

@@ -1,0 +1,207 @@
+"""Embedders: the packaged local model, an OpenAI-compatible endpoint, and mismatch refusal."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from halls import EmbedderMismatch, EmbeddingFailed, InvalidInput, Memory, Settings
+from halls.config import EmbedderSettings
+from halls.embed import build_embedder, fingerprint
+from halls.embed.local import LocalEmbedder
+from halls.embed.openai import OpenAIEmbedder
+from openai_stub import OpenAIStub, stub_vector
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def stub() -> Iterator[OpenAIStub]:
+    with OpenAIStub(dim=16) as s:
+        yield s
+
+
+def cos(a: np.ndarray, b: np.ndarray) -> float:
+    return float(a @ b)
+
+
+# -- the local model --
+
+
+def test_local_embedder_gives_unit_float32_384(embedder: LocalEmbedder) -> None:
+    """all-MiniLM-L6-v2: (n, 384) float32 rows of unit length; fingerprint names it."""
+    vectors = embedder.embed(["one sentence", "another, longer sentence about the weather"])
+    assert vectors.shape == (2, 384) and vectors.dtype == np.float32
+    assert np.linalg.norm(vectors, axis=1) == pytest.approx([1.0, 1.0], abs=1e-5)
+    assert embedder.dim == 384
+    assert fingerprint(embedder) == "all-MiniLM-L6-v2:384"
+    assert embedder.embed([]).shape == (0, 384)
+
+
+def test_local_embedder_is_deterministic_per_text(embedder: LocalEmbedder) -> None:
+    """The same text embeds the same, alone or in a batch."""
+    alone = embedder.embed(["Chad prefers absolute paths"])[0]
+    batched = embedder.embed(["something else", "Chad prefers absolute paths"])[1]
+    assert cos(alone, batched) == pytest.approx(1.0, abs=1e-5)
+
+
+def test_similar_sentences_are_closer_than_unrelated(embedder: LocalEmbedder) -> None:
+    """A paraphrase is nearer than an unrelated sentence."""
+    a, para, other = embedder.embed(
+        [
+            "Chad prefers absolute paths in config files",
+            "In configs, Chad likes paths written out in full from the root",
+            "The bakery sells sourdough on Saturdays",
+        ]
+    )
+    assert cos(a, para) > cos(a, other) + 0.2
+
+
+def test_local_embedder_refuses_a_missing_model_dir(tmp_path: Path) -> None:
+    """A model that is neither packaged nor a local directory is EmbeddingFailed."""
+    with pytest.raises(EmbeddingFailed, match="not a local model directory"):
+        LocalEmbedder(str(tmp_path / "no-such-model"))
+
+
+# -- an OpenAI-compatible endpoint --
+
+
+def test_openai_embedder_batches_and_orders_by_index(stub: OpenAIStub) -> None:
+    """Texts go out in batch_size chunks; answers (sent reversed) come back in input order."""
+    emb = OpenAIEmbedder(stub.base_url, "stub-embed", batch_size=3)
+    texts = [f"text number {i}" for i in range(7)]
+    vectors = emb.embed(texts)
+    assert stub.embedding_batches() == [texts[0:3], texts[3:6], texts[6:7]]
+    assert vectors.shape == (7, 16) and vectors.dtype == np.float32
+    for text, row in zip(texts, vectors, strict=True):
+        expected = np.asarray(stub_vector(text, 16), dtype=np.float32)
+        assert row == pytest.approx(expected / np.linalg.norm(expected), abs=1e-6)
+    assert emb.dim == 16
+    assert fingerprint(emb) == "openai/stub-embed:16"
+    assert [r.body["model"] for r in stub.requests] == ["stub-embed"] * 3
+
+
+def test_openai_embedder_sends_the_api_key(stub: OpenAIStub) -> None:
+    """The api key goes as a bearer token; without one, no Authorization header."""
+    OpenAIEmbedder(stub.base_url, "m", api_key="sk-test-123").embed(["a"])
+    OpenAIEmbedder(stub.base_url, "m").embed(["b"])
+    first, second = stub.requests
+    assert first.headers.get("Authorization") == "Bearer sk-test-123"
+    assert "Authorization" not in second.headers
+
+
+def test_openai_dimension_is_learned_from_the_endpoint(stub: OpenAIStub) -> None:
+    """dim asks the endpoint once when nothing was embedded yet."""
+    emb = OpenAIEmbedder(stub.base_url, "m")
+    assert emb.dim == 16
+    assert emb.dim == 16
+    assert len(stub.requests) == 1
+
+
+def test_build_embedder_from_settings(stub: OpenAIStub) -> None:
+    """kind=openai builds the endpoint client (key included); base_url is required."""
+    emb = build_embedder(
+        EmbedderSettings(kind="openai", base_url=stub.base_url, model="x", api_key="k-1")
+    )
+    emb.embed(["hello"])
+    assert stub.requests[0].headers.get("Authorization") == "Bearer k-1"
+    with pytest.raises(InvalidInput, match="base_url"):
+        build_embedder(EmbedderSettings(kind="openai"))
+
+
+def test_endpoint_down_is_embedding_failed_without_url() -> None:
+    """A dead endpoint is EmbeddingFailed whose message carries no URL, host or path."""
+    stub = OpenAIStub().start()
+    url = stub.base_url
+    stub.stop()
+    emb = OpenAIEmbedder(url, "m", timeout=5)
+    with pytest.raises(EmbeddingFailed) as info:
+        emb.embed(["anything"])
+    message = info.value.message
+    assert "embeddings endpoint failed" in message
+    for leak in ("127.0.0.1", "http", "/v1", "/embeddings", str(stub.port)):
+        assert leak not in message
+
+
+def test_endpoint_error_status_is_embedding_failed(stub: OpenAIStub) -> None:
+    """A 4xx from the endpoint (bad path here) is EmbeddingFailed, not an HTTP exception."""
+    emb = OpenAIEmbedder(stub.base_url.replace("/v1", "/nope"), "m")
+    with pytest.raises(EmbeddingFailed) as info:
+        emb.embed(["x"])
+    assert "/nope" not in info.value.message
+
+
+# -- a store embedded by one model, opened with another --
+
+
+def openai_settings(data_dir: Path, stub: OpenAIStub) -> Settings:
+    return Settings(
+        data_dir=data_dir,
+        embedder=EmbedderSettings(kind="openai", base_url=stub.base_url, model="stub-embed"),
+    )
+
+
+def test_mismatched_embedder_is_refused_until_reembed(
+    tmp_path: Path, embedder: LocalEmbedder, stub: OpenAIStub
+) -> None:
+    """Another embedder is refused (naming `halls reembed`); after reembed it searches."""
+    data = tmp_path / "data"
+    with Memory(Settings(data_dir=data), embedder=embedder) as local:
+        kept = local.remember("the boiler is serviced every October", store="house")
+        local.add_loop("book the boiler service", store="house")
+    with Memory(openai_settings(data, stub)) as remote:
+        with pytest.raises(EmbedderMismatch) as info:
+            remote.search("boiler", store="house")
+        message = info.value.message
+        assert "halls reembed --store house" in message
+        assert "all-MiniLM-L6-v2:384" in message and "openai/stub-embed:16" in message
+        assert str(data) not in message
+        with pytest.raises(EmbedderMismatch):
+            remote.remember("must not be stored", store="house")
+        assert remote.stats(store="house")["counts"]["short"] == 1
+
+        seen: list[int] = []
+        assert remote.reembed(store="house", progress=seen.append) == 2
+        assert sum(seen) == 2
+        assert remote.stats(store="house")["embedder"] == "openai/stub-embed:16"
+        hits = remote.search("when is the boiler serviced", store="house", tiers=["short"])
+        assert [h.id for h in hits] == [kept.id]
+        assert hits[0].score_detail["dense_rank"] == 1
+        remote.remember("a new memory after the switch", store="house")
+
+    # The store now belongs to the endpoint's model: the local one is refused in turn.
+    with (
+        Memory(Settings(data_dir=data), embedder=embedder) as local,
+        pytest.raises(EmbedderMismatch, match="halls reembed"),
+    ):
+        local.search("boiler", store="house")
+
+
+def test_reembed_via_cli(tmp_path: Path, embedder: LocalEmbedder, stub: OpenAIStub) -> None:
+    """`halls reembed` with HALLS_EMBEDDER__* env re-embeds with progress and reports success."""
+    data = tmp_path / "data"
+    with Memory(Settings(data_dir=data), embedder=embedder) as local:
+        for i in range(5):
+            local.remember(f"memory number {i} about gardening", store="garden")
+    env = {k: v for k, v in os.environ.items() if not k.startswith("HALLS_")}
+    env.update(HALLS_EMBEDDER__KIND="openai", HALLS_EMBEDDER__BASE_URL=stub.base_url,
+               HALLS_EMBEDDER__MODEL="stub-embed", COLUMNS="120")  # fmt: skip
+    proc = subprocess.run(
+        [sys.executable, "-m", "halls", "reembed", "--store", "garden", "--data-dir", str(data)],
+        env=env, cwd=REPO, capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    out = proc.stdout + proc.stderr
+    assert "re-embedding garden" in out
+    assert "5/5" in out
+    assert "re-embedded 5 records of 'garden' with openai/stub-embed:16" in out
+    assert "Traceback" not in out
+    with Memory(openai_settings(data, stub)) as remote:
+        assert remote.stats(store="garden")["embedder"] == "openai/stub-embed:16"
+        assert len(remote.search("gardening", store="garden", n_results=10)) == 5

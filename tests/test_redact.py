@@ -1,0 +1,104 @@
+"""Secret redaction for the journal (halls.redact.redact)."""
+
+from __future__ import annotations
+
+import pytest
+
+from halls.redact import redact
+
+SECRETS = [
+    ("openai key", "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0kLmN", "api_key"),
+    ("anthropic key", "sk-ant-" + "api03-Zx9Yw8Vu7Ts6Rq5Po4", "api_key"),
+    ("aws access key", "AKIAIOSFODNN7EXAMPLE", "api_key"),
+    ("github token", "ghp_" + "a1B2c3D4e5F6g7H8i9J0k1L2m3N4o5P6q7R8", "api_key"),
+    ("github pat", "github_pat_" + "11ABCDEFG0" * 5, "api_key"),
+    ("slack token", "xoxb-123456789012-abcdefABCDEF", "api_key"),
+    ("google key", "AIza" + "SyD-abcdefghijklmnopqrstuvwxyz01234", "api_key"),
+    ("jwt", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N", "jwt"),
+    ("bearer", "Bearer abcDEF123456ghiJKL", "bearer_token"),
+]
+
+
+@pytest.mark.parametrize(("label", "secret", "kind"), SECRETS, ids=[s[0] for s in SECRETS])
+def test_each_secret_kind_is_redacted(label: str, secret: str, kind: str) -> None:
+    """The secret is gone, replaced by a marker naming its kind; the prose around stays."""
+    text, count = redact(f"here is my {label}: {secret} thanks")
+    assert secret not in text
+    assert f"[REDACTED:{kind}]" in text
+    assert text.startswith("here is my ") and text.endswith(" thanks")
+    assert count == 1
+
+
+def test_private_key_block_is_redacted_whole() -> None:
+    """A PEM private key block, header to footer, becomes one marker."""
+    pem = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA7\nxyz==\n-----END RSA PRIVATE KEY-----"
+    text, count = redact(f"key:\n{pem}\ndone")
+    assert text == "key:\n[REDACTED:private_key]\ndone"
+    assert count == 1
+
+
+def test_truncated_private_key_is_redacted_to_the_end() -> None:
+    """A pasted key with no footer is still hidden, to the end of the text."""
+    text, count = redact("oops -----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXk")
+    assert text == "oops [REDACTED:private_key]"
+    assert count == 1
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("password=hunter2 ok", "password=[REDACTED:password] ok"),
+        ("PASSWORD: hunter2", "PASSWORD: [REDACTED:password]"),
+        ("pwd = 'correct horse battery'", "pwd = [REDACTED:password]"),
+        ('secret="a b c" end', "secret=[REDACTED:password] end"),
+        ("api_key=abc123", "api_key=[REDACTED:password]"),
+        ("access-token: zzz", "access-token: [REDACTED:password]"),
+    ],
+)
+def test_password_assignments_keep_the_key(source: str, expected: str) -> None:
+    """`password=...`-style assignments hide only the value, quoted values whole."""
+    assert redact(source) == (expected, 1)
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "I passed the test and the password is required on login.",
+        "The token ring network was popular in the 80s.",
+        "Use skip-list or sk-short; AKIA is a prefix.",
+        "Bearer bonds are rare.",
+        "We met at the café at 10:30, bring the keys.",
+        "",
+    ],
+)
+def test_normal_prose_is_untouched(prose: str) -> None:
+    """Ordinary text, even near-miss words, comes back identical with count 0."""
+    assert redact(prose) == (prose, 0)
+
+
+def test_count_is_the_number_of_secrets() -> None:
+    """Several secrets in one text are each redacted and counted once."""
+    source = (
+        "keys: sk-" + "x" * 24 + " and AKIAIOSFODNN7EXAMPLE, "
+        "password=pw1 and Authorization: Bearer tok_abcdefgh12345"
+    )
+    text, count = redact(source)
+    assert count == 4
+    assert "pw1" not in text and "tok_abcdefgh12345" not in text
+    assert text.count("[REDACTED:") == 4
+
+
+def test_key_in_an_assignment_is_counted_once() -> None:
+    """`api_key: sk-...` is one secret, not two, however the patterns overlap."""
+    text, count = redact("api_key: sk-" + "q" * 30)
+    assert count == 1
+    assert text == "api_key: [REDACTED:api_key]"
+
+
+def test_redaction_is_idempotent() -> None:
+    """Redacting redacted text changes nothing and counts nothing."""
+    source = "password=hunter2, sk-" + "x" * 24 + ", Bearer abcdefghijkl, AKIAIOSFODNN7EXAMPLE"
+    once, n1 = redact(source)
+    twice, n2 = redact(once)
+    assert n1 == 4
+    assert (twice, n2) == (once, 0)

@@ -1,0 +1,629 @@
+"""The Store contract: every backend must pass this same suite.
+
+One parametrized fixture runs each test against each backend (litestar
+style). A new backend adds one ``Backend`` to ``BACKENDS``: how to open a
+handle on a fresh store, how to open a second handle on the same store (as
+another process would), and which exception its integrity violations raise.
+
+Vectors here are small hand-made unit vectors (dimension 8), so that the
+expected dense ranking is known exactly; the model is tested elsewhere.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from halls.models import (
+    Brief,
+    ForgetFlag,
+    JournalEvent,
+    LongFact,
+    OpenLoop,
+    SearchFilter,
+    ShortEntry,
+    new_id,
+    to_datetime,
+)
+from halls.store.base import Store
+from halls.store.sqlite import SQLiteStore
+
+DIM = 8
+T0 = 1_700_000_000.0  # a fixed epoch keeps every stored time exact in tests
+
+
+@dataclass(frozen=True)
+class Backend:
+    name: str
+    # open(location) -> a new handle on the store at ``location``
+    open: Callable[[Path], Store]
+    integrity_error: type[Exception]
+
+
+BACKENDS = [
+    Backend("sqlite", lambda where: SQLiteStore(where / "s.sqlite3", "s"), sqlite3.IntegrityError),
+]
+
+
+@dataclass
+class Opened:
+    backend: Backend
+    location: Path
+    handles: list[Store]
+
+    def open(self) -> Store:
+        handle = self.backend.open(self.location)
+        self.handles.append(handle)
+        return handle
+
+
+@pytest.fixture(params=BACKENDS, ids=lambda b: b.name)
+def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opened]:
+    """A fresh store location of each backend; ``.open()`` gives another handle on it."""
+    o = Opened(request.param, tmp_path, [])
+    yield o
+    for handle in o.handles:
+        handle.close()
+
+
+@pytest.fixture
+def store(opened: Opened) -> Store:
+    return opened.open()
+
+
+# -- helpers --
+
+
+def vec(*parts: float) -> np.ndarray:
+    v = np.zeros(DIM, dtype=np.float32)
+    v[: len(parts)] = parts
+    return v / np.linalg.norm(v)
+
+
+def axis(i: int) -> np.ndarray:
+    v = np.zeros(DIM, dtype=np.float32)
+    v[i] = 1.0
+    return v
+
+
+def at(offset: float) -> datetime:
+    return to_datetime(T0 + offset)  # type: ignore[return-value]
+
+
+def short(content: str, topic: str | None = None, when: float = 0.0, **extra: object) -> ShortEntry:
+    return ShortEntry(
+        id=new_id("short"),
+        content=content,
+        topic=topic,
+        created_at=at(when),
+        occurred_at=at(when),
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+def loop(intent: str, topic: str | None = None, when: float = 0.0) -> OpenLoop:
+    return OpenLoop(
+        id=new_id("near"), intent=intent, topic=topic, created_at=at(when), occurred_at=at(when)
+    )
+
+
+def fact(
+    content: str, status: str = "active", topic: str | None = None, when: float = 0.0
+) -> LongFact:
+    return LongFact(
+        id=new_id("long"),
+        content=content,
+        topic=topic,
+        status=status,  # type: ignore[arg-type]
+        first_seen=at(when),
+        last_confirmed=at(when),
+        created_at=at(when),
+        occurred_at=at(when),
+    )
+
+
+def journal(content: str, when: float = 0.0) -> JournalEvent:
+    return JournalEvent(
+        id=new_id("journal"), content=content, created_at=at(when), occurred_at=at(when)
+    )
+
+
+ALL = SearchFilter()
+WITH_HIDDEN = SearchFilter(include_superseded=True)
+
+
+def text_ids(s: Store, terms: list[str], filt: SearchFilter = ALL, limit: int = 50) -> list[str]:
+    return [m.id for m in s.text_search(terms, filt, limit)]
+
+
+def vec_ids(s: Store, v: np.ndarray, filt: SearchFilter = ALL, limit: int = 50) -> list[str]:
+    return [m.id for m in s.vector_search(v, filt, limit)]
+
+
+# -- meta --
+
+
+def test_meta_missing_set_overwrite(store: Store) -> None:
+    """get_meta is None for an unknown key; set_meta inserts and then overwrites."""
+    assert store.get_meta("embedder") is None
+    store.set_meta("embedder", "a:8")
+    store.set_meta("embedder", "b:8")
+    store.set_meta("other", "x")
+    assert store.get_meta("embedder") == "b:8"
+    assert store.get_meta("other") == "x"
+
+
+# -- short-term --
+
+
+def test_short_round_trip_keeps_every_field(store: Store) -> None:
+    """An added entry reads back equal, metadata verbatim (nesting, unicode, null)."""
+    meta = {"a": [1, 2.5, None, True], "nested": {"k": "välue ✓"}, "empty": {}}
+    e = short(
+        "Chad prefers absolute paths",
+        topic="prefs",
+        when=5.5,
+        source="chat",
+        pinned=True,
+        metadata=meta,
+    )
+    e = e.model_copy(update={"expires_at": at(100)})
+    store.add_short([e], np.stack([axis(0)]))
+    got = store.get_short(e.id)
+    assert got == e
+    assert got is not None and got.metadata == meta
+
+
+def test_short_get_missing_and_delete(store: Store) -> None:
+    """get of an unknown id is None; delete is True once, then False; the entry is gone."""
+    e = short("to be deleted")
+    store.add_short([e], np.stack([axis(0)]))
+    assert store.get_short(new_id("short")) is None
+    assert store.delete_short(e.id) is True
+    assert store.delete_short(e.id) is False
+    assert store.get_short(e.id) is None
+
+
+def test_list_short_newest_first_with_limit_offset(store: Store) -> None:
+    """list_short pages newest first: limit caps, offset skips."""
+    entries = [short(f"entry {i}", when=i) for i in range(5)]
+    store.add_short(entries, np.stack([axis(i) for i in range(5)]))
+    newest_first = [e.id for e in reversed(entries)]
+    assert [e.id for e in store.list_short(10, 0)] == newest_first
+    assert [e.id for e in store.list_short(2, 0)] == newest_first[:2]
+    assert [e.id for e in store.list_short(2, 3)] == newest_first[3:5]
+    assert store.list_short(10, 5) == []
+
+
+def test_add_short_batch_is_all_or_nothing(opened: Opened, store: Store) -> None:
+    """A batch that fails part way (a duplicate id) leaves no entry, row or index trace."""
+    first = short("already here alpha")
+    store.add_short([first], np.stack([axis(0)]))
+    batch = [short("brand new bravo"), first.model_copy(update={"content": "dup charlie"})]
+    with pytest.raises(opened.backend.integrity_error):
+        store.add_short(batch, np.stack([axis(1), axis(2)]))
+    assert store.get_short(batch[0].id) is None
+    assert [e.id for e in store.list_short(10, 0)] == [first.id]
+    assert store.counts()["short"] == 1
+    assert text_ids(store, ["bravo"]) == []
+    assert text_ids(store, ["charlie"]) == []
+    assert vec_ids(store, axis(1)) == [first.id]
+
+
+def test_add_short_duplicate_inside_one_batch_leaves_nothing(opened: Opened, store: Store) -> None:
+    """Two entries with one id in the same batch: the whole batch is refused."""
+    a = short("one")
+    with pytest.raises(opened.backend.integrity_error):
+        store.add_short([a, a], np.stack([axis(0), axis(1)]))
+    assert store.counts()["short"] == 0
+    assert vec_ids(store, axis(0)) == []
+
+
+# -- near-term --
+
+
+def test_loops_add_get_list_update_delete(store: Store) -> None:
+    """Loops round-trip, list by status newest first, update status, delete."""
+    a, b = loop("email Dana the report", topic="work"), loop("renew the passport")
+    a = a.model_copy(
+        update={
+            "trigger_type": "time",
+            "trigger_value": "2030-01-01T00:00:00+00:00",
+            "expires_at": at(1000),
+            "metadata": {"p": 1},
+        }
+    )
+    store.add_loop(a, axis(0))
+    store.add_loop(b, axis(1))
+    assert store.get_loop(a.id) == a
+    assert store.get_loop(new_id("near")) is None
+    assert [x.id for x in store.list_loops("open", 10, 0)] == [b.id, a.id]
+    assert [x.id for x in store.list_loops(None, 1, 1)] == [a.id]
+
+    done = a.model_copy(update={"status": "done", "closed_at": at(50)})
+    store.update_loop(done)
+    assert store.get_loop(a.id) == done
+    assert [x.id for x in store.list_loops("open", 10, 0)] == [b.id]
+    assert [x.id for x in store.list_loops("done", 10, 0)] == [a.id]
+
+    assert store.delete_loop(b.id) is True
+    assert store.delete_loop(b.id) is False
+    assert store.get_loop(b.id) is None
+
+
+def test_closed_loop_is_hidden_unless_include_superseded(store: Store) -> None:
+    """A loop that is no longer open drops out of default search, as superseded facts do."""
+    a = loop("water the ficus plant")
+    store.add_loop(a, axis(3))
+    assert text_ids(store, ["ficus"]) == [a.id]
+    store.update_loop(a.model_copy(update={"status": "cancelled", "closed_at": at(1)}))
+    assert text_ids(store, ["ficus"]) == []
+    assert vec_ids(store, axis(3)) == []
+    assert text_ids(store, ["ficus"], WITH_HIDDEN) == [a.id]
+    assert vec_ids(store, axis(3), WITH_HIDDEN) == [a.id]
+
+
+# -- long-term --
+
+
+def test_facts_add_get_list_by_status_update(store: Store) -> None:
+    """Facts round-trip with every field and list by status newest first."""
+    a = fact("Dana works in Lisbon", topic="people").model_copy(
+        update={
+            "category": "bio",
+            "evidence_count": 4,
+            "derived_from": ["s_x", "s_y"],
+            "metadata": {"why": "consolidated"},
+        }
+    )
+    b = fact("Dana works in Porto", status="demoted")
+    store.add_fact(a, axis(0))
+    store.add_fact(b, axis(1))
+    assert store.get_fact(a.id) == a
+    assert store.get_fact(new_id("long")) is None
+    assert [f.id for f in store.list_facts(None, 10, 0)] == [b.id, a.id]
+    assert [f.id for f in store.list_facts("active", 10, 0)] == [a.id]
+    assert [f.id for f in store.list_facts("demoted", 10, 0)] == [b.id]
+
+    newer = a.model_copy(update={"evidence_count": 5, "last_confirmed": at(99), "topic": "moved"})
+    store.update_fact(newer)
+    assert store.get_fact(a.id) == newer
+
+
+def test_fact_status_decides_default_visibility(store: Store) -> None:
+    """Superseded facts leave default search; active and demoted ones stay; the change is live."""
+    active = fact("the office cat is named Pixel")
+    demoted = fact("the office cat is named Pickle", status="demoted")
+    store.add_fact(active, axis(0))
+    store.add_fact(demoted, vec(1, 0.2))
+    assert set(text_ids(store, ["cat"])) == {active.id, demoted.id}
+
+    old = active.model_copy(update={"status": "superseded", "superseded_by": demoted.id})
+    store.update_fact(old)
+    assert text_ids(store, ["cat"]) == [demoted.id]
+    assert vec_ids(store, axis(0)) == [demoted.id]
+    assert set(text_ids(store, ["cat"], WITH_HIDDEN)) == {active.id, demoted.id}
+    assert vec_ids(store, axis(0), WITH_HIDDEN) == [active.id, demoted.id]
+
+    store.update_fact(old.model_copy(update={"status": "active", "superseded_by": None}))
+    assert set(text_ids(store, ["cat"])) == {active.id, demoted.id}
+
+
+def test_fact_added_superseded_is_hidden(store: Store) -> None:
+    """A fact stored already superseded is searchable only with include_superseded."""
+    f = fact("the wifi password changed", status="superseded")
+    store.add_fact(f, axis(2))
+    assert text_ids(store, ["wifi"]) == []
+    assert text_ids(store, ["wifi"], WITH_HIDDEN) == [f.id]
+
+
+# -- journal, briefs, flags --
+
+
+def test_journal_append_and_list_newest_first(store: Store) -> None:
+    """Journal events keep every field, list newest first, and are not searchable."""
+    events = [journal(f"said thing {i}", when=i) for i in range(3)]
+    events[0] = events[0].model_copy(
+        update={"role": "user", "session_id": "sess-1", "redactions": 2, "metadata": {"k": [1]}}
+    )
+    store.add_journal(events[:2])
+    store.add_journal(events[2:])
+    assert store.list_journal(10, 0) == list(reversed(events))
+    assert [e.id for e in store.list_journal(1, 1)] == [events[1].id]
+    assert text_ids(store, ["said"], WITH_HIDDEN) == []
+
+
+def test_briefs_and_flags(store: Store) -> None:
+    """Briefs list newest first; flags list by status in creation order."""
+    b1 = Brief(id=new_id("brief"), summary="first", promote_hints=["a"], created_at=at(0))
+    b2 = Brief(id=new_id("brief"), summary="second", completed_intents=["n_x"], created_at=at(1))
+    store.add_brief(b1)
+    store.add_brief(b2)
+    assert store.list_briefs(10, 0) == [b2, b1]
+    assert store.list_briefs(1, 1) == [b1]
+
+    f1 = ForgetFlag(id=new_id("flag"), fact_id="l_1", reason="wrong", created_at=at(0))
+    f2 = ForgetFlag(id=new_id("flag"), fact_id="l_2", reason="old", status="done", created_at=at(1))
+    store.add_flag(f1)
+    store.add_flag(f2)
+    assert store.list_flags(None) == [f1, f2]
+    assert store.list_flags("pending") == [f1]
+    assert store.list_flags("done") == [f2]
+
+
+# -- full-text search --
+
+
+def test_text_search_best_first_by_bm25(store: Store) -> None:
+    """More occurrences of the term rank first; scores are positive and descending."""
+    weak = short("a note about tea and many other unrelated words in a long line")
+    strong = short("tea tea tea")
+    other = short("coffee only")
+    store.add_short([weak, strong, other], np.stack([axis(0), axis(1), axis(2)]))
+    found = store.text_search(["tea"], ALL, 10)
+    assert [m.id for m in found] == [strong.id, weak.id]
+    assert found[0].score > found[1].score > 0
+    assert {m.tier for m in found} == {"short"}
+
+
+def test_text_search_matches_any_term(store: Store) -> None:
+    """Terms are OR-ed: a record matching either term is found."""
+    a, b, c = short("alpha here"), short("bravo here"), short("charlie here")
+    store.add_short([a, b, c], np.stack([axis(0), axis(1), axis(2)]))
+    assert set(text_ids(store, ["alpha", "bravo"])) == {a.id, b.id}
+    assert text_ids(store, []) == []
+
+
+def test_text_search_porter_stemming_and_diacritics(store: Store) -> None:
+    """Porter folds prefers/preference(s)/preferred together; 'cafe' finds 'café'."""
+    prefers = short("Chad prefers absolute paths")
+    noun = short("the preference was noted")
+    cafe = short("we met at the café downtown")
+    store.add_short([prefers, noun, cafe], np.stack([axis(0), axis(1), axis(2)]))
+    for word in ("preferences", "preferred", "prefer"):
+        assert set(text_ids(store, [word])) == {prefers.id, noun.id}, word
+    assert text_ids(store, ["cafe"]) == [cafe.id]
+    # Stemming does not turn a different word into a match.
+    assert text_ids(store, ["pref"]) == []
+
+
+def test_text_search_treats_operators_as_words(store: Store) -> None:
+    """FTS syntax in terms (quotes, NOT, *, :, parentheses) is literal, never an error."""
+    a = short("do NOT touch the prod database")
+    store.add_short([a], np.stack([axis(0)]))
+    assert text_ids(store, ["not"]) == [a.id]
+    for term in ['"', "NOT", "AND", "*", "content:x", "(", "prod)"]:
+        store.text_search([term], ALL, 5)  # must not raise
+    assert text_ids(store, ['prod"']) == [a.id]
+
+
+def test_text_search_applies_filters(store: Store) -> None:
+    """Tier, topic and the occurred_at range (inclusive) filter full-text hits."""
+    s1 = short("budget review", topic="work", when=10)
+    s2 = short("budget holiday", topic="home", when=20)
+    store.add_short([s1, s2], np.stack([axis(0), axis(1)]))
+    n1 = loop("budget approval", topic="work", when=30)
+    store.add_loop(n1, axis(2))
+    assert set(text_ids(store, ["budget"])) == {s1.id, s2.id, n1.id}
+    assert text_ids(store, ["budget"], SearchFilter(tiers=("near",))) == [n1.id]
+    assert set(text_ids(store, ["budget"], SearchFilter(topic="work"))) == {s1.id, n1.id}
+    window = SearchFilter(since=T0 + 10, until=T0 + 20)
+    assert set(text_ids(store, ["budget"], window)) == {s1.id, s2.id}
+    assert text_ids(store, ["budget"], SearchFilter(since=T0 + 20.5)) == [n1.id]
+    assert text_ids(store, ["budget"], SearchFilter(tiers=())) == []
+
+
+# -- dense search --
+
+
+def test_vector_search_best_first_with_cosine_scores(store: Store) -> None:
+    """Results come best first, scored by cosine, and limit caps them."""
+    near_ = short("closest")
+    mid = short("middle")
+    far = short("farthest")
+    vs = [vec(1, 0.1), vec(1, 1), vec(0, 1)]
+    store.add_short([far, near_, mid], np.stack([vs[2], vs[0], vs[1]]))
+    q = axis(0)
+    found = store.vector_search(q, ALL, 10)
+    assert [m.id for m in found] == [near_.id, mid.id, far.id]
+    expected = [float(v @ q) for v in vs]
+    assert [m.score for m in found] == pytest.approx(expected, abs=1e-5)
+    assert vec_ids(store, q, limit=2) == [near_.id, mid.id]
+
+
+def test_vector_search_filters(store: Store) -> None:
+    """Tiers, topic, since/until and include_superseded all filter dense hits."""
+    s = short("s", topic="a", when=0)
+    store.add_short([s], np.stack([vec(1, 0.1)]))
+    n = loop("n", topic="b", when=10)
+    store.add_loop(n, vec(1, 0.2))
+    f = fact("f", topic="a", when=20)
+    store.add_fact(f, vec(1, 0.3))
+    gone = fact("g", status="superseded", topic="a", when=30)
+    store.add_fact(gone, vec(1, 0.0))
+    q = axis(0)
+    assert vec_ids(store, q) == [s.id, n.id, f.id]
+    assert vec_ids(store, q, WITH_HIDDEN) == [gone.id, s.id, n.id, f.id]
+    assert vec_ids(store, q, SearchFilter(tiers=("long", "near"))) == [n.id, f.id]
+    assert vec_ids(store, q, SearchFilter(topic="a")) == [s.id, f.id]
+    assert vec_ids(store, q, SearchFilter(topic="a", include_superseded=True)) == [
+        gone.id,
+        s.id,
+        f.id,
+    ]
+    assert vec_ids(store, q, SearchFilter(since=T0 + 10)) == [n.id, f.id]
+    assert vec_ids(store, q, SearchFilter(until=T0 + 10)) == [s.id, n.id]
+    assert vec_ids(store, q, SearchFilter(topic="nope")) == []
+    assert vec_ids(store, q, SearchFilter(tiers=())) == []
+
+
+def test_vector_search_finds_rare_tier_behind_many_better_rows(store: Store) -> None:
+    """A tier filter still finds the one match ranked below hundreds of other-tier rows."""
+    crowd = [short(f"crowd {i}") for i in range(300)]
+    store.add_short(crowd, np.stack([vec(1, 0.01 * (i % 7)) for i in range(300)]))
+    lone = fact("lone fact")
+    store.add_fact(lone, vec(0, 1))
+    assert vec_ids(store, axis(0), SearchFilter(tiers=("long",)), limit=3) == [lone.id]
+    assert len(vec_ids(store, axis(0), limit=3)) == 3
+
+
+def test_deleted_records_leave_both_searches(store: Store) -> None:
+    """After delete_short / delete_loop, neither search returns the record."""
+    keep, drop = short("zebra keeper"), short("zebra dropper")
+    store.add_short([keep, drop], np.stack([axis(0), vec(1, 0.1)]))
+    lp = loop("zebra loop")
+    store.add_loop(lp, vec(1, 0.2))
+    assert set(text_ids(store, ["zebra"])) == {keep.id, drop.id, lp.id}
+    assert store.delete_short(drop.id)
+    assert store.delete_loop(lp.id)
+    assert text_ids(store, ["zebra"], WITH_HIDDEN) == [keep.id]
+    assert vec_ids(store, axis(0), WITH_HIDDEN) == [keep.id]
+    assert vec_ids(store, axis(0), SearchFilter(topic=None, since=T0 - 1)) == [keep.id]
+
+
+# -- records, counts, size --
+
+
+def test_get_records_across_tiers(store: Store) -> None:
+    """get_records returns short, near and long records by id; unknown ids are left out."""
+    s = short("s")
+    store.add_short([s], np.stack([axis(0)]))
+    n = loop("n")
+    store.add_loop(n, axis(1))
+    f = fact("f")
+    store.add_fact(f, axis(2))
+    got = store.get_records([s.id, n.id, f.id, new_id("short"), new_id("journal"), "junk"])
+    assert got == {s.id: s, n.id: n, f.id: f}
+    assert store.get_records([]) == {}
+
+
+def test_counts_and_size(store: Store) -> None:
+    """counts() counts every table; size_bytes() is positive and grows with data."""
+    assert store.counts() == {
+        "short": 0,
+        "near": 0,
+        "long": 0,
+        "journal": 0,
+        "briefs": 0,
+        "forget_flags": 0,
+    }
+    before = store.size_bytes()
+    assert before > 0
+    store.add_short(
+        [short(f"entry {i} " + "x" * 500) for i in range(200)],
+        np.stack([axis(i % DIM) for i in range(200)]),
+    )
+    store.add_loop(loop("l"), axis(0))
+    store.add_fact(fact("f"), axis(0))
+    store.add_journal([journal("j1"), journal("j2")])
+    store.add_brief(Brief(id=new_id("brief"), summary="b", created_at=at(0)))
+    store.add_flag(ForgetFlag(id=new_id("flag"), fact_id="l_x", reason="r", created_at=at(0)))
+    assert store.counts() == {
+        "short": 200,
+        "near": 1,
+        "long": 1,
+        "journal": 2,
+        "briefs": 1,
+        "forget_flags": 1,
+    }
+    assert store.size_bytes() > before
+
+
+# -- re-embedding --
+
+
+def test_iter_texts_and_set_vectors(store: Store) -> None:
+    """iter_texts yields every searchable record once; set_vectors changes dense results."""
+    entries = [short(f"entry {i}") for i in range(5)]
+    store.add_short(entries, np.stack([axis(0)] * 5))
+    lp = loop("loop text")
+    store.add_loop(lp, axis(0))
+    f = fact("fact text")
+    store.add_fact(f, axis(0))
+    store.add_journal([journal("journal is not embedded")])
+
+    batches = list(store.iter_texts(3))
+    assert [len(b) for b in batches] == [3, 3, 1]
+    pairs = [p for b in batches for p in b]
+    expected = {e.id: e.content for e in entries} | {lp.id: "loop text", f.id: "fact text"}
+    assert dict(pairs) == expected
+    assert len(pairs) == len(expected)
+
+    # Re-embed so that only the fact points along axis 5.
+    ids = [i for i, _ in pairs]
+    store.set_vectors(ids, np.stack([axis(5) if i == f.id else axis(1) for i in ids]))
+    assert vec_ids(store, axis(5), limit=1) == [f.id]
+    assert vec_ids(store, axis(1), limit=len(ids))[-1] == f.id
+    assert store.vector_search(axis(5), ALL, 1)[0].score == pytest.approx(1.0)
+
+
+# -- several handles, reopening --
+
+
+def test_second_handle_sees_writes_deletes_and_reembeds(opened: Opened, store: Store) -> None:
+    """Another handle (another process's view) sees adds, deletes and new vectors of the first."""
+    other = opened.open()
+    a = short("first one")
+    store.add_short([a], np.stack([axis(0)]))
+    # Build the other handle's vector index before the next writes.
+    assert vec_ids(other, axis(0)) == [a.id]
+
+    b = short("second one")
+    store.add_short([b], np.stack([axis(1)]))
+    assert vec_ids(other, axis(1), limit=1) == [b.id]
+    assert other.get_short(b.id) == b
+    assert text_ids(other, ["second"]) == [b.id]
+
+    assert store.delete_short(b.id)
+    assert vec_ids(other, axis(1)) == [a.id]
+    assert vec_ids(other, axis(1), SearchFilter(topic=None, since=T0 - 1)) == [a.id]
+
+    store.set_vectors([a.id], np.stack([axis(4)]))
+    assert other.vector_search(axis(4), ALL, 1)[0].score == pytest.approx(1.0)
+
+    # Deleting the newest row and adding another must not leave a stale row behind.
+    c = short("third one")
+    store.add_short([c], np.stack([axis(2)]))
+    assert vec_ids(other, axis(2), limit=1) == [c.id]
+    assert store.delete_short(c.id)
+    d = short("fourth one")
+    store.add_short([d], np.stack([axis(3)]))
+    assert set(vec_ids(other, axis(2))) == {a.id, d.id}
+
+
+def test_reopen_keeps_everything(opened: Opened, store: Store) -> None:
+    """Closing and reopening (migrations run again) keeps every record, meta and index."""
+    s = short("persisted short", topic="t")
+    store.add_short([s], np.stack([axis(0)]))
+    n = loop("persisted loop")
+    store.add_loop(n, axis(1))
+    f = fact("persisted fact")
+    store.add_fact(f, axis(2))
+    j = journal("persisted journal")
+    store.add_journal([j])
+    store.set_meta("embedder", "m:8")
+    counts = store.counts()
+    store.close()
+    opened.handles.remove(store)
+
+    for _ in range(2):
+        again = opened.open()
+        assert again.get_meta("embedder") == "m:8"
+        assert again.counts() == counts
+        assert again.get_records([s.id, n.id, f.id]) == {s.id: s, n.id: n, f.id: f}
+        assert again.list_journal(5, 0) == [j]
+        assert text_ids(again, ["persisted"]) != []
+        assert vec_ids(again, axis(2), limit=1) == [f.id]
+        again.close()
+        opened.handles.remove(again)
+
+    writable = opened.open()
+    extra = short("written after reopening")
+    writable.add_short([extra], np.stack([axis(3)]))
+    assert writable.counts()["short"] == 2

@@ -1,0 +1,469 @@
+"""The viewer, end to end: a live server with seeded memories, read in headless Chromium.
+
+The browser is Debian's ``chromium`` driven by Playwright (never a downloaded
+browser). One server and one browser serve the whole module: starting either
+costs seconds, and every test opens its own page (its own sessionStorage).
+Screenshots go to docs/ when HALLS_UPDATE_SCREENSHOTS=1, else to a tmp dir.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import httpx
+import pytest
+from playwright.sync_api import BrowserContext, Page, Request, expect, sync_playwright
+
+from conftest import REPO, LiveServer, free_port, start_server
+from halls import Memory, Settings
+from halls.embed.local import LocalEmbedder
+from halls.models import LongFact, NewJournal, NewShort, new_id
+from halls.store.sqlite import SQLiteStore
+from halls.viewer import viewer_html
+
+TOKEN = "viewer-test-token"
+STORE = "chad"
+HTML = REPO / "src" / "halls" / "viewer" / "halls.html"
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+# The launch flags that work in a container: no sandbox, GPU, QUIC or
+# background traffic, so the only requests are the ones the page makes.
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+ALLOWED_POSTS = {"/search", "/context"}
+
+expect.set_options(timeout=30_000)
+
+# Oldest first: the viewer lists newest first, so the last ones open page one.
+SHORT = [
+    ("Standup moved to 9:30 on Tuesdays and Thursdays", "meetings"),
+    ("The CI runner has 2 CPU cores and 8 GB of RAM", "ci"),
+    ("Dana owns the Q3 report; drafts go to her by Friday", "work"),
+    ("The staging database is reset every Sunday night", "ops"),
+    ("Chad's cat is called Pixel", "personal"),
+    ("The deploy key lives in the team vault under infra/deploy", "ops"),
+    ("Lunch order for the offsite: two vegetarian, one vegan", "work"),
+    ("The flaky test is test_upload_resume; it fails under load", "ci"),
+    ("Chad reads email only after 11am", "prefs"),
+    ("The office wifi password rotates on the first Monday", "ops"),
+    ("Use UTC in every log line", "prefs"),
+    ("The budget review is on the 14th", "meetings"),
+    ("Chad's laptop is a ThinkPad X1 running Debian", "personal"),
+    ("The API rate limit is 600 requests per minute per token", "ops"),
+    ("Grafana dashboards live in the monitoring repo", "ops"),
+    ("Chad mentioned he now writes everything in Neovim", "prefs"),
+    ("The release train leaves every other Wednesday", "work"),
+    ("Backups are kept for 35 days", "ops"),
+    ("Chad dislikes meetings without an agenda", "prefs"),
+    ("The design doc for search lives in docs/recall.md", "work"),
+    ("Support rotation: Chad is on call the week of the 20th", "work"),
+    ("Slack threads beat DMs for decisions", "prefs"),
+    ("The VPN drops when the laptop sleeps", "ops"),
+    ("The printer on floor 3 needs A4 paper only", "personal"),
+    ("Coffee machine is descaled on Mondays", "personal"),
+    ("Tests must pass with filterwarnings=error", "ci"),
+    ("The Postgres upgrade window is Saturday 02:00 UTC", "ops"),
+    ("Chad wants short commit messages in the imperative", "prefs"),
+    ("Remember to rotate the TLS cert before December", "ops"),
+    ("Chad prefers absolute paths in configs", "prefs"),
+]
+PINNED = "Chad prefers absolute paths in configs"
+
+
+@dataclass
+class Seeded:
+    short_ids: list[str]
+    loops: dict[str, str]  # intent -> id
+    facts: dict[str, LongFact]  # name -> fact
+    neovim_short: str
+    journal_id: str
+
+
+@dataclass
+class Viewer:
+    """A page on the viewer, with every request it made."""
+
+    page: Page
+    server: LiveServer
+    requests: list[Request] = field(default_factory=list)
+    mark: int = 0  # requests before this index were sent before the token was typed
+
+    def assert_read_only(self) -> None:
+        """Only GETs (and preflights), POST /search and POST /context, all to halls."""
+        assert self.requests, "the page made no request at all"
+        origin = urlsplit(self.server.url)
+        for r in self.requests:
+            url = urlsplit(r.url)
+            if url.scheme in ("file", "data"):
+                continue
+            assert (url.scheme, url.netloc) == (origin.scheme, origin.netloc), r.url
+            assert TOKEN not in r.url, f"the token leaked into a URL: {r.url}"
+            if r.method in WRITE_METHODS:
+                assert r.method == "POST" and url.path in ALLOWED_POSTS, f"{r.method} {r.url}"
+
+
+def _ago(**kw: float) -> str:
+    return (datetime.now(UTC) - timedelta(**kw)).isoformat()
+
+
+def _seed(data_dir: Path, embedder: LocalEmbedder) -> Seeded:
+    """Short entries, loops (one done), a journal event through the service;
+    long facts (a supersession pair) straight into the store file, since only
+    the consolidator writes facts."""
+    settings = Settings(data_dir=data_dir)
+    with Memory(settings, embedder=embedder) as m:
+        items = [
+            NewShort(
+                content=text,
+                topic=topic,
+                pinned=text == PINNED,
+                occurred_at=_ago(hours=3 * (len(SHORT) - n)),
+                source="claude-code" if n % 3 == 0 else None,
+            )
+            for n, (text, topic) in enumerate(SHORT)
+        ]
+        short_ids = [e.id for e in m.remember_many(items, store=STORE)]
+        journal_id = m.journal(
+            [NewJournal(content="user: I switched to Neovim last month", role="user")],
+            store=STORE,
+        )[0].id
+        loops = {}
+        for intent, kw in [
+            ("Send the Q3 report draft to Dana", {"trigger_type": "manual"}),
+            ("Ask Chad how the tax filing went", {"trigger_type": "session"}),
+            ("Remind Chad to book the dentist", {"trigger_type": "time",
+                                                 "trigger_value": _ago(hours=2)}),
+            ("Renew the TLS certificate", {"trigger_type": "time",
+                                           "trigger_value": _ago(days=-3)}),
+            ("Bring up the flaky upload test", {"trigger_type": "topic", "topic": "ci"}),
+        ]:
+            loops[intent] = m.add_loop(intent, store=STORE, **kw).id
+        m.complete_loop(loops["Send the Q3 report draft to Dana"], store=STORE)
+        m.remember("A note in another store", store="work")
+
+    now = datetime.now(UTC)
+
+    def fact(content: str, days: float, **kw: object) -> LongFact:
+        born = now - timedelta(days=days)
+        fields: dict[str, object] = {
+            "id": new_id("long"), "content": content,
+            "first_seen": born, "last_confirmed": born, "created_at": born,
+            "occurred_at": born, **kw,
+        }
+        return LongFact(**fields)  # type: ignore[arg-type]
+
+    facts = {
+        "vim": fact("Chad's editor is Vim", 60, evidence_count=3, category="preference",
+                    topic="prefs", status="superseded"),
+        "postgres": fact("Production runs PostgreSQL 16 on a managed host", 40,
+                         evidence_count=7, category="decision", topic="ops"),
+        "deploys": fact("Deploys happen on Thursdays", 30, evidence_count=0,
+                        category="procedure", status="demoted"),
+        "dark": fact("Chad prefers dark themes in every tool", 20, evidence_count=2,
+                     category="preference", topic="prefs"),
+    }
+    facts["neovim"] = fact(
+        "Chad switched his editor from Vim to Neovim", 5, evidence_count=4,
+        category="preference", topic="prefs", supersedes=facts["vim"].id,
+        derived_from=[short_ids[15], journal_id],
+    )
+    facts["vim"] = facts["vim"].model_copy(update={"superseded_by": facts["neovim"].id})
+    store = SQLiteStore(data_dir / f"{STORE}.sqlite3", STORE)
+    try:
+        ordered = ["vim", "postgres", "deploys", "dark", "neovim"]
+        vectors = embedder.embed([facts[k].content for k in ordered])
+        for key, vec in zip(ordered, vectors, strict=True):
+            store.add_fact(facts[key], vec)
+    finally:
+        store.close()
+    return Seeded(short_ids, loops, facts, short_ids[15], journal_id)
+
+
+@pytest.fixture(scope="module")
+def seeded_server(
+    tmp_path_factory: pytest.TempPathFactory, embedder: LocalEmbedder
+) -> Iterator[tuple[LiveServer, Seeded]]:
+    """A live server with a token and CORS for file:// pages, over seeded stores."""
+    data_dir = tmp_path_factory.mktemp("viewer") / "data"
+    seeded = _seed(data_dir, embedder)
+    live = start_server(
+        data_dir,
+        env={
+            "HALLS_SERVER__BEARER_TOKEN": TOKEN,
+            # Browsers send Origin: null for pages opened from disk.
+            "HALLS_SERVER__CORS_ORIGINS": json.dumps(["null"]),
+        },
+    )
+    yield live, seeded
+    live.stop()
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
+    """Debian's chromium, headless, on an empty profile."""
+    assert Path(CHROMIUM).exists(), "the viewer tests need Debian's chromium (make chromium)"
+    with sync_playwright() as pw:
+        context = pw.chromium.launch_persistent_context(
+            str(tmp_path_factory.mktemp("chromium-profile")),
+            executable_path=CHROMIUM,
+            headless=True,
+            args=CHROMIUM_ARGS,
+            viewport={"width": 1280, "height": 860},
+            color_scheme="dark",
+        )
+        yield context
+        context.close()
+
+
+@pytest.fixture(scope="module")
+def shots(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Where screenshots go: docs/ when asked to update them, else a tmp dir."""
+    if os.environ.get("HALLS_UPDATE_SCREENSHOTS") == "1":
+        return REPO / "docs"
+    return tmp_path_factory.mktemp("screenshots")
+
+
+@pytest.fixture
+def viewer(browser: BrowserContext, seeded_server: tuple[LiveServer, Seeded]) -> Iterator[Viewer]:
+    """A fresh page (own sessionStorage) that records every request it makes."""
+    server, _ = seeded_server
+    page = browser.new_page()
+    v = Viewer(page=page, server=server)
+    page.on("request", lambda r: v.requests.append(r))
+    yield v
+    page.close()
+
+
+def _login(v: Viewer, token: str = TOKEN, store: str = STORE) -> Page:
+    page = v.page
+    page.goto(f"{v.server.url}/viewer")
+    # Without a token the first load ends on the 401 message; nothing is in flight then.
+    expect(page.locator(".state.error")).to_have_attribute("data-status", "401")
+    page.fill("#token", token)
+    v.mark = len(v.requests)
+    page.click("#refresh")
+    if token == TOKEN:
+        expect(page.locator("#status")).to_contain_text("connected")
+        page.select_option("#store", store)
+    return page
+
+
+def _from_disk(v: Viewer) -> Page:
+    """The page opened as a file, as on a first visit (no server remembered)."""
+    page = v.page
+    page.goto(HTML.as_uri())
+    page.evaluate("localStorage.clear()")
+    page.reload()
+    return page
+
+
+def _tab(page: Page, name: str) -> None:
+    page.click(f'.tabs button[data-tab="{name}"]')
+
+
+def test_viewer_page_is_open_and_self_contained(seeded_server) -> None:
+    """/viewer loads without a token, locks itself to its origin, and references nothing outside."""
+    server, _ = seeded_server
+    r = httpx.get(f"{server.url}/viewer")
+    assert r.status_code == 200
+    assert r.headers["content-type"].startswith("text/html")
+    assert "connect-src 'self'" in r.headers["content-security-policy"]
+    assert r.text == viewer_html() == HTML.read_text(encoding="utf-8")
+    # Nothing to fetch from elsewhere: no external script, style, font or image.
+    assert not re.search(r"""(src|href)\s*=\s*["']?(https?:)?//""", r.text)
+    assert "@import" not in r.text and "url(" not in r.text
+    # The page being open does not open the API.
+    assert httpx.get(f"{server.url}/stores").status_code == 401
+
+
+def test_each_tab_shows_the_seeded_memories(viewer: Viewer, seeded_server, shots: Path) -> None:
+    """Short, Near, Long and Dreams tabs show the seeded items, by GETs that carry the token."""
+    _, seeded = seeded_server
+    page = _login(viewer)
+
+    # ShortTerm: newest first, one page of 25, the pinned one on top.
+    rows = page.locator("#short-list .short-row")
+    expect(rows).to_have_count(25)
+    newest_first = [text for text, _ in reversed(SHORT)]
+    assert rows.locator(".text").all_inner_texts() == newest_first[:25]
+    expect(page.locator('.tabs [data-count="short"]')).to_have_text(str(len(SHORT)))
+    top = rows.first
+    expect(top.locator(".chip.pinned")).to_be_visible()
+    expect(top.locator(".ttl")).to_have_text("never expires")
+    expect(rows.nth(1).locator(".ttl")).to_contain_text(re.compile(r"expires in (7d|8d)"))
+    # Seeded 3 hours apart, the newest 3 hours ago.
+    expect(top.locator(".age")).to_have_text("3h ago")
+    expect(rows.nth(1).locator(".age")).to_have_text("6h ago")
+    page.screenshot(path=str(shots / "viewer-short.png"))
+    page.click(".pager .next")
+    expect(rows).to_have_count(len(SHORT) - 25)
+    assert rows.locator(".text").all_inner_texts() == newest_first[25:]
+    expect(page.locator(".pager .range")).to_have_text("26–30")
+    page.click(".pager .prev")
+    expect(rows).to_have_count(25)
+
+    # NearTerm: trigger and due state; the done loop greyed out.
+    _tab(page, "near")
+    loops = page.locator("#near-list .near-row")
+    expect(loops).to_have_count(5)
+    done = loops.filter(has_text="Send the Q3 report draft to Dana")
+    expect(done).to_have_class(re.compile(r"\bclosed\b"))
+    expect(done).to_have_attribute("data-status", "done")
+    expect(page.locator("#near-list .row.closed")).to_have_count(1)
+    expect(loops.filter(has_text="book the dentist").locator(".due")).to_contain_text("due now")
+    expect(loops.filter(has_text="TLS certificate").locator(".due")).to_have_text(
+        re.compile(r"due in (3d|2d 23h)")  # seeded three days ahead, a few seconds ago
+    )
+    expect(loops.filter(has_text="tax filing").locator(".due")).to_have_text("due next session")
+    page.screenshot(path=str(shots / "viewer-near.png"))
+
+    # LongTerm: evidence and status; a click shows the chain and the sources.
+    _tab(page, "long")
+    facts = page.locator("#long-list .long-row")
+    expect(facts).to_have_count(5)
+    f = seeded.facts
+    expect(facts.filter(has_text=f["postgres"].content)).to_contain_text("evidence ×7")
+    expect(facts.filter(has_text=f["vim"].content)).to_have_attribute("data-status", "superseded")
+    expect(facts.filter(has_text=f["deploys"].content)).to_have_attribute("data-status", "demoted")
+    facts.filter(has_text=f["neovim"].content).click()
+    chain = page.locator("#fact-chain li")
+    expect(chain).to_have_count(2)
+    assert chain.evaluate_all("els => els.map(e => e.dataset.id)") == [f["vim"].id, f["neovim"].id]
+    expect(chain.nth(1)).to_have_class("current")
+    derived = page.locator("#derived-from li")
+    expect(derived).to_have_count(2)
+    expect(derived.nth(0)).to_contain_text(SHORT[15][0])
+    expect(derived.nth(1)).to_contain_text(seeded.journal_id)
+    page.screenshot(path=str(shots / "viewer-long.png"))
+    chain.nth(0).locator(".text").click()  # walk back to the superseded version
+    expect(page.locator("#fact-detail .big")).to_have_text(f["vim"].content)
+    expect(page.locator("#fact-chain li.current")).to_have_attribute("data-id", f["vim"].id)
+
+    # Dreams: no consolidation run on this store yet.
+    _tab(page, "dreams")
+    expect(page.locator(".state.empty h3")).to_have_text("No runs yet")
+    page.screenshot(path=str(shots / "viewer-dreams.png"))
+
+    # The token stays in this tab's sessionStorage, never in localStorage or a URL.
+    assert page.evaluate("sessionStorage.getItem('halls.token')") == TOKEN
+    assert TOKEN not in json.dumps(page.evaluate("Object.assign({}, localStorage)"))
+    assert TOKEN not in page.url
+    after = viewer.requests[viewer.mark:]
+    assert after and all(r.headers.get("authorization") == f"Bearer {TOKEN}" for r in after)
+    viewer.assert_read_only()
+
+
+def test_search_shows_top_hit_with_score_breakdown(
+    viewer: Viewer, seeded_server, shots: Path
+) -> None:
+    """A long-only search ranks the current editor fact first and draws its score parts."""
+    _, seeded = seeded_server
+    page = _login(viewer)
+    _tab(page, "search")
+    for tier in ("short", "near"):
+        page.uncheck(f'input.tier[value="{tier}"]')
+    page.fill("#query", "which editor does Chad use?")
+    with page.expect_response(lambda r: urlsplit(r.url).path == "/search") as resp:
+        page.click("#search-form button[type=submit]")
+    sent = json.loads(resp.value.request.post_data or "{}")
+    assert sent["tiers"] == ["long"] and sent["query"] == "which editor does Chad use?"
+    results = resp.value.json()["results"]
+
+    hits = page.locator("#hits .hit")
+    expect(hits).to_have_count(len(results))
+    top = hits.first
+    expect(top).to_have_attribute("data-id", seeded.facts["neovim"].id)
+    expect(top.locator(".text")).to_have_text(seeded.facts["neovim"].content)
+    assert set(hits.evaluate_all("els => els.map(e => e.dataset.tier)")) == {"long"}
+    # The superseded version is left out unless asked for.
+    assert seeded.facts["vim"].id not in hits.evaluate_all("els => els.map(e => e.dataset.id)")
+
+    detail = results[0]["score_detail"]
+    parts = {
+        b.get_attribute("data-part"): b.get_attribute("data-value")
+        for b in top.locator(".bar").all()
+    }
+    for key in ("relevance", "tier_weight", "evidence", "recency", "cosine"):
+        assert float(parts[key]) == pytest.approx(detail[key]), key
+    assert float(parts["score"]) == pytest.approx(results[0]["score"])
+    # evidence x4: 1 + 0.25 ln 4 lifts the fact; the bar is drawn, not empty.
+    assert detail["evidence"] > 1.0
+    width = top.locator('.bar[data-part="evidence"] .fill').evaluate("e => e.style.width")
+    assert 50 < float(width.rstrip("%")) < 100
+    page.screenshot(path=str(shots / "viewer-search.png"))
+    viewer.assert_read_only()
+
+
+def test_wrong_or_missing_token_shows_the_401_message(viewer: Viewer) -> None:
+    """No token and a wrong token each get a 401 explanation, not a blank panel."""
+    page = viewer.page
+    page.goto(f"{viewer.server.url}/viewer")
+    error = page.locator(".state.error")
+    expect(error).to_have_attribute("data-status", "401")
+    expect(error.locator("h3")).to_have_text("This server needs a bearer token (401 Unauthorized)")
+    page.fill("#token", "not-the-token")
+    page.click("#refresh")
+    expect(error.locator("h3")).to_have_text("The bearer token was refused (401 Unauthorized)")
+    expect(page.locator("#status")).to_contain_text("401")
+    _tab(page, "search")
+    page.fill("#query", "anything")
+    page.press("#query", "Enter")
+    expect(page.locator("#search-results .state.error h3")).to_contain_text("401")
+    viewer.assert_read_only()
+
+
+def test_opened_from_disk_asks_for_the_server(viewer: Viewer) -> None:
+    """From file:// the page asks for the base URL, then reads through CORS (Origin: null)."""
+    page = _from_disk(viewer)
+    expect(page.locator("#welcome-base")).to_have_value("http://127.0.0.1:7420")
+    page.fill("#welcome-base", viewer.server.url)
+    page.fill("#welcome-token", TOKEN)
+    page.click("#welcome-form button[type=submit]")
+    expect(page.locator("#status")).to_contain_text("connected")
+    page.select_option("#store", STORE)
+    expect(page.locator("#short-list .short-row")).to_have_count(25)
+    assert page.evaluate("localStorage.getItem('halls.base')") == viewer.server.url
+    viewer.assert_read_only()
+
+
+def test_server_down_shows_a_clear_message(viewer: Viewer) -> None:
+    """A base URL where nothing listens says it cannot reach halls, and how to fix it."""
+    page = _from_disk(viewer)
+    dead = f"http://127.0.0.1:{free_port()}"
+    page.fill("#welcome-base", dead)
+    page.click("#welcome-form button[type=submit]")
+    error = page.locator(".state.error")
+    expect(error.locator("h3")).to_have_text(f"Cannot reach halls at {dead}")
+    expect(error).to_contain_text('cors_origins: ["null"]')
+    expect(page.locator("#status")).to_have_text("offline")
+    # Nothing listened, so no request ever reached a server.
+    assert all(r.method == "GET" for r in viewer.requests if r.url.startswith("http"))
+
+
+def test_empty_store_shows_empty_states(viewer: Viewer) -> None:
+    """A store with only a short note shows explained empty states for loops and facts."""
+    page = _login(viewer, store="work")
+    expect(page.locator("#short-list .short-row")).to_have_count(1)
+    _tab(page, "near")
+    expect(page.locator(".state.empty h3")).to_have_text("No open loops")
+    _tab(page, "long")
+    expect(page.locator(".state.empty h3")).to_have_text("No long-term facts yet")
+    _tab(page, "search")
+    expect(page.locator(".state.empty h3")).to_have_text("Search every tier at once")
+    viewer.assert_read_only()
+
