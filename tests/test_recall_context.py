@@ -144,3 +144,67 @@ def test_search_refuses_an_unknown_retriever_over_http(server, store_name) -> No
     r = c.post("/search", params={"store": store_name}, json={"query": "x", "retriever": "magic"})
     assert 400 <= r.status_code < 500
     assert "error" in r.json() and "Traceback" not in r.text
+
+
+def test_query_dates_become_windows() -> None:
+    """Day, month-and-year, bare month and year phrasings each give their span."""
+    from datetime import UTC, datetime
+
+    from halls.recall.when import windows
+
+    def ts(*a: int) -> float:
+        return datetime(*a, tzinfo=UTC).timestamp()
+
+    (day,) = windows("What did Mel paint on October 13, 2023?")
+    assert (day.start, day.end) == (ts(2023, 10, 13), ts(2023, 10, 14))
+    assert windows("found on 1 February, 2023")[0].start == ts(2023, 2, 1)
+    (month,) = windows("her workout class in December 2023")
+    assert (month.start, month.end) == (ts(2023, 12, 1), ts(2024, 1, 1))
+    assert windows("camping in June")[0].month == 6
+    assert windows("the beach in 2023")[0].start == ts(2023, 1, 1)
+    assert windows("May I ask what she likes?") == []
+    assert windows("on 31 February, 2023") == []
+
+
+def test_time_bonus_is_full_inside_and_halves_outside() -> None:
+    """Inside a named day: time_weight; one half-life after it: half of that."""
+    from halls.recall.when import time_bonus, windows
+
+    cfg = RecallSettings(time_weight=0.2, time_half_life_days=7)
+    (day,) = windows("on 13 October 2023")
+    assert day.start is not None and day.end is not None
+    assert time_bonus(day.start + 3600, [day], cfg) == pytest.approx(0.2)
+    assert time_bonus(day.end + 7 * 86400, [day], cfg) == pytest.approx(0.1)
+    assert time_bonus(day.start, [], cfg) == 0.0
+
+
+def test_speaker_labels_match_names_in_the_query() -> None:
+    """'Caroline: ...' is said by Caroline; a colon later in a sentence is no label."""
+    from halls.recall.context import query_words, speaker_bonus, speaker_of
+
+    cfg = RecallSettings(speaker_weight=0.2)
+    assert speaker_of("Caroline: I went to a support group") == {"caroline"}
+    assert speaker_of("user: remind me at 9:30") == {"user"}
+    assert speaker_of("The plan was simple and we followed it: ship on Friday") == frozenset()
+    assert speaker_of("no label here") == frozenset()
+    words = query_words("What is Caroline's identity?")
+    assert speaker_bonus("Caroline: I am a transgender woman", words, cfg) == 0.2
+    assert speaker_bonus("Melanie: that is great", words, cfg) == 0.0
+
+
+def test_speaker_and_date_bonuses_show_in_score_detail(memory, store_name) -> None:
+    """A turn by the named speaker on the named day carries both bonuses, explained."""
+    memory.remember_many(
+        [_entry("Melanie: I painted a lake at sunrise.", "2023-10-13T15:00:00Z"),
+         _entry("Caroline: I painted my first portrait.", "2023-03-02T15:00:00Z")],
+        store=store_name,
+    )
+    hits = memory.search("What did Melanie paint on October 13, 2023?", store=store_name)
+    top = hits[0]
+    assert top.content.startswith("Melanie:")
+    assert top.score_detail["speaker"] > 0 and top.score_detail["time"] > 0
+    other = next(h for h in hits if h.content.startswith("Caroline:"))
+    assert other.score_detail["speaker"] == 0 and other.score_detail["time"] < 0.01
+    plain = memory.search("What did Melanie paint on October 13, 2023?", store=store_name,
+                          retriever="fused")
+    assert all(h.score_detail["speaker"] == 0 and h.score_detail["time"] == 0 for h in plain)

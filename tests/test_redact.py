@@ -102,3 +102,9 @@ def test_redaction_is_idempotent() -> None:
     twice, n2 = redact(once)
     assert n1 == 4
     assert (twice, n2) == (once, 0)
+
+
+def test_a_bare_token_count_is_not_a_secret() -> None:
+    """'max token: 512' is prose about tokens, not a credential: it stays."""
+    text = "set max token: 512 and token=4 per step"
+    assert redact(text) == (text, 0)

@@ -31,6 +31,7 @@ from halls.viewer import viewer_html
 
 TOKEN = "viewer-test-token"
 STORE = "chad"
+DREAMS = "dreams"
 HTML = REPO / "src" / "halls" / "viewer" / "halls.html"
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # The launch flags that work in a container: no sandbox, GPU, QUIC or
@@ -87,10 +88,7 @@ PINNED = "Chad prefers absolute paths in configs"
 
 @dataclass
 class Seeded:
-    short_ids: list[str]
-    loops: dict[str, str]  # intent -> id
-    facts: dict[str, LongFact]  # name -> fact
-    neovim_short: str
+    facts: dict[str, LongFact]  # by a short name
     journal_id: str
 
 
@@ -142,7 +140,7 @@ def _seed(data_dir: Path, embedder: LocalEmbedder) -> Seeded:
             [NewJournal(content="user: I switched to Neovim last month", role="user")],
             store=STORE,
         )[0].id
-        loops = {}
+        done = None
         for intent, kw in [
             ("Send the Q3 report draft to Dana", {"trigger_type": "manual"}),
             ("Ask Chad how the tax filing went", {"trigger_type": "session"}),
@@ -152,8 +150,9 @@ def _seed(data_dir: Path, embedder: LocalEmbedder) -> Seeded:
                                            "trigger_value": _ago(days=-3)}),
             ("Bring up the flaky upload test", {"trigger_type": "topic", "topic": "ci"}),
         ]:
-            loops[intent] = m.add_loop(intent, store=STORE, **kw).id
-        m.complete_loop(loops["Send the Q3 report draft to Dana"], store=STORE)
+            loop = m.add_loop(intent, store=STORE, **kw)
+            done = done or loop.id
+        m.complete_loop(done, store=STORE)  # the first one, sent to Dana
         m.remember("A note in another store", store="work")
 
     now = datetime.now(UTC)
@@ -191,7 +190,7 @@ def _seed(data_dir: Path, embedder: LocalEmbedder) -> Seeded:
             store.add_fact(facts[key], vec)
     finally:
         store.close()
-    return Seeded(short_ids, loops, facts, short_ids[15], journal_id)
+    return Seeded(facts, journal_id)
 
 
 @pytest.fixture(scope="module")
@@ -211,6 +210,30 @@ def seeded_server(
     )
     yield live, seeded
     live.stop()
+
+
+@pytest.fixture(scope="module")
+def dreamed(seeded_server) -> list[dict]:
+    """Two consolidation runs on store "dreams" (promote and expire, then supersede),
+    made by the test's own client: the page itself never asks for a run."""
+    server, _ = seeded_server
+    c = server.client()
+    where = {"store": DREAMS}
+    lapsed = {"intent": "Ask about the offsite", "expires_at": "2020-01-01T00:00:00Z"}
+    assert c.post("/near", params=where, json=lapsed).status_code == 201
+    for batch in [
+        ["Standup is at 9:30", "The CI runner has 2 cores"],
+        ["The CI runner now has 4 cores", "Standup is at 10:00 now"],
+    ]:
+        r = c.post("/short/batch", params=where, json={"items": [{"content": t} for t in batch]})
+        assert r.status_code == 201, r.text
+        hints = {"summary": "CI work", "promote_hints": ["CI runner", "Standup"]}
+        assert c.post("/brief", params=where, json=hints).status_code == 201
+        r = c.post("/consolidate/run", params=where, json={})
+        assert r.status_code == 201, r.text
+    r = c.get("/consolidate/runs", params=where)
+    assert r.status_code == 200, r.text
+    return r.json()["runs"]  # type: ignore[no-any-return]
 
 
 @pytest.fixture(scope="module")
@@ -272,6 +295,13 @@ def _from_disk(v: Viewer) -> Page:
     return page
 
 
+def _shot(page: Page, path: Path) -> None:
+    """A screenshot without hover or focus rings left over from the last click."""
+    page.mouse.move(0, 0)
+    page.evaluate("document.activeElement && document.activeElement.blur()")
+    page.screenshot(path=str(path))
+
+
 def _tab(page: Page, name: str) -> None:
     page.click(f'.tabs button[data-tab="{name}"]')
 
@@ -309,7 +339,7 @@ def test_each_tab_shows_the_seeded_memories(viewer: Viewer, seeded_server, shots
     # Seeded 3 hours apart, the newest 3 hours ago.
     expect(top.locator(".age")).to_have_text("3h ago")
     expect(rows.nth(1).locator(".age")).to_have_text("6h ago")
-    page.screenshot(path=str(shots / "viewer-short.png"))
+    _shot(page, shots / "viewer-short.png")
     page.click(".pager .next")
     expect(rows).to_have_count(len(SHORT) - 25)
     assert rows.locator(".text").all_inner_texts() == newest_first[25:]
@@ -330,7 +360,8 @@ def test_each_tab_shows_the_seeded_memories(viewer: Viewer, seeded_server, shots
         re.compile(r"due in (3d|2d 23h)")  # seeded three days ahead, a few seconds ago
     )
     expect(loops.filter(has_text="tax filing").locator(".due")).to_have_text("due next session")
-    page.screenshot(path=str(shots / "viewer-near.png"))
+    expect(page.locator("#panel")).not_to_contain_text("null")
+    _shot(page, shots / "viewer-near.png")
 
     # LongTerm: evidence and status; a click shows the chain and the sources.
     _tab(page, "long")
@@ -349,15 +380,14 @@ def test_each_tab_shows_the_seeded_memories(viewer: Viewer, seeded_server, shots
     expect(derived).to_have_count(2)
     expect(derived.nth(0)).to_contain_text(SHORT[15][0])
     expect(derived.nth(1)).to_contain_text(seeded.journal_id)
-    page.screenshot(path=str(shots / "viewer-long.png"))
+    _shot(page, shots / "viewer-long.png")
     chain.nth(0).locator(".text").click()  # walk back to the superseded version
     expect(page.locator("#fact-detail .big")).to_have_text(f["vim"].content)
     expect(page.locator("#fact-chain li.current")).to_have_attribute("data-id", f["vim"].id)
 
-    # Dreams: no consolidation run on this store yet.
+    # Dreams: no consolidation has run on this store.
     _tab(page, "dreams")
     expect(page.locator(".state.empty h3")).to_have_text("No runs yet")
-    page.screenshot(path=str(shots / "viewer-dreams.png"))
 
     # The token stays in this tab's sessionStorage, never in localStorage or a URL.
     assert page.evaluate("sessionStorage.getItem('halls.token')") == TOKEN
@@ -405,7 +435,38 @@ def test_search_shows_top_hit_with_score_breakdown(
     assert detail["evidence"] > 1.0
     width = top.locator('.bar[data-part="evidence"] .fill').evaluate("e => e.style.width")
     assert 50 < float(width.rstrip("%")) < 100
-    page.screenshot(path=str(shots / "viewer-search.png"))
+    _shot(page, shots / "viewer-search.png")
+    viewer.assert_read_only()
+
+
+def test_dreams_tab_shows_runs_and_their_actions(
+    viewer: Viewer, dreamed: list[dict], shots: Path
+) -> None:
+    """Dreams lists the runs newest first with their counts, and opens one to its actions."""
+    page = _login(viewer, store=DREAMS)
+    _tab(page, "dreams")
+    runs = page.locator("#runs .run")
+    expect(runs).to_have_count(len(dreamed))
+    assert runs.evaluate_all("els => els.map(e => e.dataset.id)") == [r["id"] for r in dreamed]
+    for row, run in zip(runs.all(), dreamed, strict=True):
+        for kind, n in run["counts"].items():
+            chips = row.locator(".counts .chip", has_text=kind.replace("_", " "))
+            expect(chips).to_have_count(1 if n else 0)
+            if n:
+                expect(chips).to_have_text(f"{kind.replace('_', ' ')} {n}")
+        expect(row.locator(".side .chip")).to_have_text(run["status"])
+    newest = runs.first
+    newest.locator(".run-toggle").click()
+    actions = newest.locator("tr.action")
+    expect(actions).to_have_count(len(dreamed[0]["actions"]))
+    for tr, action in zip(actions.all(), dreamed[0]["actions"], strict=True):
+        expect(tr).to_have_attribute("data-kind", action["kind"])
+        expect(tr).to_have_attribute("data-target", action["target_id"])
+        expect(tr.locator(".before")).to_contain_text(action["before"]["content"])
+        expect(tr.locator(".after")).to_contain_text(action["after"]["content"])
+    assert "supersede" in {a["kind"] for a in dreamed[0]["actions"]}
+    expect(page.locator("#panel")).not_to_contain_text("null")
+    _shot(page, shots / "viewer-dreams.png")
     viewer.assert_read_only()
 
 

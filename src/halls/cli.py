@@ -312,7 +312,7 @@ def _sizes(_ctx: click.Context, _param: click.Parameter, value: str) -> list[int
 @click.option("--batch", default=500, show_default=True, type=click.IntRange(1, 1000),
               help="Memories per POST /short/batch.")
 @click.option("--seed", default=7, show_default=True, type=int, help="Seed of the text generator.")
-@click.option("--url", help="Benchmark this running server, in a new store, instead of starting one.")
+@click.option("--url", help="Benchmark this running server (in a new store); default: start one.")
 @click.option("--token", help="Bearer token for --url.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
 def bench_perf(
@@ -347,7 +347,7 @@ def bench_perf(
 
             if url is None:
                 bar.console.print("starting a halls server on a temporary data directory...")
-            with perf.live_server() if url is None else nullcontext(url) as target:
+            with perf.live_server() if url is None else nullcontext(perf.Server(url)) as target:
                 result = perf.run(
                     target, sizes=sizes, queries=queries, batch=batch, seed=seed,
                     token=token, progress=progress,
@@ -543,6 +543,26 @@ def bench_locomo(
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         click.echo(f"wrote {out}", err=True)
 
+
+
+
+@bench.command("consolidate")
+@click.option("--entries", default=10_000, show_default=True, type=click.IntRange(100, 1_000_000),
+              help="Short-term entries in the store before the run.")
+@click.option("--seed", default=7, show_default=True, type=int, help="Seed of the text generator.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+def bench_consolidate(entries: int, seed: int, out: Path | None) -> None:
+    """Time one heuristic consolidation run over a store of N short-term entries."""
+    from halls.bench import consolidate as bench_mod
+
+    result = bench_mod.run(entries, seed, progress=lambda m: click.echo(m, err=True))
+    click.echo(f"heuristic run over {result['entries']} entries: {result['run_seconds']} s "
+               f"({result['entries_per_second']} entries/s); ingest took "
+               f"{result['ingest_seconds']} s")
+    click.echo("actions: " + ", ".join(f"{k} {v}" for k, v in result["actions"].items()))
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)
 
 
 # -- the consolidator: run it, review runs, revert one; and the operator's purge --

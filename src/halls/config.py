@@ -74,6 +74,17 @@ class RecallSettings(BaseModel):
     context_candidates: int = Field(default=50, ge=0, le=1000)
     episode_weight: float = Field(default=0.3, ge=0)
     episode_gap_seconds: float = Field(default=1800.0, ge=0)
+    # A memory whose content starts with a speaker label ("Caroline: ...")
+    # gains speaker_weight when the query names that speaker.
+    speaker_weight: float = Field(default=0.2, ge=0)
+    # A memory that happened within a date the query names ("on 13 October
+    # 2023", "in July 2023", "in June") gains time_weight; outside the window
+    # the bonus halves every time_half_life_days.
+    time_weight: float = Field(default=0.2, ge=0)
+    time_half_life_days: float = Field(default=7.0, gt=0)
+    # Only this many of the most relevant candidates (at least 3 x n_results)
+    # are read from the store and weighed by tier, evidence and recency.
+    weigh_candidates: int = Field(default=100, ge=1, le=5000)
 
 
 class StorageSettings(BaseModel):

@@ -29,7 +29,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "password",
         re.compile(
-            r"(?i)\b(?P<key>pass(?:word|wd)?|pwd|secret|api[_-]?key|access[_-]?token|token)"
+            r"(?i)\b(?P<key>pass(?:word|wd)?|pwd|secret|api[_-]?key|(?:access|auth|refresh|api)[_-]?token)"
             r"(?P<sep>\s*[=:]\s*)(?P<val>\"[^\"]+\"|'[^']+'|\S+)"
         ),
     ),

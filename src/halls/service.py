@@ -45,8 +45,9 @@ from halls.models import (
     to_datetime,
 )
 from halls.recall import Candidate, query_terms, rank
-from halls.recall.context import Boost, Placed, boosts
+from halls.recall.context import Boost, Placed, boosts, query_words, speaker_bonus
 from halls.recall.fusion import RETRIEVERS, Normaliser, Signals, fuse, signals
+from halls.recall.when import time_bonus, windows
 from halls.redact import redact
 from halls.registry import StoreRegistry, check_store_name
 from halls.store.base import Match, Store
@@ -447,13 +448,23 @@ class Memory:
         found = signals(text_hits, dense_hits)
         if cfg.fusion == "score" and text_hits and dense_hits:
             missing = [i for i, sig in found.items() if sig.cosine is None]
-            for w in s.around(missing, 0, filt):
-                found[w.id].cosine = float(w.vector @ vector)
+            filled = s.around(missing, 0, filt)
+            if filled:
+                cosines = np.stack([w.vector for w in filled]) @ vector
+                for w, cosine in zip(filled, cosines.tolist(), strict=True):
+                    found[w.id].cosine = cosine
         fuse(found, text_hits, dense_hits, cfg)
         boost: dict[str, Boost] = {}
         if retriever == "full" and (cfg.context_weight > 0 or cfg.episode_weight > 0):
             boost = self._context(s, found, text_hits, dense_hits, vector, filt)
-        records = s.get_records(list(found))
+        # Tier, evidence and recency weigh within about x0.6..x2, so only the
+        # best few by relevance can reach the top n: read and weigh just those.
+        bonus = {i: b.context + b.episode for i, b in boost.items()}
+        best = sorted(found, key=lambda i: (-(found[i].relevance + bonus.get(i, 0.0)), i))
+        records = s.get_records(best[: max(3 * n_results, cfg.weigh_candidates)])
+        full = retriever == "full"
+        said = query_words(query)
+        named = windows(query) if full else []
         candidates = [
             Candidate(
                 record=records[i],
@@ -464,6 +475,8 @@ class Memory:
                 relevance=sig.relevance,
                 context=boost[i].context if i in boost else 0.0,
                 episode=boost[i].episode if i in boost else 0.0,
+                speaker=speaker_bonus(getattr(records[i], "content", ""), said, cfg) if full else 0,
+                time=time_bonus(records[i].occurred_at.timestamp(), named, cfg) if named else 0,
             )
             for i, sig in found.items()
             if i in records
@@ -484,9 +497,10 @@ class Memory:
         best = sorted(found, key=lambda i: (-found[i].relevance, i))[: cfg.context_candidates]
         written = s.around(best, cfg.context_radius, filt)
         norm = Normaliser(text_hits, dense_hits, cfg) if cfg.fusion == "score" else None
-        for w in written:
-            if w.id not in found and norm is not None and norm.use_dense:
-                cosine = float(w.vector @ vector)
+        new = [w for w in written if w.id not in found]
+        if new and norm is not None and norm.use_dense:
+            cosines = np.stack([w.vector for w in new]) @ vector
+            for w, cosine in zip(new, cosines.tolist(), strict=True):
                 found[w.id] = Signals(cosine=cosine, relevance=norm.relevance(None, cosine))
         placed = [Placed(w.id, w.tier, w.position, w.occurred_at) for w in written]
         return boosts({i: sig.relevance for i, sig in found.items()}, placed, cfg)

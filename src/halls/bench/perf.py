@@ -21,6 +21,8 @@ import time
 import uuid
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
+from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -81,9 +83,30 @@ def _free_port() -> int:
         return int(sock.getsockname()[1])
 
 
+def process_cpu_seconds(pid: int | None) -> float | None:
+    """User + system CPU time of a process (Linux), or None where unknown.
+
+    CPU time is what the figures cost the server, which stays meaningful when
+    other processes share the machine and stretch the wall-clock figures.
+    """
+    if pid is None:
+        return None
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    except (OSError, IndexError):
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+@dataclass(frozen=True)
+class Server:
+    url: str
+    pid: int | None = None
+
+
 @contextmanager
-def live_server(startup_seconds: float = 180.0) -> Iterator[str]:
-    """Start ``python -m halls serve`` on a free port and a temporary data dir; yield its URL.
+def live_server(startup_seconds: float = 180.0) -> Iterator[Server]:
+    """Start ``python -m halls serve`` on a free port and a temporary data dir.
 
     ``HALLS_*`` variables are not passed on, so that the figures are those
     of the defaults whatever the caller's environment configures.
@@ -111,7 +134,7 @@ def live_server(startup_seconds: float = 180.0) -> Iterator[str]:
         url = f"http://127.0.0.1:{port}"
         try:
             _wait_healthy(proc, url, startup_seconds, log_path)
-            yield url
+            yield Server(url, proc.pid)
         finally:
             if proc.poll() is None:
                 proc.terminate()
@@ -156,7 +179,7 @@ def latency_summary(samples_ms: Sequence[float]) -> dict[str, float]:
 
 
 def run(
-    url: str,
+    server: Server,
     *,
     sizes: Sequence[int] = DEFAULT_SIZES,
     queries: int = 200,
@@ -167,7 +190,7 @@ def run(
     token: str | None = None,
     progress: Progress | None = None,
 ) -> dict[str, Any]:
-    """Run the benchmark against the server at ``url``; return the figures."""
+    """Run the benchmark against ``server``; return the figures."""
     if not sizes or any(s <= 0 for s in sizes) or list(sizes) != sorted(set(sizes)):
         raise InvalidInput("sizes must be positive and strictly increasing")
     if not 1 <= batch <= 1000:
@@ -181,12 +204,14 @@ def run(
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     stages: list[dict[str, Any]] = []
     started = machine()
-    with httpx.Client(base_url=url, headers=headers, timeout=300) as client:
+    cpu = partial(process_cpu_seconds, server.pid)
+    with httpx.Client(base_url=server.url, headers=headers, timeout=300) as client:
         have = 0
         for size in sizes:
             phase = f"ingest {size:,}"
             todo = size - have
             report(phase, 0, todo)
+            cpu0 = cpu()
             t0 = time.perf_counter()
             while have < size:
                 n = min(batch, size - have)
@@ -201,6 +226,7 @@ def run(
                 have += n
                 report(phase, have - (size - todo), todo)
             ingest_s = time.perf_counter() - t0
+            ingest_cpu = _per_item_ms(cpu0, cpu(), todo)
             stats = _check(client.get("/stats", params={"store": store}), 200, "GET /stats")
             stored = stats["counts"]["short"]
             if stored != size:
@@ -210,7 +236,10 @@ def run(
             report(phase, 0, queries)
             warm: list[float] = []
             timings: list[float] = []
+            cpu0 = None
             for i, q in enumerate(asked):
+                if i == WARMUP_QUERIES:
+                    cpu0 = cpu()
                 t = time.perf_counter()
                 hits = _check(
                     client.post(
@@ -229,6 +258,7 @@ def run(
                     continue
                 timings.append(ms)
                 report(phase, len(timings), queries)
+            search_cpu = _per_item_ms(cpu0, cpu(), queries)
             stages.append(
                 {
                     "size": size,
@@ -237,11 +267,13 @@ def run(
                         "count": todo,
                         "seconds": round(ingest_s, 3),
                         "per_second": round(todo / ingest_s, 1),
+                        "server_cpu_ms_per_memory": ingest_cpu,
                     },
                     "search": {
                         "queries": queries,
                         "first_ms": round(warm[0], 2),
                         **latency_summary(timings),
+                        "server_cpu_ms_per_search": search_cpu,
                     },
                     "store_bytes": stats["size_bytes"],
                 }
@@ -263,19 +295,40 @@ def run(
     }
 
 
+def _per_item_ms(before: float | None, after: float | None, count: int) -> float | None:
+    if before is None or after is None:
+        return None
+    return round((after - before) * 1000 / count, 2)
+
+
 def table_rows(result: dict[str, Any]) -> list[tuple[str, ...]]:
-    """One printable row per size: size, ingest rate, search p50/p95/p99/mean."""
+    """One printable row per size, in the order of ``TABLE_HEADERS``."""
+
+    def ms(value: float | None) -> str:
+        return "-" if value is None else f"{value:.1f}"
+
     return [
         (
             f"{s['size']:,}",
             f"{s['ingest']['per_second']:,.0f}",
-            f"{s['search']['p50_ms']:.1f}",
-            f"{s['search']['p95_ms']:.1f}",
-            f"{s['search']['p99_ms']:.1f}",
-            f"{s['search']['mean_ms']:.1f}",
+            ms(s["ingest"]["server_cpu_ms_per_memory"]),
+            ms(s["search"]["p50_ms"]),
+            ms(s["search"]["p95_ms"]),
+            ms(s["search"]["p99_ms"]),
+            ms(s["search"]["mean_ms"]),
+            ms(s["search"]["server_cpu_ms_per_search"]),
         )
         for s in result["stages"]
     ]
 
 
-TABLE_HEADERS = ("memories", "ingest /s", "search p50 ms", "p95 ms", "p99 ms", "mean ms")
+TABLE_HEADERS = (
+    "memories",
+    "ingest/s",
+    "cpu ms/mem",
+    "p50 ms",
+    "p95 ms",
+    "p99 ms",
+    "mean ms",
+    "cpu ms/query",
+)

@@ -23,7 +23,13 @@ _PII: list[tuple[str, re.Pattern[str]]] = [
     ("ssn", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
     ("ssn", re.compile(r"(?i)\b(?:ssn|social security(?: number)?)\D{0,20}(\d{9})\b")),
     ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")),
-    ("phone", re.compile(r"(?<![\w-])\+?\d{1,3}[\s.-]?\(?\d{2,4}\)?[\s.-]?\d{3,4}[\s.-]?\d{3,4}\b")),
+    (
+        "phone",
+        re.compile(
+            r"(?<![\w-])(?<!\d[\s.])\+?\d{1,3}[\s.-]?\(?\d{2,4}\)?[\s.-]?\d{3,4}[\s.-]?\d{3,4}\b"
+            r"(?![\s.-]?\d)"  # not the head of a longer digit run (a card number)
+        ),
+    ),
     ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b")),
     (
         "address",

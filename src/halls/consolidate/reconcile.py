@@ -27,7 +27,8 @@ STOP = frozenset(
     "those it its he she they we i you me my his her their our your him them us be been being "
     "am is are was were do does did has have had will would should can could may might must "
     "just very really also about into over under up out some any all more most much many such "
-    "here there when while where which who whom what how why own same too".split()
+    "here there when while where which who whom what how why own same too lot lots bit "
+    "quite pretty possible whenever".split()
 )
 CHANGE = frozenset(
     "now instead anymore longer nowadays switched switch changed change moved stopped started "
@@ -96,10 +97,6 @@ class Decision:
     explicit: bool = False  # an explicit change ("now", "no longer"): needs no repetition
 
 
-def _jaccard(a: frozenset[str], b: frozenset[str]) -> float:
-    return len(a & b) / len(a | b) if a or b else 1.0
-
-
 def decide(
     text: str,
     known: list[Known],
@@ -148,10 +145,12 @@ def _against(c: Features, k: Known, match: float, related: float) -> Decision | 
         return Decision("UPDATE", k.id, f"changes {k.id}: new '{words}' ({sim})", explicit=True)
     if flipped:
         return Decision("UPDATE", k.id, f"reverses {k.id} ({sim})", explicit=True)
-    # Same subject and relation about the same thing (a shared target word)
-    # but otherwise different: "prefers tabs for Python" -> "spaces for Python".
-    # Wholly disjoint targets are two different preferences, not a change.
-    if keyed and 0.0 < _jaccard(c.target, f.target) < 0.5:
+    # Same subject and relation about the same thing (a shared target word),
+    # one target word swapped for another: "prefers tabs for Python" ->
+    # "spaces for Python". Wholly disjoint targets are two different
+    # preferences; near-identical sentences (>= 0.9) are paraphrases.
+    swapped = c.target & f.target and c.target - f.target and f.target - c.target
+    if keyed and swapped and k.similarity < 0.9:
         return Decision("UPDATE", k.id, f"same subject and relation as {k.id}, new content ({sim})")
     if k.similarity >= match:
         return Decision("NONE", k.id, f"restates {k.id} ({sim})")

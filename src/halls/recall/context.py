@@ -16,17 +16,23 @@ signals bring that context into the score, with no model and no LLM:
   relevance in its episode, so that among equal matches those of the
   conversation the question is about come first.
 
-Both act on the fused relevance of the candidates and of their neighbours
-(which the service fetches); neither can make a memory outrank the best
+- speakers: a transcript line starting with a speaker label ("Caroline:
+  ...", "user: ...") gains ``speaker_weight`` when the query names that
+  speaker: "what did Caroline research?" is about what Caroline said.
+
+All act on the fused relevance of the candidates and of their neighbours
+(which the service fetches); none can make a memory outrank the best
 direct match by more than the weights allow.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from halls.config import RecallSettings
+from halls.recall.text import STOPWORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,3 +94,27 @@ def _episode_best(
                 out[p.id] = best
             start = i
     return out
+
+
+# A transcript line's speaker label: "Caroline: ...", "user: ...", "Dr. Lee: ...".
+_LABEL = re.compile(r"^\s*([^\W\d_][\w.'’ -]{0,38}?)\s*:\s", re.UNICODE)
+_NAME = re.compile(r"[^\W\d_]+", re.UNICODE)
+
+
+def speaker_of(content: str) -> frozenset[str]:
+    """The lower-cased words of a memory's leading speaker label, if it has one."""
+    m = _LABEL.match(content)
+    if m is None:
+        return frozenset()
+    words = [w.lower() for w in _NAME.findall(m.group(1))]
+    return frozenset(w for w in words if w not in STOPWORDS) if len(words) <= 3 else frozenset()
+
+
+def query_words(query: str) -> frozenset[str]:
+    """Lower-cased words of a query, possessives stripped ("Caroline's" -> "caroline")."""
+    return frozenset(w.lower() for w in _NAME.findall(query.replace("’", "'")))
+
+
+def speaker_bonus(content: str, words: frozenset[str], cfg: RecallSettings) -> float:
+    """``speaker_weight`` when the memory was said by someone the query names."""
+    return cfg.speaker_weight if speaker_of(content) & words else 0.0

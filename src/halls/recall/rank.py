@@ -37,6 +37,8 @@ class Candidate:
     relevance: float | None = None
     context: float = 0.0
     episode: float = 0.0
+    speaker: float = 0.0
+    time: float = 0.0
 
 
 def merge(text: list[Match], dense: list[Match]) -> dict[str, dict[str, float | int]]:
@@ -81,7 +83,8 @@ def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
         relevance = rrf / (2.0 / (k + 1))
     weight, evidence = tier_weight(c.record, cfg)
     fresh = recency(c.record, now, cfg)
-    total = (relevance + c.context + c.episode) * weight * evidence * fresh
+    bonus = c.context + c.episode + c.speaker + c.time
+    total = (relevance + bonus) * weight * evidence * fresh
     r = c.record
     return Hit(
         id=r.id,
@@ -100,6 +103,8 @@ def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
             "relevance": round(relevance, 6),
             "context": round(c.context, 6),
             "episode": round(c.episode, 6),
+            "speaker": round(c.speaker, 6),
+            "time": round(c.time, 6),
             "tier_weight": weight,
             "evidence": round(evidence, 4),
             "recency": round(fresh, 4),

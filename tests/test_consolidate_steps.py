@@ -1,0 +1,160 @@
+"""The consolidator's pure steps: clustering, evidence, reconciliation, PII, briefs, decay.
+
+Vectors come from the real embedding model; nothing here touches a store.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from halls.consolidate.briefs import Phrase, completed
+from halls.consolidate.cluster import cluster, medoid
+from halls.consolidate.decay import decayed_evidence
+from halls.consolidate.evidence import DAY, evidence_count, evidence_score
+from halls.consolidate.llm import BadAnswer, FactAnswer, ForgetAnswer, parse
+from halls.consolidate.pii import classify_reason, detect, forget_class
+from halls.consolidate.reconcile import Known, decide
+
+T0 = 1_780_000_000.0
+
+
+def test_evidence_counts_days_more_than_bursts() -> None:
+    """Distinct days count 1, extra moments in a day 1/2, repeats within a minute once."""
+    assert evidence_score([T0, T0 + DAY, T0 + 2 * DAY]) == 3
+    assert evidence_score([T0, T0 + 10, T0 + 20, T0 + 50]) == 1
+    assert evidence_score([T0, T0 + 3600]) == 1.5
+    assert evidence_score([T0, T0 + 3600, T0 + 7200]) == 2
+    assert evidence_count(1.5) == 1 and evidence_count(0) == 1 and evidence_count(3.5) == 3
+
+
+def test_clusters_group_paraphrases_apart_from_other_topics(embedder) -> None:
+    """Paraphrases share a cluster (seed = a member); unrelated remarks stay alone."""
+    texts = [
+        "Chad prefers absolute paths in config files",
+        "The standup meeting moved to 9:30",
+        "Chad likes to use absolute paths in his configs",
+        "Buy milk on the way home",
+        "In configs, Chad wants paths written as absolute paths",
+        "Standup now starts at half past nine",
+    ]
+    v = embedder.embed(texts)
+    groups = sorted(sorted(g) for g in cluster(v, 0.75))
+    assert groups == [[0, 2, 4], [1, 5], [3]] or groups == [[0, 2, 4], [1], [3], [5]]
+    assert medoid(v, [0, 2, 4]) in (0, 2, 4)
+    assert cluster(np.zeros((0, 384), dtype=np.float32), 0.75) == []
+
+
+def test_a_change_never_joins_the_cluster_it_changes(embedder) -> None:
+    """'now prefers tildes' is close to 'prefers absolute paths' but is kept apart by joins."""
+    texts = ["Chad prefers absolute paths in config files",
+             "Chad now prefers tildes instead of absolute paths in configs"]
+    v = embedder.embed(texts)
+    assert float(v[0] @ v[1]) > 0.75  # the embedding alone would merge them
+
+    def joins(a: int, b: int) -> bool:
+        d = decide(texts[b], [Known("x", texts[a], float(v[a] @ v[b]))],
+                   match_threshold=0.75, related_threshold=0.55)
+        return d.kind == "NONE"
+
+    assert sorted(sorted(g) for g in cluster(v, 0.75, joins)) == [[0], [1]]
+
+
+@pytest.mark.parametrize(
+    ("fact", "candidate", "kind"),
+    [
+        ("Chad prefers absolute paths in config files",
+         "Chad likes to use absolute paths in his configs", "NONE"),
+        ("Chad prefers absolute paths in config files",
+         "Chad now prefers tildes instead of absolute paths in configs", "UPDATE"),
+        ("Chad uses Vim", "Chad no longer uses Vim", "DELETE"),
+        ("Chad uses Vim", "Chad doesn't use Vim anymore, he uses Emacs", "UPDATE"),
+        ("Chad prefers tabs for Python code", "Chad prefers spaces for Python code", "UPDATE"),
+        ("Chad prefers absolute paths in config files",
+         "Chad prefers dark mode in his editor", "ADD"),
+        ("Chad prefers absolute paths in config files", "The CI runner has 2 cores", "ADD"),
+    ],
+)
+def test_reconcile_decisions(embedder, fact, candidate, kind) -> None:
+    """Paraphrase -> NONE, explicit change -> UPDATE, retraction -> DELETE, else ADD."""
+    v = embedder.embed([fact, candidate])
+    d = decide(candidate, [Known("l_fact", fact, float(v[0] @ v[1]))],
+               match_threshold=0.75, related_threshold=0.55)
+    assert d.kind == kind, d.reason
+    assert d.target_id == (None if kind == "ADD" else "l_fact")
+
+
+def test_reconcile_with_nothing_known_adds() -> None:
+    """With no known facts every candidate is new."""
+    d = decide("anything", [], match_threshold=0.75, related_threshold=0.55)
+    assert d.kind == "ADD" and d.target_id is None
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "value"),
+    [
+        ("My SSN is 123-45-6789", "ssn", "123-45-6789"),
+        ("social security number: 123456789", "ssn", "123456789"),
+        ("card 4111 1111 1111 1111 exp 12/29", "credit_card", "4111 1111 1111 1111"),
+        ("mail me at chad@example.org", "email", "chad@example.org"),
+        ("call +1 415 555 0132 after six", "phone", "+1 415 555 0132"),
+        ("the key is sk-abcdefghijklmnopqrstuv", "api_key", "sk-abcdefghijklmnopqrstuv"),
+        ("I live at 42 Wallaby Way", "address", "42 Wallaby Way"),
+    ],
+)
+def test_pii_detector_finds_the_exact_value(text, kind, value) -> None:
+    """Each detector reports its kind and the exact text to scrub."""
+    assert (kind, value) in [(f.kind, f.value) for f in detect(text)]
+
+
+def test_pii_detector_leaves_ordinary_text_alone() -> None:
+    """Ordinary facts (times, counts, a card-length number failing Luhn) are not PII."""
+    for text in ["Standup moved to 9:30", "The CI runner has 2 cores",
+                 "order 4111 1111 1111 1112 shipped", "Chad prefers absolute paths"]:
+        assert detect(text) == [], text
+
+
+@pytest.mark.parametrize(
+    ("reason", "content", "action"),
+    [
+        ("contains my SSN", "Chad's number is on file", "purge"),
+        ("please forget", "My SSN is 123-45-6789", "purge"),
+        ("this has my home address", "Chad lives near the park", "purge"),
+        ("that is wrong", "Chad uses Vim", "demote"),
+        ("I never said that", "Chad uses Vim", "demote"),
+        ("this is outdated", "Chad uses Vim", "decay"),
+        ("meh", "Chad uses Vim", "demote"),
+    ],
+)
+def test_forget_class(reason, content, action) -> None:
+    """PII in the reason or the content purges; disputes demote; staleness decays."""
+    assert forget_class(reason, content)[0] == action
+    assert classify_reason("no longer relevant") == "stale"
+
+
+def test_decay_halves_evidence_but_keeps_one() -> None:
+    """A stale flag halves evidence, never below 1."""
+    assert [decayed_evidence(n) for n in (0, 1, 2, 5, 10)] == [1, 1, 1, 2, 5]
+
+
+def test_completed_intents_close_one_best_loop_each(embedder) -> None:
+    """An intent closes the loop it names (by id or close text), one loop per intent."""
+    loops = ["Ask how the tax filing went", "Renew the TLS cert", "Book the dentist"]
+    lv = embedder.embed(loops)
+    texts = ["asked how the tax filing went", "n_LOOP2", "something unrelated entirely"]
+    pv = embedder.embed(texts)
+    phrases = [Phrase(t, v, "b_1") for t, v in zip(texts, pv, strict=True)]
+    closed = completed(phrases, ["n_LOOP1", "n_LOOP2", "n_LOOP3"], loops, lv, 0.75)
+    assert sorted(closed) == [0, 1]
+    assert closed[0].text == texts[0] and closed[1].text == "n_LOOP2"
+
+
+def test_llm_answers_are_validated() -> None:
+    """Model answers must be JSON of the schema; code fences are tolerated."""
+    a = parse('```json\n{"fact": "x", "decision": "NONE", "target_id": "l_1"}\n```', FactAnswer)
+    assert isinstance(a, FactAnswer) and a.decision == "NONE"
+    assert parse('{"class": "pii", "reason": "ssn"}', ForgetAnswer).kind == "pii"  # type: ignore[attr-defined]
+    for bad in ['{"fact": "x"', '{"fact": "", "decision": "ADD"}', '{"fact": "x", "decision": "ok"}',
+                "[1, 2]"]:
+        with pytest.raises(BadAnswer):
+            parse(bad, FactAnswer)
