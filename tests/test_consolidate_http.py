@@ -14,8 +14,8 @@ from typing import Any
 
 import httpx
 import pytest
-from clock_server import DAY, FakeClock, InProcessServer, serve
 
+from clock_server import DAY, FakeClock, InProcessServer, serve
 from halls import Memory, Settings
 
 S = {"store": "s"}

@@ -12,11 +12,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from clock_server import DAY, FakeClock, InProcessServer, free_port, serve
+from halls import Memory, Settings
 from openai_chat_stub import ChatStub
 from test_consolidate_http import PATHS, S, facts, kinds, paraphrases, remember, state
-
-from halls import Memory, Settings
 
 
 @pytest.fixture

@@ -10,9 +10,8 @@ from pathlib import Path
 from typing import Any
 
 from clock_server import DAY, FakeClock, serve
-from test_consolidate_http import PATHS, S, facts
-
 from halls import Memory, Settings
+from test_consolidate_http import PATHS, S, facts
 
 SSN = "123-45-6789"
 

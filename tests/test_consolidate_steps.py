@@ -154,7 +154,8 @@ def test_llm_answers_are_validated() -> None:
     a = parse('```json\n{"fact": "x", "decision": "NONE", "target_id": "l_1"}\n```', FactAnswer)
     assert isinstance(a, FactAnswer) and a.decision == "NONE"
     assert parse('{"class": "pii", "reason": "ssn"}', ForgetAnswer).kind == "pii"  # type: ignore[attr-defined]
-    for bad in ['{"fact": "x"', '{"fact": "", "decision": "ADD"}', '{"fact": "x", "decision": "ok"}',
-                "[1, 2]"]:
+    bad_answers = ['{"fact": "x"', '{"fact": "", "decision": "ADD"}',
+                   '{"fact": "x", "decision": "ok"}', "[1, 2]"]
+    for bad in bad_answers:
         with pytest.raises(BadAnswer):
             parse(bad, FactAnswer)

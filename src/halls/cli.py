@@ -521,8 +521,8 @@ def bench_locomo(
                 bar.update(tasks[phase], completed=done)
 
             bar.console.print("starting a halls server on a temporary data directory...")
-            with perf.live_server() as url:
-                result = locomo.run(url, conversations, retriever=retriever,
+            with perf.live_server() as server:
+                result = locomo.run(server.url, conversations, retriever=retriever,
                                     limit_questions=limit_questions, progress=progress)
     except HallsError as exc:
         raise click.ClickException(exc.message) from None

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 from functools import lru_cache
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -141,7 +141,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
         if cand.gate is None and not (d.kind == "NONE" or d.explicit):
             continue  # not enough evidence yet: the entries wait, or age out
         why = d.reason if cand.gate is None else f"{d.reason}; promoted by {cand.gate}"
-        base = dict(
+        base: dict[str, Any] = dict(
             members=cand.ids,
             topic=cand.topic,
             evidence=evidence_count(cand.score),

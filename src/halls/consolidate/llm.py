@@ -64,7 +64,8 @@ class ChatClient:
             raise EngineUnavailable("consolidator.model_url is not set")
         self.url = cfg.model_url.rstrip("/") + "/chat/completions"
         self.model = cfg.model
-        headers = {"Authorization": f"Bearer {cfg.api_key.get_secret_value()}"} if cfg.api_key else {}
+        key = cfg.api_key.get_secret_value() if cfg.api_key else None
+        headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._http = httpx.Client(timeout=cfg.timeout_seconds, headers=headers)
 
     def ask(self, prompt: str) -> str:
@@ -72,12 +73,16 @@ class ChatClient:
             "model": self.model,
             "temperature": 0,
             "response_format": {"type": "json_object"},
-            "messages": [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}],
+            "messages": [
+                {"role": "system", "content": SYSTEM},
+                {"role": "user", "content": prompt},
+            ],
         }
         try:
             r = self._http.post(self.url, json=body)
         except httpx.HTTPError as exc:
-            raise EngineUnavailable(f"cannot reach the model endpoint ({type(exc).__name__})") from None
+            why = type(exc).__name__
+            raise EngineUnavailable(f"cannot reach the model endpoint ({why})") from None
         if r.status_code != 200:
             raise EngineUnavailable(f"the model endpoint answered HTTP {r.status_code}")
         try:
@@ -95,7 +100,7 @@ class ChatClient:
 def parse(text: str, schema: type[BaseModel]) -> BaseModel:
     try:
         data = json.loads(_FENCE.sub("", text.strip()))
-    except ValueError as exc:
+    except json.JSONDecodeError as exc:
         raise BadAnswer(f"invalid JSON ({exc.msg} at char {exc.pos})") from None
     try:
         return schema.model_validate(data)

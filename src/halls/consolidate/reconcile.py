@@ -23,27 +23,35 @@ from dataclasses import dataclass
 
 _WORD = re.compile(r"[a-z0-9~]+")
 STOP = frozenset(
-    "a an the of in on at to for from with by as and or but if then than so that this these "
-    "those it its he she they we i you me my his her their our your him them us be been being "
-    "am is are was were do does did has have had will would should can could may might must "
-    "just very really also about into over under up out some any all more most much many such "
-    "here there when while where which who whom what how why own same too lot lots bit "
-    "quite pretty possible whenever".split()
+    (  # noqa: SIM905 - a string reads better than 150 quoted words
+        "a an the of in on at to for from with by as and or but if then than so that this these "
+        "those it its he she they we i you me my his her their our your him them us be been being "
+        "am is are was were do does did has have had will would should can could may might must "
+        "just very really also about into over under up out some any all more most much many such "
+        "here there when while where which who whom what how why own same too lot lots bit "
+        "quite pretty possible whenever"
+    ).split()
 )
 CHANGE = frozenset(
-    "now instead anymore longer nowadays switched switch changed change moved stopped started "
-    "actually rather".split()
+    (  # noqa: SIM905 - as above
+        "now instead anymore longer nowadays switched switch changed change moved stopped started "
+        "actually rather"
+    ).split()
 )
-NEGATION = frozenset("not no never stopped quit without dont doesnt didnt isnt arent".split())
+NEGATION = frozenset(
+    ["not", "no", "never", "stopped", "quit", "without", "dont", "doesnt", "didnt", "isnt", "arent"]
+)
 RELATIONS = {
     **dict.fromkeys(
-        "prefer like love want favor favour enjoy choose hate dislike avoid".split(), "prefer"
+        ["prefer", "like", "love", "want", "favor", "favour", "enjoy", "choose", "hate", "dislike",
+         "avoid"],
+        "prefer",
     ),
-    **dict.fromkeys("use run".split(), "use"),
-    **dict.fromkeys("live reside".split(), "live"),
-    **dict.fromkeys("work".split(), "work"),
-    **dict.fromkeys("need require".split(), "need"),
-    **dict.fromkeys("call name".split(), "name"),
+    **dict.fromkeys(["use", "run"], "use"),
+    **dict.fromkeys(["live", "reside"], "live"),
+    **dict.fromkeys(["work"], "work"),
+    **dict.fromkeys(["need", "require"], "need"),
+    **dict.fromkeys(["call", "name"], "name"),
 }
 
 

@@ -42,7 +42,8 @@ def revert_changes(run: Run, embed: Callable[[list[str]], np.ndarray]) -> list[c
         for flag in undo.get("flags", ()):
             out.append(ch.SetFlag(flag, "pending"))
         if "entry" in undo:
-            restore.append((ShortEntry.model_validate(undo["entry"]), undo.get("consolidated_into")))
+            entry = ShortEntry.model_validate(undo["entry"])
+            restore.append((entry, undo.get("consolidated_into")))
     if restore:
         vectors = embed([e.content for e, _ in restore])
         out += [

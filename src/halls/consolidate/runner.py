@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 import numpy as np
@@ -57,6 +58,15 @@ def loop_view(loop: OpenLoop) -> dict[str, Any]:
 def short_view(e: ShortEntry) -> dict[str, Any]:
     return {"id": e.id, "content": e.content, "topic": e.topic,
             "occurred_at": e.occurred_at.isoformat()}
+
+
+def _at(ts: float) -> datetime:
+    """A time that is never None (``to_datetime`` is Optional for nullable columns)."""
+    return datetime.fromtimestamp(ts, tz=UTC)
+
+
+def _derived(fact_id: str, sources: list[str]) -> ch.AddEdges:
+    return ch.AddEdges(tuple((fact_id, s, "derived_from") for s in sources))
 
 
 class Runner:
@@ -123,7 +133,8 @@ class Runner:
                 self.store.purge(**purge)
             except Exception as exc:
                 log.exception("purge in run %s failed", run.id)
-                run.status, run.error = "failed", f"purge failed ({type(exc).__name__}); retried next run"
+                run.status = "failed"
+                run.error = f"purge failed ({type(exc).__name__}); retried next run"
                 self.store.save_run(run)
                 raise ConsolidationFailed(f"run {run.id}: {run.error}") from None
         return run
@@ -184,7 +195,7 @@ class Runner:
         loops = {loop.id: loop for loop in inputs.loops}
         entries = dict(zip((e.id for e in inputs.entries),
                            zip(inputs.entries, inputs.consolidated, strict=True), strict=True))
-        when = to_datetime(now)
+        when = _at(now)
         actions: list[Action] = []
         changes: list[ch.Change] = []
         aged: list[str] = []
@@ -192,10 +203,8 @@ class Runner:
                                        "flags": []}
         for p in proposals:
             sources = [*p.members, *p.journal]
-            edges = lambda fid, srcs=sources: ch.AddEdges(  # noqa: E731
-                tuple((fid, s, "derived_from") for s in srcs)
-            )
-            common = dict(reason=p.reason, inputs=sources, engine_note=p.note)
+            common: dict[str, Any] = {"reason": p.reason, "inputs": sources,
+                                      "engine_note": p.note}
             if p.kind in ("promote", "supersede"):
                 fid = p.target_id if p.kind == "promote" else p.new_id
                 old = facts.get(p.target_id) if p.kind == "supersede" else None
@@ -204,13 +213,13 @@ class Runner:
                     content=p.text or "",
                     topic=p.topic,
                     evidence_count=max(p.evidence, 1),
-                    first_seen=to_datetime(p.first_seen or now),
+                    first_seen=_at(p.first_seen or now),
                     last_confirmed=when,
                     status="active",
                     supersedes=old.id if old else None,
                     derived_from=sources,
                     created_at=when,
-                    occurred_at=to_datetime(p.last_seen or now),
+                    occurred_at=_at(p.last_seen or now),
                 )
                 assert p.vector is not None
                 if old is not None:
@@ -218,11 +227,11 @@ class Runner:
                     facts[old.id] = retired
                     changes.append(ch.SetFact(retired))
                 changes += [ch.AddFact(new, np.asarray(p.vector, dtype=np.float32)),
-                            ch.MarkShort(tuple(p.members), fid), edges(fid)]
+                            ch.MarkShort(tuple(p.members), fid), _derived(fid, sources)]
                 if old is not None:
                     changes.append(ch.AddEdges(((fid, old.id, "supersedes"),)))
                 facts[fid] = new
-                undo = {"members": p.members, "new_fact": fid}
+                undo: dict[str, Any] = {"members": p.members, "new_fact": fid}
                 if old is not None:
                     undo["fact"] = old.model_dump(mode="json")
                 actions.append(Action(kind=p.kind, target_id=p.target_id,  # type: ignore[arg-type]
@@ -231,15 +240,17 @@ class Runner:
             elif p.kind in ("confirm", "obsolete"):
                 old = facts[p.target_id]
                 if p.kind == "confirm":
-                    upd = {"evidence_count": old.evidence_count + max(p.evidence, 1),
-                           "last_confirmed": when,
-                           "derived_from": list(dict.fromkeys([*old.derived_from, *sources]))}
+                    upd: dict[str, Any] = {
+                        "evidence_count": old.evidence_count + max(p.evidence, 1),
+                        "last_confirmed": when,
+                        "derived_from": list(dict.fromkeys([*old.derived_from, *sources])),
+                    }
                 else:
                     upd = {"status": "superseded", "superseded_by": None}
                 new = old.model_copy(update=upd)
                 facts[old.id] = new
                 changes += [ch.SetFact(new), ch.MarkShort(tuple(p.members), old.id),
-                            edges(old.id)]
+                            _derived(old.id, sources)]
                 actions.append(Action(kind=p.kind, target_id=old.id,  # type: ignore[arg-type]
                                       before=fact_view(old), after=fact_view(new),
                                       undo={"fact": old.model_dump(mode="json"),

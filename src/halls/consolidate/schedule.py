@@ -53,7 +53,9 @@ class Scheduler:
 
     def start(self) -> None:
         if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="halls-consolidator", daemon=True)
+            self._thread = threading.Thread(
+                target=self._loop, name="halls-consolidator", daemon=True
+            )
             self._thread.start()
 
     def stop(self, timeout: float = 30.0) -> None:

@@ -17,6 +17,7 @@ from halls.embed.base import normalise
 from halls.errors import EmbeddingFailed
 
 PACKAGED = "all-MiniLM-L6-v2"
+SMALL_INPUT = 4
 
 
 def packaged_model_path() -> Path:
@@ -31,6 +32,12 @@ class LocalEmbedder:
         # that would like to check for a newer revision.
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        # Idle OpenMP threads sleep instead of spinning (read once, when torch
+        # loads). A spinning thread holds a core that SQLite, the event loop or
+        # another process needs: on a busy 2-core machine searches ran 5-10x
+        # slower with it. The cost, a wake-up per parallel region, is why
+        # short inputs run on one thread below.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from sentence_transformers import SentenceTransformer
         from transformers.utils import logging as hf_logging
 
@@ -49,6 +56,9 @@ class LocalEmbedder:
         dim = getter()
         self._dim = int(dim) if dim else int(self._model.encode(["x"]).shape[1])
         self._batch_size = batch_size
+        import torch
+
+        self._threads = torch.get_num_threads()
         self._model.eval()
         # sentence-transformers 6 renamed tokenize() to preprocess().
         self._tokenize = getattr(self._model, "preprocess", None) or self._model.tokenize
@@ -79,7 +89,12 @@ class LocalEmbedder:
         # last float bit or so (it normalises once less).
         order = np.argsort([-len(t) for t in texts])
         out = np.empty((len(texts), self._dim), dtype=np.float32)
+        # A query or two is a hundred tiny matrix products: waking a second
+        # thread for each costs more than it saves. Batches use every thread.
+        threads = 1 if len(texts) <= SMALL_INPUT else self._threads
         with self._lock, torch.inference_mode():
+            if torch.get_num_threads() != threads:
+                torch.set_num_threads(threads)
             for start in range(0, len(texts), self._batch_size):
                 chosen = order[start : start + self._batch_size]
                 features = self._tokenize([texts[i] for i in chosen])

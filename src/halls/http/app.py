@@ -11,11 +11,11 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from halls import __version__
+from halls.consolidate.schedule import start_scheduler
 from halls.http import errors
 from halls.http.middleware import BearerAuth, BodyLimit
-from halls.http.routes import context, journal, long, near, recall, short, system, viewer
 from halls.http.routes import consolidate as consolidate_routes
-from halls.consolidate.schedule import start_scheduler
+from halls.http.routes import context, journal, long, near, recall, short, system, viewer
 from halls.service import Memory
 
 log = logging.getLogger("halls.http")

@@ -4,8 +4,9 @@
 
 - relevance: the fused relevance of the BM25 and dense searches, in
   [0, 1] (``halls.recall.fusion``: normalised scores by default, or
-  reciprocal-rank fusion), plus the context and episode bonuses of
-  ``halls.recall.context`` when the full retriever is used.
+  reciprocal-rank fusion), plus, with the full retriever, the context,
+  episode and speaker bonuses of ``halls.recall.context`` and the date
+  bonus of ``halls.recall.when``.
 - tier_weight: short 1.0, near 0.9, long 0.8 (configurable).
 - evidence (long only): 1 + gain x ln(evidence_count), so a fact confirmed
   10 times outranks a one-off mention; a demoted fact is multiplied by

@@ -77,4 +77,7 @@ class AddEdges:
     edges: tuple[tuple[str, str, str], ...]
 
 
-Change = AddFact | SetFact | DeleteFact | MarkShort | DeleteShort | RestoreShort | SetLoop | SetFlag | AddEdges
+Change = (
+    AddFact | SetFact | DeleteFact | MarkShort | DeleteShort | RestoreShort | SetLoop | SetFlag
+    | AddEdges
+)
