@@ -360,7 +360,8 @@ def bench_perf(
         table.add_column(header, justify="right")
     for row in perf.table_rows(result):
         table.add_row(*row)
-    Console().print(table)
+    # Piped output would be cut to 80 columns; the table needs a little more.
+    Console(width=None if sys.stdout.isatty() else 110).print(table)
     if out is not None:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         click.echo(f"wrote {out}", err=True)

@@ -442,8 +442,8 @@ class Memory:
         s = self._embedding_store(store)
         cfg = self.settings.recall
         pool = max(cfg.candidates, n_results)
-        vector = self._embed([query])[0]
         text_hits = s.text_search(query_terms(query), filt, pool) if retriever != "dense" else []
+        vector = self._embed([query])[0] if retriever != "bm25" else np.zeros(0, np.float32)
         dense_hits = s.vector_search(vector, filt, pool) if retriever != "bm25" else []
         found = signals(text_hits, dense_hits)
         if cfg.fusion == "score" and text_hits and dense_hits:

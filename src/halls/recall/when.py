@@ -58,8 +58,8 @@ def windows(query: str) -> list[Window]:
 
 def _window(parts: dict[str, str | None]) -> Window | None:
     month = _MONTHS.get((parts.get("month") or "").lower())
-    year = int(parts["year"]) if parts.get("year") else None
-    day = int(parts["day"]) if parts.get("day") else None
+    year = int(parts.get("year") or 0) or None
+    day = int(parts.get("day") or 0) or None
     try:
         if year and month and day:
             start = datetime(year, month, day, tzinfo=UTC)
