@@ -8,8 +8,7 @@ import pytest
 
 from halls.config import RecallSettings
 from halls.models import LongFact, OpenLoop, Record, ShortEntry, new_id, to_datetime
-from halls.recall.rank import DAY, Candidate, merge, rank, recency, score, tier_weight
-from halls.store.base import Match
+from halls.recall.rank import DAY, Candidate, rank, recency, score, tier_weight
 
 NOW = 1_700_000_000.0
 CFG = RecallSettings()
@@ -50,16 +49,12 @@ def cand(record: Record, bm25_rank: int | None = 1, dense_rank: int | None = 1) 
     )
 
 
-def test_merge_gives_one_based_ranks_from_both_lists() -> None:
-    """merge() keeps each id once with its 1-based rank and raw score per list."""
-    text = [Match("a", "short", 9.0), Match("b", "short", 4.0)]
-    dense = [Match("b", "short", 0.9), Match("c", "near", 0.5)]
-    merged = merge(text, dense)
-    assert merged == {
-        "a": {"bm25_rank": 1, "bm25": 9.0},
-        "b": {"bm25_rank": 2, "bm25": 4.0, "dense_rank": 1, "cosine": 0.9},
-        "c": {"dense_rank": 2, "cosine": 0.5},
-    }
+def test_superseded_fact_ranks_below_its_replacement() -> None:
+    """With include_superseded, history (better evidenced) still ranks below the current fact."""
+    old = fact(evidence=5, status="superseded")
+    new = fact(evidence=1)
+    hits = rank([cand(old, 1, 1), cand(new, 2, 2)], NOW, CFG, 2)
+    assert [h.id for h in hits] == [new.id, old.id]
 
 
 def test_relevance_is_one_for_first_in_both_lists() -> None:

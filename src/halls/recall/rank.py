@@ -9,8 +9,8 @@
   bonus of ``halls.recall.when``.
 - tier_weight: short 1.0, near 0.9, long 0.8 (configurable).
 - evidence (long only): 1 + gain x ln(evidence_count), so a fact confirmed
-  10 times outranks a one-off mention; a demoted fact is multiplied by
-  ``demoted_factor`` and sinks below every active one.
+  10 times outranks a one-off mention; a demoted or superseded fact is
+  multiplied by ``demoted_factor`` and sinks below every active one.
 - recency: (1 - w) + w x 0.5^(age / half_life), a mild boost in [1 - w, 1]
   from the time the thing happened (a fact: when it was last confirmed).
 """
@@ -22,7 +22,6 @@ from dataclasses import dataclass
 
 from halls.config import RecallSettings
 from halls.models import Hit, LongFact, OpenLoop, Record
-from halls.store.base import Match
 
 DAY = 86400.0
 
@@ -42,21 +41,13 @@ class Candidate:
     time: float = 0.0
 
 
-def merge(text: list[Match], dense: list[Match]) -> dict[str, dict[str, float | int]]:
-    """Per id: its 1-based rank and raw score in each list it appears in."""
-    out: dict[str, dict[str, float | int]] = {}
-    for rank, m in enumerate(text, start=1):
-        out.setdefault(m.id, {}).update(bm25_rank=rank, bm25=m.score)
-    for rank, m in enumerate(dense, start=1):
-        out.setdefault(m.id, {}).update(dense_rank=rank, cosine=m.score)
-    return out
-
-
 def tier_weight(record: Record, cfg: RecallSettings) -> tuple[float, float]:
     """(tier weight, evidence multiplier) for a record."""
     if isinstance(record, LongFact):
         evidence = 1.0 + cfg.evidence_gain * math.log(max(record.evidence_count, 1))
-        if record.status == "demoted":
+        # Demoted facts, and superseded ones (history, shown only when asked),
+        # sink below every active fact on the same subject.
+        if record.status in ("demoted", "superseded"):
             evidence *= cfg.demoted_factor
         return cfg.tier_weight_long, evidence
     if isinstance(record, OpenLoop):
