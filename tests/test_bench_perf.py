@@ -87,8 +87,8 @@ def test_cli_starts_its_own_server_and_writes_json(tmp_path: Path) -> None:
     # A server it started is measured in CPU time too.
     assert stage["ingest"]["server_cpu_ms_per_memory"] > 0
     assert stage["search"]["server_cpu_ms_per_search"] > 0
-    # Its temporary data directory is gone, server stopped.
-    assert list(scratch.iterdir()) == []
+    # Its temporary data directory is gone with the server (torch may leave a cache dir).
+    assert list(scratch.glob("halls-bench-*")) == []
 
 
 def test_cli_refuses_bad_sizes_before_starting_anything() -> None:

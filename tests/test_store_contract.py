@@ -393,6 +393,18 @@ def test_text_search_porter_stemming_and_diacritics(store: Store) -> None:
     assert text_ids(store, ["pref"]) == []
 
 
+def test_term_counts_count_records_holding_each_stemmed_term(store: Store) -> None:
+    """term_counts: searchable records in all, and per term how many hold it (stemmed)."""
+    a, b, c = short("Marley flooring for the studio"), short("floors and a studio"), short("tea")
+    store.add_short([a, b, c], np.stack([axis(0), axis(1), axis(2)]))
+    store.add_loop(loop("paint the studio"), axis(3))
+    total, df = store.term_counts(["studio", "flooring", "marley", "absent", '"'])
+    assert total == 4
+    # Porter folds "flooring" and "floors" together, as text_search does.
+    assert df == {"studio": 3, "flooring": 2, "marley": 1, "absent": 0, '"': 0}
+    assert store.term_counts([]) == (0, {})
+
+
 def test_text_search_treats_operators_as_words(store: Store) -> None:
     """FTS syntax in terms (quotes, NOT, *, :, parentheses) is literal, never an error."""
     a = short("do NOT touch the prod database")

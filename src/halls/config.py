@@ -85,6 +85,18 @@ class RecallSettings(BaseModel):
     # Only this many of the most relevant candidates (at least 3 x n_results)
     # are read from the store and weighed by tier, evidence and recency.
     weigh_candidates: int = Field(default=100, ge=1, le=5000)
+    # A question asking for a time ("When did ...", "How long ago ...") gains
+    # when_weight on memories that say when ("yesterday", "last May", "2022").
+    when_weight: float = Field(default=0.2, ge=0)
+    # Pseudo-relevance feedback: the content words of the feedback_docs best
+    # hits, weighed by how many of them hold the word x its rarity (at most
+    # feedback_terms; none held by more than feedback_max_share of the store),
+    # form a second full-text query; a memory gains feedback_weight x its
+    # score there over the best.
+    feedback_weight: float = Field(default=0.2, ge=0)
+    feedback_docs: int = Field(default=3, ge=1, le=50)
+    feedback_terms: int = Field(default=10, ge=1, le=32)
+    feedback_max_share: float = Field(default=0.01, gt=0, le=1)
 
 
 class StorageSettings(BaseModel):

@@ -12,10 +12,10 @@ import numpy as np
 from halls.config import RecallSettings
 from halls.embed import Embedder
 from halls.models import Hit, SearchFilter
-from halls.recall import Candidate, query_terms, rank
+from halls.recall import Candidate, feedback, query_terms, rank
 from halls.recall.context import Boost, Placed, boosts, query_words, speaker_bonus
 from halls.recall.fusion import Normaliser, Signals, fuse, signals
-from halls.recall.when import time_bonus, windows
+from halls.recall.when import asks_when, tells_when, time_bonus, windows
 from halls.store.base import Match, Store
 
 
@@ -36,41 +36,89 @@ def search(
     dense_hits = s.vector_search(vector, filt, pool) if retriever != "bm25" else []
     found = signals(text_hits, dense_hits)
     if cfg.fusion == "score" and text_hits and dense_hits:
-        missing = [i for i, sig in found.items() if sig.cosine is None]
-        filled = s.around(missing, 0, filt)
-        if filled:
-            cosines = np.stack([w.vector for w in filled]) @ vector
-            for w, cosine in zip(filled, cosines.tolist(), strict=True):
-                found[w.id].cosine = cosine
+        _fill_cosines(s, found, [i for i, sig in found.items() if sig.cosine is None], vector, filt)
     fuse(found, text_hits, dense_hits, cfg)
+    full = retriever == "full"
+    if full and cfg.feedback_weight > 0 and text_hits:
+        _feedback(s, cfg, found, query, text_hits, dense_hits, vector, filt)
     boost: dict[str, Boost] = {}
-    if retriever == "full" and (cfg.context_weight > 0 or cfg.episode_weight > 0):
+    if full and (cfg.context_weight > 0 or cfg.episode_weight > 0):
         boost = _context(s, cfg, found, text_hits, dense_hits, vector, filt)
     # Tier, evidence and recency weigh within about x0.6..x2, so only the
     # best few by relevance can reach the top n: read and weigh just those.
     bonus = {i: b.context + b.episode for i, b in boost.items()}
-    best = sorted(found, key=lambda i: (-(found[i].relevance + bonus.get(i, 0.0)), i))
+    best = sorted(found, key=lambda i: (-(found[i].total + bonus.get(i, 0.0)), i))
     records = s.get_records(best[: max(3 * n_results, cfg.weigh_candidates)])
-    full = retriever == "full"
     said = query_words(query)
     named = windows(query) if full else []
-    candidates = [
-        Candidate(
-            record=records[i],
-            bm25_rank=sig.bm25_rank,
-            bm25=sig.bm25,
-            dense_rank=sig.dense_rank,
-            cosine=sig.cosine,
-            relevance=sig.relevance,
-            context=boost[i].context if i in boost else 0.0,
-            episode=boost[i].episode if i in boost else 0.0,
-            speaker=speaker_bonus(getattr(records[i], "content", ""), said, cfg) if full else 0,
-            time=time_bonus(records[i].occurred_at.timestamp(), named, cfg) if named else 0,
+    when = cfg.when_weight if full and asks_when(query) else 0.0
+    candidates = []
+    for i, sig in found.items():
+        if i not in records:
+            continue
+        record = records[i]
+        content = getattr(record, "content", "")
+        at = record.occurred_at.timestamp()
+        candidates.append(
+            Candidate(
+                record=record,
+                bm25_rank=sig.bm25_rank,
+                bm25=sig.bm25,
+                dense_rank=sig.dense_rank,
+                cosine=sig.cosine,
+                relevance=sig.relevance,
+                feedback=sig.feedback,
+                context=boost[i].context if i in boost else 0.0,
+                episode=boost[i].episode if i in boost else 0.0,
+                speaker=speaker_bonus(content, said, cfg) if full else 0.0,
+                time=(time_bonus(at, named, cfg) if named else 0.0)
+                + (when if when and tells_when(content) else 0.0),
+            )
         )
-        for i, sig in found.items()
-        if i in records
-    ]
     return rank(candidates, now, cfg, n_results)
+
+
+def _fill_cosines(
+    s: Store, found: dict[str, Signals], ids: list[str], vector: np.ndarray, filt: SearchFilter
+) -> None:
+    """Give records found by full text only their real cosine, from the stored vector."""
+    filled = s.around(ids, 0, filt) if ids else []
+    if filled:
+        cosines = np.stack([w.vector for w in filled]) @ vector
+        for w, cosine in zip(filled, cosines.tolist(), strict=True):
+            found.setdefault(w.id, Signals()).cosine = cosine
+
+
+def _feedback(
+    s: Store,
+    cfg: RecallSettings,
+    found: dict[str, Signals],
+    query: str,
+    text_hits: list[Match],
+    dense_hits: list[Match],
+    vector: np.ndarray,
+    filt: SearchFilter,
+) -> None:
+    """Pseudo-relevance feedback: the best hits' rare words as a second full-text query."""
+    top = sorted(found, key=lambda i: (-found[i].relevance, i))[: cfg.feedback_docs]
+    records = s.get_records(top)
+    texts = [getattr(records[i], "content", "") for i in top if i in records]
+    shared = feedback.candidate_terms(texts, frozenset(query_terms(query)) | query_words(query))
+    total, df = s.term_counts(list(shared))
+    terms = feedback.choose(shared, df, total, cfg.feedback_terms, cfg.feedback_max_share)
+    hits = s.text_search(terms, filt, cfg.candidates) if terms else []
+    if not hits or hits[0].score <= 0:
+        return
+    new = [m.id for m in hits if m.id not in found]
+    norm = Normaliser(text_hits, dense_hits, cfg) if cfg.fusion == "score" else None
+    if new and norm is not None and norm.use_dense:
+        _fill_cosines(s, found, new, vector, filt)
+        for i in new:
+            if i in found:
+                found[i].relevance = norm.relevance(None, found[i].cosine)
+    for m in hits:
+        if m.id in found:
+            found[m.id].feedback = cfg.feedback_weight * m.score / hits[0].score
 
 
 def _context(
@@ -83,7 +131,7 @@ def _context(
     filt: SearchFilter,
 ) -> dict[str, Boost]:
     """Context and episode bonuses; the best hits' neighbours join ``found``."""
-    best = sorted(found, key=lambda i: (-found[i].relevance, i))[: cfg.context_candidates]
+    best = sorted(found, key=lambda i: (-found[i].total, i))[: cfg.context_candidates]
     written = s.around(best, cfg.context_radius, filt)
     norm = Normaliser(text_hits, dense_hits, cfg) if cfg.fusion == "score" else None
     new = [w for w in written if w.id not in found]
@@ -92,4 +140,4 @@ def _context(
         for w, cosine in zip(new, cosines.tolist(), strict=True):
             found[w.id] = Signals(cosine=cosine, relevance=norm.relevance(None, cosine))
     placed = [Placed(w.id, w.tier, w.position, w.occurred_at) for w in written]
-    return boosts({i: sig.relevance for i, sig in found.items()}, placed, cfg)
+    return boosts({i: sig.total for i, sig in found.items()}, placed, cfg)

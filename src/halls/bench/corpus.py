@@ -186,21 +186,21 @@ TEMPLATES = (
 )
 
 QUESTIONS = (
-    "What does {person} like to eat?",
-    "Where does {person} live now?",
-    "Which tool did we choose for the {project}?",
-    "what was wrong with the {project} last week",
-    "who is working on the {project} migration",
-    "Any known problems with {tool}?",
-    "When is the standup now?",
-    "What are {person}'s hobbies?",
-    "is anyone allergic to {food}",
-    "Which bug keeps coming back after upgrades?",
-    "who lives in {place}",
-    "How should I format my answers for the user?",
+    "What does {person} like to eat when working on the {project}?",
+    "Where does {person} live now, still in {place}?",
+    "Which tool did we choose for the {project} instead of {tool}?",
+    "what was wrong with the {project} last {day}",
+    "who is working on the {project} migration with {person}",
+    "Any known problems with {tool} in the {project}?",
+    "When is the standup now that {person} teaches {hobby}?",
+    "What are {person}'s hobbies besides {hobby}?",
+    "is anyone allergic to {food} at the {place} dinner",
+    "Which bug in the {project} keeps coming back after {tool} upgrades?",
+    "who lives in {place} and likes {food}",
+    "How should I format answers for the user who lives near {place}?",
     "what did {person} say about {tool}",
-    "remind me what to bring up about the {issue}",
-    "restaurant preferences for a dinner in {place}",
+    "remind me what to bring up with {person} about the {issue}",
+    "restaurant preferences of {person} for a dinner in {place}",
 )
 
 

@@ -34,6 +34,13 @@ class Signals:
     dense_rank: int | None = None
     cosine: float | None = None
     relevance: float = 0.0
+    # The pseudo-relevance-feedback bonus (halls.recall.feedback), kept apart
+    # from the fused relevance so that a hit's score stays explained.
+    feedback: float = 0.0
+
+    @property
+    def total(self) -> float:
+        return self.relevance + self.feedback
 
 
 def signals(text: list[Match], dense: list[Match]) -> dict[str, Signals]:

@@ -4,9 +4,10 @@
 
 - relevance: the fused relevance of the BM25 and dense searches, in
   [0, 1] (``halls.recall.fusion``: normalised scores by default, or
-  reciprocal-rank fusion), plus, with the full retriever, the context,
-  episode and speaker bonuses of ``halls.recall.context`` and the date
-  bonus of ``halls.recall.when``.
+  reciprocal-rank fusion), plus, with the full retriever, the feedback
+  bonus of ``halls.recall.feedback``, the context, episode and speaker
+  bonuses of ``halls.recall.context`` and the date bonuses of
+  ``halls.recall.when``.
 - tier_weight: short 1.0, near 0.9, long 0.8 (configurable).
 - evidence (long only): 1 + gain x ln(evidence_count), so a fact confirmed
   10 times outranks a one-off mention; a demoted or superseded fact is
@@ -39,6 +40,7 @@ class Candidate:
     episode: float = 0.0
     speaker: float = 0.0
     time: float = 0.0
+    feedback: float = 0.0
 
 
 def tier_weight(record: Record, cfg: RecallSettings) -> tuple[float, float]:
@@ -75,7 +77,7 @@ def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
         relevance = rrf / (2.0 / (k + 1))
     weight, evidence = tier_weight(c.record, cfg)
     fresh = recency(c.record, now, cfg)
-    bonus = c.context + c.episode + c.speaker + c.time
+    bonus = c.feedback + c.context + c.episode + c.speaker + c.time
     total = (relevance + bonus) * weight * evidence * fresh
     r = c.record
     return Hit(
@@ -93,6 +95,7 @@ def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
             "dense_rank": c.dense_rank,
             "cosine": None if c.cosine is None else round(c.cosine, 4),
             "relevance": round(relevance, 6),
+            "feedback": round(c.feedback, 6),
             "context": round(c.context, 6),
             "episode": round(c.episode, 6),
             "speaker": round(c.speaker, 6),

@@ -90,3 +90,28 @@ def time_bonus(occurred_at: float, found: list[Window], cfg: RecallSettings) -> 
         outside = max(w.start - occurred_at, occurred_at - w.end, 0.0) / DAY
         best = max(best, 0.5 ** (outside / cfg.time_half_life_days))
     return cfg.time_weight * best
+
+
+# "When did ...", "How long ago ...", "What year ...": the question asks for a time.
+_ASKS = re.compile(
+    r"^\s*(?:when\b|how\s+long\s+ago\b|(?:in\s+)?(?:what|which)\s+(?:year|month|day|date|week)\b)",
+    re.I,
+)
+# A memory that says when: relative days and weeks, weekdays, months, years
+# ("May" only capitalised: "you may like it" says nothing about time).
+_TELLS = re.compile(
+    r"\b(?:yesterday|today|tonight|tomorrow|ago|last|next|this\s+(?:morning|week|weekend|month|"
+    r"year|summer|winter|spring|fall)|weekend|since|recently|(?:mon|tues|wednes|thurs|fri|satur|"
+    r"sun)day|" + "|".join(m for m in _MONTHS if len(m) > 3) + r"|(?-i:May)|(?:19|20)\d\d)\b",
+    re.I,
+)
+
+
+def asks_when(query: str) -> bool:
+    """True when the query asks for a time ("When did ...", "How long ago ...")."""
+    return _ASKS.search(query) is not None
+
+
+def tells_when(content: str) -> bool:
+    """True when the memory says when something happened ("yesterday", "last May")."""
+    return _TELLS.search(content) is not None

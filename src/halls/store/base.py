@@ -151,6 +151,14 @@ class Store(Protocol):
         """
         ...
 
+    def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
+        """How many searchable records there are, and how many of them hold each term.
+
+        A term is matched as ``text_search`` matches it (same stemming), over
+        every searchable record, whatever its tier or status.
+        """
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class Written:

@@ -641,3 +641,17 @@ class SQLiteStore(SQLiteConsolidation):
             for r in db.execute(sql, (*chunk, *args)):
                 out.append(Written(r[1], r[2], r[0], r[3], np.frombuffer(r[4], dtype=np.float32)))
         return out
+
+    def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
+        if not terms:
+            return 0, {}
+        db = self._reader()
+        # One COUNT per term reads that term's posting list only; recall asks
+        # for the few words of its best hits, so this stays a few cheap reads.
+        total = db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+        out = {}
+        for term in terms:
+            out[term] = db.execute(
+                "SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?", (_fts_query([term]),)
+            ).fetchone()[0]
+        return total, out

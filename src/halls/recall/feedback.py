@@ -1,0 +1,54 @@
+"""Pseudo-relevance feedback over full text: the best hits' rare words (pure).
+
+A question often names one side of what it asks about ("Who is John's
+favourite basketball player?") while the answer sits in turns that share
+another word with the first hits ("LeBron"). The rare words the best few
+hits have in common are what the question is about, in the memories' own
+words; a second full-text query with them (RM3-style, interpolated as a
+bonus) reaches turns the question itself does not match.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+
+from halls.recall.context import speaker_of
+from halls.recall.text import query_terms
+
+# Below this many memories holding it, a word is never too common to use.
+MIN_COMMON = 10
+
+
+def candidate_terms(texts: Sequence[str], exclude: frozenset[str]) -> dict[str, int]:
+    """Content words of ``texts`` (speaker labels dropped), with how many texts hold each."""
+    out: dict[str, int] = {}
+    for text in texts:
+        label = speaker_of(text)
+        for word in query_terms(text, limit=1000):
+            if word not in exclude and word not in label and not word.isdigit():
+                out[word] = out.get(word, 0) + 1
+    return out
+
+
+def choose(
+    shared: Mapping[str, int], df: Mapping[str, int], total: int, limit: int, max_share: float
+) -> list[str]:
+    """The ``limit`` terms weighing most by (texts holding them) x idf.
+
+    ``df`` counts the memories holding each term, of ``total``. A term held
+    by more than ``max_share`` of them (and by more than ``MIN_COMMON``, so
+    that a small store still has rare words) names no particular thing, and
+    would make the second query read a long posting list; one no memory
+    holds (the store changed meanwhile) is left out.
+    """
+    common = max(max_share * total, MIN_COMMON)
+    weighed = []
+    for term, n in shared.items():
+        d = df.get(term, 0)
+        if d <= 0 or d > common:
+            continue
+        idf = math.log(1.0 + (total - d + 0.5) / (d + 0.5))
+        weighed.append((-(n * idf), term))
+    weighed.sort()
+    return [t for _, t in weighed[:limit]]

@@ -1,0 +1,117 @@
+"""The SQLite store's search primitives after their speed-ups: same answers as before."""
+
+from __future__ import annotations
+
+import threading
+import time
+from pathlib import Path
+
+import numpy as np
+
+from halls.embed.local import LocalEmbedder
+from halls.models import OpenLoop, SearchFilter, new_id, to_datetime
+from halls.store.sqlite import SQLiteStore
+from halls.store.vecindex import VectorIndex
+
+
+def _rows(start: int, n: int, dim: int) -> list[tuple[int, bytes]]:
+    rng = np.random.default_rng(start)
+    return [(start + i, rng.standard_normal(dim).astype(np.float32).tobytes()) for i in range(n)]
+
+
+def test_vector_index_appends_in_batches_and_reloads_on_a_new_generation() -> None:
+    """Growing the index batch by batch equals one load, in order; a new generation reloads."""
+    dim = 8
+    all_rows = _rows(1, 5000, dim)
+    index = VectorIndex(dim)
+    views = []
+    for upto in range(250, 5001, 250):
+        index.refresh(
+            0, upto, lambda after, upto=upto: [r for r in all_rows if after < r[0] <= upto]
+        )
+        views.append(index.scores(np.ones(dim, dtype=np.float32)))
+    rowids, scores = index.scores(np.ones(dim, dtype=np.float32))
+    expected = np.frombuffer(b"".join(b for _, b in all_rows), dtype=np.float32).reshape(-1, dim)
+    assert len(index) == 5000
+    assert rowids.tolist() == list(range(1, 5001))
+    assert np.allclose(scores, expected.sum(axis=1), atol=1e-4)
+    # A view taken before the buffers grew still holds its own rows, unchanged.
+    early_ids, early_scores = views[0]
+    assert early_ids.tolist() == list(range(1, 251))
+    assert np.allclose(early_scores, expected[:250].sum(axis=1), atol=1e-4)
+    # A deletion elsewhere bumps the generation: everything is reloaded from scratch.
+    kept = [r for r in all_rows if r[0] % 2 == 0]
+    index.refresh(1, 5000, lambda after: [r for r in kept if r[0] > after])
+    assert index.scores(np.ones(dim, dtype=np.float32))[0].tolist() == [r[0] for r in kept]
+
+
+def test_text_search_skips_inactive_best_matches(tmp_path: Path, embedder: LocalEmbedder) -> None:
+    """When the best full-text matches are closed loops, the search widens to active ones."""
+    store = SQLiteStore(tmp_path / "s.sqlite3", "s")
+    try:
+        now = to_datetime(time.time())
+        vector = embedder.embed(["renew the passport"])[0]
+        loops = []
+        for n in range(150):
+            # Shorter intents rank higher in BM25: make the closed ones the best.
+            intent = "renew passport" if n < 140 else f"renew the passport before trip number {n}"
+            loop = OpenLoop(id=new_id("near"), intent=intent, created_at=now, occurred_at=now)
+            store.add_loop(loop, vector)
+            loops.append(loop)
+        for loop in loops[:140]:
+            store.update_loop(loop.model_copy(update={"status": "done", "closed_at": now}))
+        open_ids = {loop.id for loop in loops[140:]}
+        found = store.text_search(["passport"], SearchFilter(), 8)
+        assert len(found) == 8
+        assert {m.id for m in found} <= open_ids
+        assert [m.score for m in found] == sorted((m.score for m in found), reverse=True)
+        # Superseded/closed records included on request: now the closed ones lead.
+        everything = store.text_search(["passport"], SearchFilter(include_superseded=True), 8)
+        assert {m.id for m in everything} <= {loop.id for loop in loops[:140]}
+        # The joined path (a tier filter) agrees with the two-phase one.
+        joined = store.text_search(["passport"], SearchFilter(tiers=("near",)), 10)
+        assert {m.id for m in joined} == open_ids
+        assert {m.id for m in store.text_search(["passport"], SearchFilter(), 10)} == open_ids
+    finally:
+        store.close()
+
+
+def test_vector_search_is_consistent_while_rows_are_added(
+    tmp_path: Path, embedder: LocalEmbedder
+) -> None:
+    """Searches running beside batch writes see every acknowledged row and no torn ones."""
+    from halls.models import ShortEntry
+
+    store = SQLiteStore(tmp_path / "v.sqlite3", "v")
+    try:
+        now = to_datetime(time.time())
+        texts = [f"note {n} about the garden shed" for n in range(40)]
+        vectors = embedder.embed(texts)
+        errors: list[BaseException] = []
+        written = 0
+
+        def write() -> None:
+            nonlocal written
+            for start in range(0, 40, 8):
+                entries = [
+                    ShortEntry(id=new_id("short"), content=t, created_at=now, occurred_at=now)
+                    for t in texts[start : start + 8]
+                ]
+                store.add_short(entries, vectors[start : start + 8])
+                written = start + 8
+
+        writer = threading.Thread(target=write)
+        writer.start()
+        while writer.is_alive():
+            try:
+                seen = written
+                found = store.vector_search(vectors[0], SearchFilter(), 100)
+                assert len(found) >= seen
+            except BaseException as exc:  # surfaced below, in the test thread
+                errors.append(exc)
+                break
+        writer.join()
+        assert errors == []
+        assert len(store.vector_search(vectors[0], SearchFilter(), 100)) == 40
+    finally:
+        store.close()
