@@ -1,0 +1,127 @@
+"""Coding-agent integration: MCP over stdio, Claude Code hooks."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from halls.cli._app import _common, _one_line, _settings, main
+from halls.errors import HallsError
+
+# -- MCP and agent integrations --
+
+DEFAULT_SERVER_URL = "http://127.0.0.1:7420"
+
+
+@main.command("mcp")
+@_common
+@click.option(
+    "--server-url",
+    help="Proxy every tool to this running halls server, so one process owns the store.",
+)
+@click.option(
+    "--token", envvar="HALLS_TOKEN", help="Bearer token for --server-url (env HALLS_TOKEN)."
+)
+@click.option("--store", help="Store used when a tool call names none.")
+def mcp_command(
+    config: Path | None,
+    data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
+    store: str | None,
+) -> None:
+    """Serve MCP over stdio (Claude Code, VS Code, Cursor, ...)."""
+    from halls.mcp import LocalBackend, RemoteBackend, build_server
+
+    if server_url:
+        if data_dir is not None:
+            raise click.UsageError("use either --server-url or --data-dir, not both")
+        remote = RemoteBackend(server_url, token)
+        try:
+            build_server(remote, default_store=store).run("stdio")
+        finally:
+            remote.close()
+        return
+    from halls.service import Memory
+
+    memory = Memory(_settings(config, data_dir))
+    try:
+        build_server(LocalBackend(memory), default_store=store).run("stdio")
+    finally:
+        memory.close()
+
+
+@main.group()
+def install() -> None:
+    """Connect a coding agent to halls."""
+
+
+@main.group()
+def uninstall() -> None:
+    """Undo `halls install`."""
+
+
+_settings_option = click.option(
+    "--settings",
+    "path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Claude Code settings file (default: ~/.claude/settings.json).",
+)
+
+
+@install.command("claude-code")
+@_settings_option
+@click.option("--server-url", default=DEFAULT_SERVER_URL, show_default=True, help="halls server.")
+@click.option("--store", help="Store the hooks read and write (default: the server's).")
+def install_claude_code(path: Path | None, server_url: str, store: str | None) -> None:
+    """Add SessionStart, UserPromptSubmit, Stop and PreCompact hooks."""
+    from halls.integrations import claude_code
+
+    target = path or claude_code.default_settings_path()
+    try:
+        events = claude_code.install(target, server_url, store)
+    except HallsError as exc:
+        raise click.ClickException(exc.message) from None
+    click.echo(f"installed halls hooks ({', '.join(events)}) in {target}")
+    click.echo("undo with: halls uninstall claude-code" + (f" --settings {target}" if path else ""))
+
+
+@uninstall.command("claude-code")
+@_settings_option
+def uninstall_claude_code(path: Path | None) -> None:
+    """Remove exactly the hooks `halls install claude-code` added."""
+    from halls.integrations import claude_code
+
+    target = path or claude_code.default_settings_path()
+    try:
+        click.echo(f"{claude_code.uninstall(target)} ({target})")
+    except HallsError as exc:
+        raise click.ClickException(exc.message) from None
+
+
+@main.command("hook")
+@click.argument("event", type=click.Choice(["session-start", "user-prompt", "stop", "pre-compact"]))
+@click.option("--server-url", default=DEFAULT_SERVER_URL, show_default=True)
+@click.option("--token", envvar="HALLS_TOKEN", help="Bearer token (env HALLS_TOKEN).")
+@click.option("--store", help="Store to use (default: the server's).")
+@click.option("--budget-tokens", default=400, show_default=True, type=click.IntRange(50, 8000))
+def hook(
+    event: str, server_url: str, token: str | None, store: str | None, budget_tokens: int
+) -> None:
+    """Run one Claude Code hook (reads the hook's JSON on stdin)."""
+    from halls.integrations import hooks
+    from halls.mcp import RemoteBackend
+
+    data = hooks.read_input(sys.stdin.read() if not sys.stdin.isatty() else "")
+    remote = RemoteBackend(server_url, token, timeout=10)
+    try:
+        out = hooks.run(event, data, remote, store, budget_tokens)
+    except Exception as exc:  # a failing hook must never block the agent's session
+        click.echo(f"halls hook {event}: {_one_line(exc)}", err=True)
+        return
+    finally:
+        remote.close()
+    if out:
+        click.echo(out)

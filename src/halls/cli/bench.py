@@ -1,0 +1,231 @@
+"""`halls bench NAME`: benchmarks that drive a live halls as a user would."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import click
+
+from halls.cli._app import main
+from halls.errors import HallsError
+
+# -- benchmarks: `halls bench NAME`; each benchmark is one subcommand of this group --
+
+
+@main.group()
+def bench() -> None:
+    """Benchmarks that drive a live halls server over HTTP."""
+
+
+def _sizes(_ctx: click.Context, _param: click.Parameter, value: str) -> list[int]:
+    out = []
+    for part in value.split(","):
+        text = part.strip().lower().replace("_", "")
+        scale = {"k": 1_000, "m": 1_000_000}.get(text[-1:], 1)
+        digits = text[:-1] if scale > 1 else text
+        if not digits.isdigit() or int(digits) * scale <= 0:
+            raise click.BadParameter(f"'{part.strip()}' is not a positive count like 1000 or 10k")
+        out.append(int(digits) * scale)
+    if out != sorted(set(out)):
+        raise click.BadParameter("sizes must be strictly increasing, e.g. 1k,10k,100k")
+    return out
+
+
+@bench.command("perf")
+@click.option(
+    "--sizes",
+    default="1k,10k,100k",
+    show_default=True,
+    callback=_sizes,
+    help="Cumulative store sizes to measure at, comma-separated.",
+)
+@click.option(
+    "--queries",
+    default=200,
+    show_default=True,
+    type=click.IntRange(1, 100_000),
+    help="Timed searches per size.",
+)
+@click.option(
+    "--batch",
+    default=500,
+    show_default=True,
+    type=click.IntRange(1, 1000),
+    help="Memories per POST /short/batch.",
+)
+@click.option("--seed", default=7, show_default=True, type=int, help="Seed of the text generator.")
+@click.option("--url", help="Benchmark this running server (in a new store); default: start one.")
+@click.option("--token", help="Bearer token for --url.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+def bench_perf(
+    sizes: list[int],
+    queries: int,
+    batch: int,
+    seed: int,
+    url: str | None,
+    token: str | None,
+    out: Path | None,
+) -> None:
+    """Batched ingest rate and search latency over HTTP, at growing store sizes."""
+    from contextlib import nullcontext
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    from rich.table import Table
+
+    from halls.bench import perf
+
+    console = Console(stderr=True)
+    columns = (
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    try:
+        with Progress(*columns, console=console, transient=False) as bar:
+            tasks: dict[str, Any] = {}
+
+            def progress(phase: str, done: int, total: int) -> None:
+                if phase not in tasks:
+                    tasks[phase] = bar.add_task(phase, total=total)
+                bar.update(tasks[phase], completed=done)
+
+            if url is None:
+                bar.console.print("starting a halls server on a temporary data directory...")
+            with perf.live_server() if url is None else nullcontext(perf.Server(url)) as target:
+                result = perf.run(
+                    target,
+                    sizes=sizes,
+                    queries=queries,
+                    batch=batch,
+                    seed=seed,
+                    token=token,
+                    progress=progress,
+                )
+    except HallsError as exc:
+        raise click.ClickException(exc.message) from None
+    table = Table(
+        title=f"halls bench perf ({result['machine']['cpus']} CPUs, "
+        f"{result['machine']['cpu_model']})"
+    )
+    for header in perf.TABLE_HEADERS:
+        table.add_column(header, justify="right")
+    for row in perf.table_rows(result):
+        table.add_row(*row)
+    # Piped output would be cut to 80 columns; the table needs a little more.
+    Console(width=None if sys.stdout.isatty() else 110).print(table)
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("locomo")
+@click.option(
+    "--data",
+    "data",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="LoCoMo JSON, e.g. ../shared/bench/locomo_dev.json.",
+)
+@click.option(
+    "--retriever",
+    default="full",
+    show_default=True,
+    type=click.Choice(["full", "fused", "bm25", "dense"]),
+    help="Which of /search's retrievers to measure.",
+)
+@click.option("--limit-conversations", type=click.IntRange(1), help="Use the first N only.")
+@click.option("--limit-questions", type=click.IntRange(1), help="Ask at most N per conversation.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+def bench_locomo(
+    data: Path,
+    retriever: str,
+    limit_conversations: int | None,
+    limit_questions: int | None,
+    out: Path | None,
+) -> None:
+    """Recall@k and nDCG on LoCoMo, through a live server's HTTP API."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+    from rich.table import Table
+
+    from halls.bench import locomo, perf
+
+    console = Console(stderr=True)
+    columns = (
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    try:
+        conversations = locomo.load(data)[:limit_conversations]
+        with Progress(*columns, console=console) as bar:
+            tasks: dict[str, Any] = {}
+
+            def progress(phase: str, done: int, total: int) -> None:
+                if phase not in tasks:
+                    tasks[phase] = bar.add_task(phase, total=total)
+                bar.update(tasks[phase], completed=done)
+
+            bar.console.print("starting a halls server on a temporary data directory...")
+            with perf.live_server() as server:
+                result = locomo.run(
+                    server.url,
+                    conversations,
+                    retriever=retriever,
+                    limit_questions=limit_questions,
+                    progress=progress,
+                )
+    except HallsError as exc:
+        raise click.ClickException(exc.message) from None
+    lat, ingest = result["search_latency"], result["ingest"]
+    table = Table(
+        title=f"halls bench locomo --retriever {retriever}: {result['questions']} "
+        f"questions, {result['turns']} turns"
+    )
+    table.add_column("category")
+    for header in ("n", *locomo.TABLE_METRICS):
+        table.add_column(header, justify="right")
+    for row in locomo.table_rows(result):
+        table.add_row(*row)
+    Console().print(table)
+    skipped = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in result["skipped"].items())
+    click.echo(f"skipped: {skipped}")
+    click.echo(
+        f"ingest: {ingest['turns_per_second']} turns/s; search over HTTP: "
+        f"p50 {lat.get('p50_ms')} ms, p95 {lat.get('p95_ms')} ms"
+    )
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("consolidate")
+@click.option(
+    "--entries",
+    default=10_000,
+    show_default=True,
+    type=click.IntRange(100, 1_000_000),
+    help="Short-term entries in the store before the run.",
+)
+@click.option("--seed", default=7, show_default=True, type=int, help="Seed of the text generator.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+def bench_consolidate(entries: int, seed: int, out: Path | None) -> None:
+    """Time one heuristic consolidation run over a store of N short-term entries."""
+    from halls.bench import consolidate as bench_mod
+
+    result = bench_mod.run(entries, seed, progress=lambda m: click.echo(m, err=True))
+    click.echo(
+        f"heuristic run over {result['entries']} entries: {result['run_seconds']} s "
+        f"({result['entries_per_second']} entries/s); ingest took "
+        f"{result['ingest_seconds']} s"
+    )
+    click.echo("actions: " + ", ".join(f"{k} {v}" for k, v in result["actions"].items()))
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)

@@ -1,0 +1,230 @@
+"""Serving and the everyday commands: remember, recall, stores, stats, reembed, doctor."""
+
+from __future__ import annotations
+
+import json
+import socket
+import sys
+from pathlib import Path
+
+import click
+
+from halls.cli._app import (
+    _common,
+    _halls_answers,
+    _is_loopback,
+    _memory,
+    _one_line,
+    _settings,
+    main,
+)
+from halls.config import Settings
+
+
+@main.command()
+@_common
+@click.option("--host", help="Address to bind (default 127.0.0.1).")
+@click.option("--port", type=int, help="Port to listen on (default 7420).")
+def serve(config: Path | None, data_dir: Path | None, host: str | None, port: int | None) -> None:
+    """Run the HTTP API (and everything mounted on it)."""
+    import uvicorn
+
+    from halls.http import create_app
+    from halls.service import Memory
+
+    server = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
+    settings = _settings(config, data_dir, server=server or None)
+    cfg = settings.server
+    if not _is_loopback(cfg.host) and cfg.bearer_token is None:
+        raise click.ClickException(
+            f"refusing to listen on {cfg.host} without a bearer token: set server.bearer_token "
+            "(HALLS_SERVER__BEARER_TOKEN) or bind to 127.0.0.1"
+        )
+    memory = Memory(settings)
+    mcp = None
+    if settings.mcp.enabled:
+        from halls.mcp import LocalBackend, build_server
+
+        mcp = build_server(LocalBackend(memory), host=cfg.host, path=settings.mcp.path)
+    click.echo(
+        f"halls: serving on http://{cfg.host}:{cfg.port} (data in {settings.data_dir})", err=True
+    )
+    uvicorn.run(create_app(memory, mcp=mcp), host=cfg.host, port=cfg.port, log_level="info")
+
+
+@main.command()
+@_common
+@click.argument("content")
+@click.option("--store", help="Store name (default: the configured store).")
+@click.option("--topic")
+@click.option("--pinned", is_flag=True, help="Never ages out of short-term memory.")
+@click.option("--occurred-at", help="When it happened (ISO-8601 or unix seconds).")
+def remember(
+    config: Path | None,
+    data_dir: Path | None,
+    content: str,
+    store: str | None,
+    topic: str | None,
+    pinned: bool,
+    occurred_at: str | None,
+) -> None:
+    """Remember CONTENT in short-term memory; prints the new id."""
+    with _memory(_settings(config, data_dir)) as memory:
+        entry = memory.remember(
+            content, store=store, topic=topic, pinned=pinned, occurred_at=occurred_at
+        )
+        click.echo(entry.id)
+
+
+@main.command()
+@_common
+@click.argument("query")
+@click.option("--store", help="Store name (default: the configured store).")
+@click.option("-n", "--n-results", default=5, show_default=True, type=int)
+@click.option("--tier", "tiers", multiple=True, help="short, near or long; repeatable.")
+@click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
+def recall(
+    config: Path | None,
+    data_dir: Path | None,
+    query: str,
+    store: str | None,
+    n_results: int,
+    tiers: tuple[str, ...],
+    as_json: bool,
+) -> None:
+    """Search every tier for QUERY and print the ranked hits."""
+    with _memory(_settings(config, data_dir)) as memory:
+        hits = memory.search(query, store=store, n_results=n_results, tiers=tiers or None)
+        if as_json:
+            click.echo(json.dumps([h.model_dump(mode="json") for h in hits], indent=2))
+            return
+        if not hits:
+            click.echo("no memories found", err=True)
+        for hit in hits:
+            click.echo(f"{hit.score:.3f}  {hit.tier:<5}  {hit.id}  {hit.content}")
+
+
+@main.group(invoke_without_command=True)
+@_common
+@click.pass_context
+def stores(ctx: click.Context, config: Path | None, data_dir: Path | None) -> None:
+    """List stores (or create one with `stores create NAME`)."""
+    ctx.obj = _settings(config, data_dir)
+    if ctx.invoked_subcommand is None:
+        with _memory(ctx.obj) as memory:
+            for name in memory.stores():
+                click.echo(name)
+
+
+def _sub_settings(settings: Settings, config: Path | None, data_dir: Path | None) -> Settings:
+    # `halls stores create X --data-dir D` reads naturally; accept the options
+    # after the subcommand too, where they win over those before it.
+    return _settings(config, data_dir) if config or data_dir else settings
+
+
+@stores.command("list")
+@_common
+@click.pass_obj
+def stores_list(settings: Settings, config: Path | None, data_dir: Path | None) -> None:
+    """List the stores in the data directory."""
+    with _memory(_sub_settings(settings, config, data_dir)) as memory:
+        for name in memory.stores():
+            click.echo(name)
+
+
+@stores.command("create")
+@_common
+@click.argument("name")
+@click.pass_obj
+def stores_create(
+    settings: Settings, config: Path | None, data_dir: Path | None, name: str
+) -> None:
+    """Create an empty store NAME."""
+    with _memory(_sub_settings(settings, config, data_dir)) as memory:
+        click.echo(memory.create_store(name))
+
+
+@main.command()
+@_common
+@click.option("--store", help="Store name (default: the configured store).")
+def stats(config: Path | None, data_dir: Path | None, store: str | None) -> None:
+    """Print counts per tier, size and embedder of a store, as JSON."""
+    with _memory(_settings(config, data_dir)) as memory:
+        click.echo(json.dumps(memory.stats(store=store), indent=2))
+
+
+@main.command()
+@_common
+@click.option("--store", help="Store name (default: the configured store).")
+def reembed(config: Path | None, data_dir: Path | None, store: str | None) -> None:
+    """Re-embed a store with the configured embedder (after changing models)."""
+    from rich.progress import MofNCompleteColumn, Progress, TimeRemainingColumn
+
+    with _memory(_settings(config, data_dir)) as memory:
+        name = store or memory.settings.default_store
+        total = memory.count_embedded(store=name)
+        columns = (
+            *Progress.get_default_columns()[:-1],
+            MofNCompleteColumn(),
+            TimeRemainingColumn(),
+        )
+        with Progress(*columns, transient=False) as progress:
+            task = progress.add_task(f"re-embedding {name}", total=total)
+            done = memory.reembed(store=name, progress=lambda n: progress.advance(task, n))
+        click.echo(f"re-embedded {done} records of '{name}' with {memory.fingerprint_of(name)}")
+
+
+@main.command()
+@_common
+def doctor(config: Path | None, data_dir: Path | None) -> None:
+    """Check the installation: model, data directory, stores, port."""
+    settings = _settings(config, data_dir)
+    ok = True
+
+    def report(good: bool, what: str) -> None:
+        nonlocal ok
+        ok = ok and good
+        click.echo(f"{'ok ' if good else 'FAIL'}  {what}")
+
+    from halls.embed import build_embedder, fingerprint
+
+    try:
+        embedder = build_embedder(settings.embedder)
+        mine = fingerprint(embedder)
+        embedder.embed(["doctor"])
+        report(True, f"embedder loads and embeds: {mine}")
+    except Exception as exc:  # any failure here is what doctor exists to report
+        mine = None
+        report(False, f"embedder: {_one_line(exc)}")
+
+    probe = settings.data_dir / ".doctor-probe"
+    try:
+        settings.data_dir.mkdir(parents=True, exist_ok=True)
+        probe.write_text("ok")
+        probe.unlink()
+        report(True, f"data directory is writable: {settings.data_dir}")
+    except OSError as exc:
+        report(False, f"data directory {settings.data_dir}: {exc.strerror}")
+
+    from halls.service import Memory
+
+    with Memory(settings) as memory:
+        for name in memory.stores():
+            theirs = memory.fingerprint_of(name)
+            good = theirs is None or mine is None or theirs == mine
+            hint = "" if good else f" (run `halls reembed --store {name}`)"
+            report(good, f"store '{name}': embedder {theirs or 'not set yet'}{hint}")
+
+    host, port = settings.server.host, settings.server.port
+    with socket.socket() as sock:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            sock.bind((host, port))
+            report(True, f"port {host}:{port} is free")
+        except OSError:
+            report(
+                _halls_answers(host, port),
+                f"port {host}:{port} is taken"
+                + (" by a running halls" if _halls_answers(host, port) else " by another program"),
+            )
+    sys.exit(0 if ok else 1)
