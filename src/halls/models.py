@@ -30,6 +30,7 @@ _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 ID_RE = re.compile(r"^(?P<prefix>[snljbf])_[0-9A-HJKMNP-TV-Z]{26}\Z")
 
 MAX_CONTENT_CHARS = 32768
+MAX_LIST = 1000
 
 
 class _IdClock:
@@ -74,6 +75,15 @@ def check_id(value: str, kind: str) -> str:
     if not m or m.group("prefix") != ID_PREFIX[kind]:
         raise InvalidInput(f"'{str(value)[:80]}' is not a valid {kind} id")
     return value
+
+
+def check_page(limit: int, offset: int) -> tuple[int, int]:
+    """Refuse a listing page outside 1..MAX_LIST items or before the start."""
+    if not 1 <= limit <= MAX_LIST:
+        raise InvalidInput(f"limit must be between 1 and {MAX_LIST}")
+    if offset < 0:
+        raise InvalidInput("offset must not be negative")
+    return limit, offset
 
 
 def parse_time(value: Any, field: str = "time") -> float | None:

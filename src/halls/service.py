@@ -40,6 +40,7 @@ from halls.models import (
     ShortEntry,
     check_content,
     check_id,
+    check_page,
     new_id,
     parse_time,
     to_datetime,
@@ -48,24 +49,16 @@ from halls.recall.fusion import RETRIEVERS
 from halls.redact import redact
 from halls.registry import StoreRegistry, check_store_name
 from halls.search import search
+from halls.service_dreams import Dreaming
 from halls.store.base import Store
 
 MAX_BATCH = 1000
-MAX_LIST = 1000
 TRIGGER_TYPES = ("time", "topic", "session", "manual")
 LOOP_STATUSES = ("open", "done", "cancelled", "expired")
 FACT_STATUSES = ("active", "superseded", "demoted")
 FINGERPRINT_KEY = "embedder"
 CONTEXT_POOL = 1000
 CONTEXT_RECALLS = 8
-
-
-def _page(limit: int, offset: int) -> tuple[int, int]:
-    if not 1 <= limit <= MAX_LIST:
-        raise InvalidInput(f"limit must be between 1 and {MAX_LIST}")
-    if offset < 0:
-        raise InvalidInput("offset must not be negative")
-    return limit, offset
 
 
 def _metadata(value: Any) -> dict[str, Any]:
@@ -76,7 +69,7 @@ def _metadata(value: Any) -> dict[str, Any]:
     return value
 
 
-class Memory:
+class Memory(Dreaming):
     """Memory for LLM agents: short-term, open loops, journal, long-term, recall."""
 
     def __init__(
@@ -179,7 +172,9 @@ class Memory:
             raise InvalidInput(f"{where}: {first.get('msg', 'invalid value')}") from None
         return self.remember_many([item], store=store)[0]
 
-    def remember_many(self, items: Sequence[NewShort], *, store: str | None = None) -> list[ShortEntry]:
+    def remember_many(
+        self, items: Sequence[NewShort], *, store: str | None = None
+    ) -> list[ShortEntry]:
         """Remember a batch atomically: every entry is stored, or none is."""
         if not items:
             raise InvalidInput("items must not be empty")
@@ -210,8 +205,10 @@ class Memory:
         s.add_short(entries, vectors)
         return entries
 
-    def list_short(self, *, store: str | None = None, limit: int = 50, offset: int = 0) -> list[ShortEntry]:
-        return self._store(store).list_short(*_page(limit, offset))
+    def list_short(
+        self, *, store: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[ShortEntry]:
+        return self._store(store).list_short(*check_page(limit, offset))
 
     def get_short(self, id: str, *, store: str | None = None) -> ShortEntry:
         entry = self._store(store).get_short(check_id(id, "short"))
@@ -263,11 +260,16 @@ class Memory:
         return loop
 
     def list_loops(
-        self, *, store: str | None = None, status: str | None = None, limit: int = 50, offset: int = 0
+        self,
+        *,
+        store: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
     ) -> list[OpenLoop]:
         if status is not None and status not in LOOP_STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(LOOP_STATUSES)}")
-        return self._store(store).list_loops(status, *_page(limit, offset))
+        return self._store(store).list_loops(status, *check_page(limit, offset))
 
     def get_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
         loop = self._store(store).get_loop(check_id(id, "near"))
@@ -290,7 +292,9 @@ class Memory:
 
     # -- journal --
 
-    def journal(self, events: Sequence[NewJournal], *, store: str | None = None) -> list[JournalEvent]:
+    def journal(
+        self, events: Sequence[NewJournal], *, store: str | None = None
+    ) -> list[JournalEvent]:
         """Append raw events, secrets redacted before anything is stored."""
         if not events:
             raise InvalidInput("items must not be empty")
@@ -321,16 +325,21 @@ class Memory:
     def list_journal(
         self, *, store: str | None = None, limit: int = 50, offset: int = 0
     ) -> list[JournalEvent]:
-        return self._store(store).list_journal(*_page(limit, offset))
+        return self._store(store).list_journal(*check_page(limit, offset))
 
     # -- long-term (read, flag) --
 
     def list_long(
-        self, *, store: str | None = None, status: str | None = None, limit: int = 50, offset: int = 0
+        self,
+        *,
+        store: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
     ) -> list[LongFact]:
         if status is not None and status not in FACT_STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(FACT_STATUSES)}")
-        return self._store(store).list_facts(status, *_page(limit, offset))
+        return self._store(store).list_facts(status, *check_page(limit, offset))
 
     def get_long(self, id: str, *, store: str | None = None) -> tuple[LongFact, list[LongFact]]:
         """The fact and its whole supersession chain, oldest first."""
@@ -498,8 +507,10 @@ class Memory:
         budget_tokens: int = DEFAULT_BUDGET,
     ) -> ContextBlock:
         """A token-budgeted block for a system prompt: due loops, recalls, top facts."""
-        if isinstance(budget_tokens, bool) or not isinstance(budget_tokens, int) or not (
-            MIN_BUDGET <= budget_tokens <= MAX_BUDGET
+        if (
+            isinstance(budget_tokens, bool)
+            or not isinstance(budget_tokens, int)
+            or not (MIN_BUDGET <= budget_tokens <= MAX_BUDGET)
         ):
             raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
         query = query if query and query.strip() else None
@@ -519,102 +530,3 @@ class Memory:
             count_tokens=token_counter(getattr(self.embedder, "tokenizer", None)),
             cfg=self.settings.recall,
         )
-
-    # -- consolidation ("dreaming"): the logic lives in halls.consolidate --
-
-    def _consolidation_engine(self) -> Any:
-        cfg = self.settings.consolidator
-        if cfg.engine == "llm":
-            from halls.consolidate.llm import LLMEngine
-
-            return LLMEngine(cfg)
-        from halls.consolidate.heuristic import HeuristicEngine
-
-        return HeuristicEngine()
-
-    def consolidate(self, *, store: str | None = None, dry_run: bool = False) -> Any:
-        """Run the consolidator on a store now; a dry run returns the plan, changes nothing."""
-        from halls.consolidate.runner import Runner
-        from halls.consolidate.schedule import set_next_due
-        from halls.errors import ConsolidationFailed
-
-        cfg = self.settings.consolidator
-        s = self._embedding_store(store)
-        runner = Runner(s, self._consolidation_engine(), cfg, self._embed, self.clock)
-        try:
-            run = runner.run(dry_run=dry_run)
-        except ConsolidationFailed:
-            if not dry_run:
-                # Retry within the hour rather than every poll (or not for 20 h).
-                set_next_due(s, self.clock() + min(cfg.interval_seconds, 3600))
-            raise
-        if not dry_run:
-            set_next_due(s, self.clock() + cfg.interval_seconds)
-        return run
-
-    def list_runs(self, *, store: str | None = None, limit: int = 50, offset: int = 0) -> list[Any]:
-        """Consolidation run records, newest first."""
-        return self._store(store).list_runs(*_page(limit, offset))
-
-    def get_run(self, id: str, *, store: str | None = None) -> Any:
-        from halls.models import check_run_id
-
-        run = self._store(store).get_run(check_run_id(id))
-        if run is None:
-            raise NotFound(f"no consolidation run {id}")
-        return run
-
-    def revert_run(self, id: str, *, store: str | None = None) -> Any:
-        """Undo a run's non-purge actions (purges are irreversible by design)."""
-        from halls.consolidate.revert import revert
-
-        run = self.get_run(id, store=store)
-        s = self._embedding_store(store)
-        if not s.try_lock_consolidation():
-            raise Conflict(f"a consolidation run for store '{s.name}' is in progress")
-        try:
-            return revert(s, run, self._embed, self.clock())
-        finally:
-            s.unlock_consolidation()
-
-    def consolidation_due(self, store: str) -> bool:
-        from halls.consolidate.schedule import next_due
-
-        now = self.clock()
-        return next_due(self._store(store), now, self.settings.consolidator.interval_seconds) <= now
-
-    def consolidation_status(self, *, store: str | None = None) -> dict[str, Any]:
-        """Mode, next due time, whether a run is in progress, and the last run."""
-        from halls.consolidate.schedule import next_due
-
-        cfg = self.settings.consolidator
-        s = self._store(store)
-        last = s.list_runs(1, 0)
-        due = next_due(s, self.clock(), cfg.interval_seconds)
-        return {
-            "store": s.name,
-            "mode": cfg.mode,
-            "engine": cfg.engine,
-            "interval_seconds": cfg.interval_seconds,
-            "next_due_at": to_datetime(due).isoformat(),  # type: ignore[union-attr]
-            "running": s.consolidation_locked(),
-            "last_run": None
-            if not last
-            else {
-                "id": last[0].id,
-                "status": last[0].status,
-                "started_at": last[0].started_at.isoformat(),
-                "finished_at": last[0].finished_at.isoformat() if last[0].finished_at else None,
-                "counts": last[0].counts,
-            },
-        }
-
-    def purge_fact(self, id: str, *, store: str | None = None) -> Any:
-        """The operator's emergency door: purge one fact now, recorded as a run."""
-        from halls.consolidate.runner import operator_purge
-
-        s = self._store(store)
-        fact = s.get_fact(check_id(id, "long"))
-        if fact is None:
-            raise NotFound(f"no long-term fact {id}")
-        return operator_purge(s, fact, self.clock())

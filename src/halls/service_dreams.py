@@ -1,0 +1,129 @@
+"""Consolidation ("dreaming") as seen from the service: run, review, revert, purge.
+
+A mixin of ``Memory``: the steps and engines live in ``halls.consolidate``;
+this composes them with the store, the embedder and the clock. Imports of
+the engines are deferred so that a server that never dreams does not load
+them (the llm engine pulls in an HTTP client and its schemas).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from halls.errors import Conflict, NotFound
+from halls.models import Run, check_id, check_page, check_run_id, to_datetime
+
+if TYPE_CHECKING:
+    from halls.config import Settings
+    from halls.store.base import Store
+
+
+class Dreaming:
+    """The consolidation methods of ``Memory``."""
+
+    settings: Settings
+    clock: Callable[[], float]
+
+    if TYPE_CHECKING:
+
+        def _store(self, store: str | None, *, create: bool = False) -> Store: ...
+        def _embedding_store(self, store: str | None, *, create: bool = False) -> Store: ...
+        def _embed(self, texts: list[str]) -> np.ndarray: ...
+
+    def _consolidation_engine(self) -> Any:
+        cfg = self.settings.consolidator
+        if cfg.engine == "llm":
+            from halls.consolidate.llm import LLMEngine
+
+            return LLMEngine(cfg)
+        from halls.consolidate.heuristic import HeuristicEngine
+
+        return HeuristicEngine()
+
+    def consolidate(self, *, store: str | None = None, dry_run: bool = False) -> Run:
+        """Run the consolidator on a store now; a dry run returns the plan, changes nothing."""
+        from halls.consolidate.runner import Runner
+        from halls.consolidate.schedule import set_next_due
+        from halls.errors import ConsolidationFailed
+
+        cfg = self.settings.consolidator
+        s = self._embedding_store(store)
+        runner = Runner(s, self._consolidation_engine(), cfg, self._embed, self.clock)
+        try:
+            run = runner.run(dry_run=dry_run)
+        except ConsolidationFailed:
+            if not dry_run:
+                # Retry within the hour rather than every poll (or not for 20 h).
+                set_next_due(s, self.clock() + min(cfg.interval_seconds, 3600))
+            raise
+        if not dry_run:
+            set_next_due(s, self.clock() + cfg.interval_seconds)
+        return run
+
+    def list_runs(self, *, store: str | None = None, limit: int = 50, offset: int = 0) -> list[Run]:
+        """Consolidation run records, newest first."""
+        return self._store(store).list_runs(*check_page(limit, offset))
+
+    def get_run(self, id: str, *, store: str | None = None) -> Run:
+        run = self._store(store).get_run(check_run_id(id))
+        if run is None:
+            raise NotFound(f"no consolidation run {id}")
+        return run
+
+    def revert_run(self, id: str, *, store: str | None = None) -> Run:
+        """Undo a run's non-purge actions (purges are irreversible by design)."""
+        from halls.consolidate.revert import revert
+
+        run = self.get_run(id, store=store)
+        s = self._embedding_store(store)
+        if not s.try_lock_consolidation():
+            raise Conflict(f"a consolidation run for store '{s.name}' is in progress")
+        try:
+            return revert(s, run, self._embed, self.clock())
+        finally:
+            s.unlock_consolidation()
+
+    def consolidation_due(self, store: str) -> bool:
+        from halls.consolidate.schedule import next_due
+
+        now = self.clock()
+        return next_due(self._store(store), now, self.settings.consolidator.interval_seconds) <= now
+
+    def consolidation_status(self, *, store: str | None = None) -> dict[str, Any]:
+        """Mode, next due time, whether a run is in progress, and the last run."""
+        from halls.consolidate.schedule import next_due
+
+        cfg = self.settings.consolidator
+        s = self._store(store)
+        last = s.list_runs(1, 0)
+        due = next_due(s, self.clock(), cfg.interval_seconds)
+        return {
+            "store": s.name,
+            "mode": cfg.mode,
+            "engine": cfg.engine,
+            "interval_seconds": cfg.interval_seconds,
+            "next_due_at": to_datetime(due).isoformat(),  # type: ignore[union-attr]
+            "running": s.consolidation_locked(),
+            "last_run": None
+            if not last
+            else {
+                "id": last[0].id,
+                "status": last[0].status,
+                "started_at": last[0].started_at.isoformat(),
+                "finished_at": last[0].finished_at.isoformat() if last[0].finished_at else None,
+                "counts": last[0].counts,
+            },
+        }
+
+    def purge_fact(self, id: str, *, store: str | None = None) -> Run:
+        """The operator's emergency door: purge one fact now, recorded as a run."""
+        from halls.consolidate.runner import operator_purge
+
+        s = self._store(store)
+        fact = s.get_fact(check_id(id, "long"))
+        if fact is None:
+            raise NotFound(f"no long-term fact {id}")
+        return operator_purge(s, fact, self.clock())
