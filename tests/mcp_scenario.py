@@ -55,7 +55,7 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
     entry = await call(session, "remember", content=MEMORY, topic="secrets", store=store)
     assert entry["id"].startswith("s_") and entry["content"] == MEMORY
 
-    hits = (await call(session, "recall", query="where is the staging password kept?", store=store))
+    hits = await call(session, "recall", query="where is the staging password kept?", store=store)
     assert hits["results"][0]["id"] == entry["id"]
 
     loop = await call(
@@ -84,14 +84,24 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
     done = await call(session, "complete_intent", id=loop["id"], store=store)
     assert done["status"] == "done"
     assert (await call(session, "list_open_loops", store=store))["loops"] == []
-    logged = await call(session, "journal", store=store, events=[
-        {"content": "user: deploy with key sk-live-0123456789abcdefghijklmnop", "role": "user"},
-        {"content": "assistant: deployed", "role": "assistant", "session_id": "s1"},
-    ])
+    logged = await call(
+        session,
+        "journal",
+        store=store,
+        events=[
+            {"content": "user: deploy with key sk-live-0123456789abcdefghijklmnop", "role": "user"},
+            {"content": "assistant: deployed", "role": "assistant", "session_id": "s1"},
+        ],
+    )
     assert len(logged["ids"]) == 2 and all(i.startswith("j_") for i in logged["ids"])
     assert "content" in await error(session, "journal", store=store, events=[{"role": "user"}])
-    brief = await call(session, "submit_brief", summary="Set up staging secrets handling",
-                       promote_hints=["staging database password"], store=store)
+    brief = await call(
+        session,
+        "submit_brief",
+        summary="Set up staging secrets handling",
+        promote_hints=["staging database password"],
+        store=store,
+    )
     assert brief["id"].startswith("b_") and brief["promote_hints"] == ["staging database password"]
     missing = "l_" + "0" * 26
     assert "no long-term fact" in await error(

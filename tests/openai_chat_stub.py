@@ -31,8 +31,9 @@ class ChatStub:
 
             def do_POST(self) -> None:
                 body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                stub.requests.append({"path": self.path, "body": body,
-                                      "auth": self.headers.get("Authorization")})
+                stub.requests.append(
+                    {"path": self.path, "body": body, "auth": self.headers.get("Authorization")}
+                )
                 stub.arrived.set()
                 if stub.gate is not None:
                     stub.gate.wait(60)
@@ -41,13 +42,21 @@ class ChatStub:
                 reply = stub.replies.popleft() if stub.replies else stub.default
                 if isinstance(reply, int):
                     return self._send(reply, {"error": {"message": "scripted failure"}})
-                return self._send(200, {
-                    "id": "chatcmpl-stub",
-                    "object": "chat.completion",
-                    "model": body.get("model"),
-                    "choices": [{"index": 0, "finish_reason": "stop",
-                                 "message": {"role": "assistant", "content": reply}}],
-                })
+                return self._send(
+                    200,
+                    {
+                        "id": "chatcmpl-stub",
+                        "object": "chat.completion",
+                        "model": body.get("model"),
+                        "choices": [
+                            {
+                                "index": 0,
+                                "finish_reason": "stop",
+                                "message": {"role": "assistant", "content": reply},
+                            }
+                        ],
+                    },
+                )
 
             def _send(self, status: int, payload: dict[str, Any]) -> None:
                 data = json.dumps(payload).encode()

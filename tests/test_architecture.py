@@ -8,8 +8,20 @@ from pathlib import Path
 import halls
 
 SRC = Path(halls.__file__).resolve().parent
-CORE = ("halls.service", "halls.service_dreams", "halls.search", "halls.store", "halls.recall", "halls.embed", "halls.models",
-        "halls.errors", "halls.registry", "halls.redact", "halls.context", "halls.consolidate")
+CORE = (
+    "halls.service",
+    "halls.service_dreams",
+    "halls.search",
+    "halls.store",
+    "halls.recall",
+    "halls.embed",
+    "halls.models",
+    "halls.errors",
+    "halls.registry",
+    "halls.redact",
+    "halls.context",
+    "halls.consolidate",
+)
 ADAPTERS = ("halls.http", "halls.mcp", "halls.cli")
 WEB = ("fastapi", "starlette", "click", "mcp", "uvicorn")
 

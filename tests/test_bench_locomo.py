@@ -25,8 +25,13 @@ def test_perfect_ranking_scores_one() -> None:
     ranked = ["D1:2", "D3:4"] + [f"D9:{i}" for i in range(1, 30)]
     scores = locomo.score_ranking(ranked, ["D3:4", "D1:2"])
     # Two evidence turns cannot both fit in the top 1.
-    assert scores == {"recall@1": 0.5, "recall@5": 1.0, "recall@10": 1.0, "recall@20": 1.0,
-                      "ndcg@10": 1.0}
+    assert scores == {
+        "recall@1": 0.5,
+        "recall@5": 1.0,
+        "recall@10": 1.0,
+        "recall@20": 1.0,
+        "ndcg@10": 1.0,
+    }
     single = locomo.score_ranking(["D1:2", "D5:5"], ["D1:2"])
     assert all(v == 1.0 for v in single.values())
 
@@ -99,8 +104,13 @@ def test_loading_the_dev_split_accounts_for_every_question() -> None:
         assert all(set(q.evidence) <= known for q in conv.questions)
     first = conversations[0].sessions[0][0]
     assert first.text.startswith(raw[0]["conversation"]["session_1"][0]["speaker"] + ": ")
-    captioned = [t for s in raw[0]["conversation"].values() if isinstance(s, list) for t in s
-                 if t.get("blip_caption")]
+    captioned = [
+        t
+        for s in raw[0]["conversation"].values()
+        if isinstance(s, list)
+        for t in s
+        if t.get("blip_caption")
+    ]
     assert captioned, "the first conversation shares pictures"
     texts = {t.text for s in conversations[0].sessions for t in s}
     assert locomo.turn_text(captioned[0]) in texts
@@ -135,7 +145,9 @@ def test_cli_refuses_a_missing_data_file(tmp_path: Path) -> None:
     """`halls bench locomo --data nowhere.json` fails in one line, without a server."""
     run = subprocess.run(
         [sys.executable, "-m", "halls", "bench", "locomo", "--data", str(tmp_path / "no.json")],
-        capture_output=True, text=True, timeout=120,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert run.returncode == 1
     assert "no LoCoMo data" in run.stderr

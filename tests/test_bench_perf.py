@@ -75,9 +75,26 @@ def test_cli_starts_its_own_server_and_writes_json(tmp_path: Path) -> None:
     env = {k: v for k, v in os.environ.items() if not k.startswith("HALLS_")}
     env["TMPDIR"] = str(scratch)
     done = subprocess.run(
-        [sys.executable, "-m", "halls", "bench", "perf", "--sizes", "150", "--queries", "10",
-         "--batch", "100", "--out", str(out)],
-        capture_output=True, text=True, timeout=600, cwd=REPO, env=env,
+        [
+            sys.executable,
+            "-m",
+            "halls",
+            "bench",
+            "perf",
+            "--sizes",
+            "150",
+            "--queries",
+            "10",
+            "--batch",
+            "100",
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        cwd=REPO,
+        env=env,
     )
     assert done.returncode == 0, done.stderr
     assert "memories" in done.stdout and "150" in done.stdout

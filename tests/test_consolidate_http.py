@@ -161,15 +161,20 @@ def test_brief_hint_promotes_completes_and_loops_expire(make_server, clock) -> N
     clock.advance(DAY)
     remember(c, "Lunch today was a sandwich again")
     tax = c.post("/near", params=S, json={"intent": "Ask how the tax filing went"}).json()["id"]
-    tls = c.post("/near", params=S, json={"intent": "Renew the TLS cert",
-                                          "expires_at": clock() + DAY}).json()["id"]
+    tls = c.post(
+        "/near", params=S, json={"intent": "Renew the TLS cert", "expires_at": clock() + DAY}
+    ).json()["id"]
     keep = c.post("/near", params=S, json={"intent": "Book the dentist"}).json()["id"]
-    r = c.post("/brief", params=S, json={
-        "summary": "Set up CI; talked about lunch and taxes",
-        "promote_hints": ["CI runner"],
-        "completed_intents": ["asked how the tax filing went"],
-        "noise": ["lunch"],
-    })
+    r = c.post(
+        "/brief",
+        params=S,
+        json={
+            "summary": "Set up CI; talked about lunch and taxes",
+            "promote_hints": ["CI runner"],
+            "completed_intents": ["asked how the tax filing went"],
+            "noise": ["lunch"],
+        },
+    )
     assert r.status_code == 201, r.text
     clock.advance(2 * DAY)
     record = run(c)
@@ -210,8 +215,11 @@ def test_forget_ssn_purges_every_byte(make_server, clock, tmp_path) -> None:
     assert purge["target_id"] == fid and purge["after"] is None
 
     assert c.get(f"/long/{fid}", params=S).status_code == 404
-    hits = c.post("/search", params=S, json={"query": "social security number SSN",
-                                             "include_superseded": True}).json()["results"]
+    hits = c.post(
+        "/search",
+        params=S,
+        json={"query": "social security number SSN", "include_superseded": True},
+    ).json()["results"]
     assert all(SSN not in h["content"] for h in hits)
     assert all(SSN not in e["content"] for e in c.get("/journal", params=S).json())
     assert SSN not in c.get("/consolidate/runs", params=S).text
@@ -226,8 +234,12 @@ def test_forget_ssn_purges_every_byte(make_server, clock, tmp_path) -> None:
 def test_that_is_wrong_demotes_below_every_active_fact(make_server, clock) -> None:
     """Forget 'that is wrong' -> demoted, evidence 0, kept, and ranked below every active fact."""
     c = make_server().client
-    for text in ["Chad uses Vim as his editor", "Chad's editor font is Iosevka",
-                 "Chad edits code in a terminal", "Chad's favourite language is Rust"]:
+    for text in [
+        "Chad uses Vim as his editor",
+        "Chad's editor font is Iosevka",
+        "Chad edits code in a terminal",
+        "Chad's favourite language is Rust",
+    ]:
         remember(c, text, pinned=True)
     run(c)
     vim = next(f for f in facts(c) if "Vim" in f["content"])
@@ -236,8 +248,11 @@ def test_that_is_wrong_demotes_below_every_active_fact(make_server, clock) -> No
     assert kinds(record) == ["demote"]
     r = c.get(f"/long/{vim['id']}", params=S).json()
     assert r["status"] == "demoted" and r["evidence_count"] == 0
-    hits = c.post("/search", params=S, json={"query": "Chad uses Vim as his editor",
-                                             "tiers": ["long"], "n_results": 10}).json()["results"]
+    hits = c.post(
+        "/search",
+        params=S,
+        json={"query": "Chad uses Vim as his editor", "tiers": ["long"], "n_results": 10},
+    ).json()["results"]
     assert [h["id"] for h in hits][-1] == vim["id"] and len(hits) == 4
     # Searching the demoted fact's exact words still ranks it last.
     assert hits[0]["score"] > hits[-1]["score"]
@@ -317,8 +332,17 @@ def test_runs_are_listed_newest_first_and_validated(make_server, clock) -> None:
     listed = c.get("/consolidate/runs", params={**S, "limit": 2, "offset": 2}).json()["runs"]
     assert [x["id"] for x in listed] == ids[:1]
     one = c.get(f"/consolidate/runs/{ids[0]}", params=S).json()
-    assert set(one) >= {"id", "store", "started_at", "finished_at", "engine", "dry_run",
-                        "status", "counts", "actions"}
+    assert set(one) >= {
+        "id",
+        "store",
+        "started_at",
+        "finished_at",
+        "engine",
+        "dry_run",
+        "status",
+        "counts",
+        "actions",
+    }
     assert c.get("/consolidate/runs/nope", params=S).status_code == 400
     assert c.get("/consolidate/runs/r_01M80YCVG916T9CTQ9BG6QPSX1", params=S).status_code == 404
     assert c.post("/consolidate/run", params={"store": "missing"}).status_code == 404

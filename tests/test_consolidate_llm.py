@@ -28,10 +28,16 @@ def stub() -> Iterator[ChatStub]:
 @pytest.fixture
 def llm_server(tmp_path: Path, embedder: Any, stub: ChatStub) -> Iterator[tuple[Any, FakeClock]]:
     clock = FakeClock()
-    cfg = {"mode": "external", "engine": "llm", "model_url": stub.url, "model": "tiny-3b",
-           "api_key": "sk-test-key"}
-    memory = Memory(Settings(data_dir=tmp_path / "data", consolidator=cfg), embedder=embedder,
-                    clock=clock)
+    cfg = {
+        "mode": "external",
+        "engine": "llm",
+        "model_url": stub.url,
+        "model": "tiny-3b",
+        "api_key": "sk-test-key",
+    }
+    memory = Memory(
+        Settings(data_dir=tmp_path / "data", consolidator=cfg), embedder=embedder, clock=clock
+    )
     with serve(memory) as server:
         yield server, clock
 
@@ -43,9 +49,16 @@ def _seed(server: InProcessServer, clock: FakeClock) -> None:
 def test_good_json_applies(llm_server, stub) -> None:
     """A valid answer writes the model's fact text and decision, noted in the action."""
     server, clock = llm_server
-    stub.replies.append(json.dumps({"fact": "Chad writes absolute paths in config files.",
-                                    "decision": "ADD", "target_id": None,
-                                    "reason": "a new preference"}))
+    stub.replies.append(
+        json.dumps(
+            {
+                "fact": "Chad writes absolute paths in config files.",
+                "decision": "ADD",
+                "target_id": None,
+                "reason": "a new preference",
+            }
+        )
+    )
     _seed(server, clock)
     r = server.client.post("/consolidate/run", params=S)
     assert r.status_code == 201, r.text
@@ -75,10 +88,20 @@ def test_good_json_update_supersedes(llm_server, stub) -> None:
     c.post("/consolidate/run", params=S)
     [old] = facts(c)
     paraphrases(c, clock, ["Chad now likes ~ paths", "These days Chad uses ~ in paths"])
-    stub.replies.append('{"fact": "Chad prefers ~ paths.", "decision": "UPDATE", '
-                        '"target_id": "l_01M80YCVG916T9CTQ9BG6QPSX1"}')  # not offered
-    stub.replies.append(json.dumps({"fact": "Chad prefers ~ paths.", "decision": "UPDATE",
-                                    "target_id": old["id"], "reason": "changed his mind"}))
+    stub.replies.append(
+        '{"fact": "Chad prefers ~ paths.", "decision": "UPDATE", '
+        '"target_id": "l_01M80YCVG916T9CTQ9BG6QPSX1"}'
+    )  # not offered
+    stub.replies.append(
+        json.dumps(
+            {
+                "fact": "Chad prefers ~ paths.",
+                "decision": "UPDATE",
+                "target_id": old["id"],
+                "reason": "changed his mind",
+            }
+        )
+    )
     record = c.post("/consolidate/run", params=S).json()
     assert kinds(record) == ["supersede"] and record["actions"][0]["target_id"] == old["id"]
     assert c.get(f"/long/{old['id']}", params=S).json()["status"] == "superseded"
@@ -104,8 +127,12 @@ def test_broken_json_twice_falls_back_with_reason(llm_server, stub) -> None:
 def test_broken_then_good_json_uses_the_retry(llm_server, stub) -> None:
     """One bad answer is retried; a good second answer is used."""
     server, clock = llm_server
-    stub.replies.extend(['{"decision": "MAYBE"}',
-                         '```json\n{"fact": "Chad uses absolute paths.", "decision": "ADD"}\n```'])
+    stub.replies.extend(
+        [
+            '{"decision": "MAYBE"}',
+            '```json\n{"fact": "Chad uses absolute paths.", "decision": "ADD"}\n```',
+        ]
+    )
     _seed(server, clock)
     record = server.client.post("/consolidate/run", params=S).json()
     assert record["actions"][0]["engine_note"] == "decided by tiny-3b"
@@ -119,8 +146,9 @@ def test_endpoint_down_leaves_the_store_unchanged(tmp_path, embedder, stub, down
     stub.default = 500
     url = stub.url if down == "http_error" else f"http://127.0.0.1:{free_port()}/v1"
     cfg = {"mode": "external", "engine": "llm", "model_url": url, "timeout_seconds": 5}
-    memory = Memory(Settings(data_dir=tmp_path / "data", consolidator=cfg), embedder=embedder,
-                    clock=clock)
+    memory = Memory(
+        Settings(data_dir=tmp_path / "data", consolidator=cfg), embedder=embedder, clock=clock
+    )
     with serve(memory) as server:
         c = server.client
         paraphrases(c, clock, PATHS[:2])

@@ -17,8 +17,10 @@ SSN = "123-45-6789"
 
 
 def _memory(data: Path, embedder: Any, clock: FakeClock, **cfg: Any) -> Memory:
-    settings = Settings(data_dir=data, consolidator={"mode": "thread", "interval_seconds": 3600,
-                                                     "poll_seconds": 0.1, **cfg})
+    settings = Settings(
+        data_dir=data,
+        consolidator={"mode": "thread", "interval_seconds": 3600, "poll_seconds": 0.1, **cfg},
+    )
     return Memory(settings, embedder=embedder, clock=clock)
 
 
@@ -28,8 +30,9 @@ def test_thread_mode_runs_when_due_and_the_due_time_survives_a_restart(tmp_path,
     with serve(_memory(data, embedder, clock)) as server:
         c = server.client
         for days_ago, text in enumerate(PATHS[:2]):  # the clock stands still: not due yet
-            r = c.post("/short", params=S, json={"content": text,
-                                                 "occurred_at": clock() - days_ago * DAY})
+            r = c.post(
+                "/short", params=S, json={"content": text, "occurred_at": clock() - days_ago * DAY}
+            )
             assert r.status_code == 201
         due = c.get("/consolidate/status", params=S).json()
         assert due["mode"] == "thread" and due["last_run"] is None
@@ -58,7 +61,10 @@ def _cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         # --data-dir right after the command: `consolidate` is a group.
         [sys.executable, "-m", "halls", args[0], "--data-dir", str(data), *args[1:]],
-        capture_output=True, text=True, env=env, timeout=300,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
     )
 
 

@@ -47,14 +47,20 @@ def test_clusters_group_paraphrases_apart_from_other_topics(embedder) -> None:
 
 def test_a_change_never_joins_the_cluster_it_changes(embedder) -> None:
     """'now prefers tildes' is close to 'prefers absolute paths' but is kept apart by joins."""
-    texts = ["Chad prefers absolute paths in config files",
-             "Chad now prefers tildes instead of absolute paths in configs"]
+    texts = [
+        "Chad prefers absolute paths in config files",
+        "Chad now prefers tildes instead of absolute paths in configs",
+    ]
     v = embedder.embed(texts)
     assert float(v[0] @ v[1]) > 0.75  # the embedding alone would merge them
 
     def joins(a: int, b: int) -> bool:
-        d = decide(texts[b], [Known("x", texts[a], float(v[a] @ v[b]))],
-                   match_threshold=0.75, related_threshold=0.55)
+        d = decide(
+            texts[b],
+            [Known("x", texts[a], float(v[a] @ v[b]))],
+            match_threshold=0.75,
+            related_threshold=0.55,
+        )
         return d.kind == "NONE"
 
     assert sorted(sorted(g) for g in cluster(v, 0.75, joins)) == [[0], [1]]
@@ -63,23 +69,36 @@ def test_a_change_never_joins_the_cluster_it_changes(embedder) -> None:
 @pytest.mark.parametrize(
     ("fact", "candidate", "kind"),
     [
-        ("Chad prefers absolute paths in config files",
-         "Chad likes to use absolute paths in his configs", "NONE"),
-        ("Chad prefers absolute paths in config files",
-         "Chad now prefers tildes instead of absolute paths in configs", "UPDATE"),
+        (
+            "Chad prefers absolute paths in config files",
+            "Chad likes to use absolute paths in his configs",
+            "NONE",
+        ),
+        (
+            "Chad prefers absolute paths in config files",
+            "Chad now prefers tildes instead of absolute paths in configs",
+            "UPDATE",
+        ),
         ("Chad uses Vim", "Chad no longer uses Vim", "DELETE"),
         ("Chad uses Vim", "Chad doesn't use Vim anymore, he uses Emacs", "UPDATE"),
         ("Chad prefers tabs for Python code", "Chad prefers spaces for Python code", "UPDATE"),
-        ("Chad prefers absolute paths in config files",
-         "Chad prefers dark mode in his editor", "ADD"),
+        (
+            "Chad prefers absolute paths in config files",
+            "Chad prefers dark mode in his editor",
+            "ADD",
+        ),
         ("Chad prefers absolute paths in config files", "The CI runner has 2 cores", "ADD"),
     ],
 )
 def test_reconcile_decisions(embedder, fact, candidate, kind) -> None:
     """Paraphrase -> NONE, explicit change -> UPDATE, retraction -> DELETE, else ADD."""
     v = embedder.embed([fact, candidate])
-    d = decide(candidate, [Known("l_fact", fact, float(v[0] @ v[1]))],
-               match_threshold=0.75, related_threshold=0.55)
+    d = decide(
+        candidate,
+        [Known("l_fact", fact, float(v[0] @ v[1]))],
+        match_threshold=0.75,
+        related_threshold=0.55,
+    )
     assert d.kind == kind, d.reason
     assert d.target_id == (None if kind == "ADD" else "l_fact")
 
@@ -109,8 +128,12 @@ def test_pii_detector_finds_the_exact_value(text, kind, value) -> None:
 
 def test_pii_detector_leaves_ordinary_text_alone() -> None:
     """Ordinary facts (times, counts, a card-length number failing Luhn) are not PII."""
-    for text in ["Standup moved to 9:30", "The CI runner has 2 cores",
-                 "order 4111 1111 1111 1112 shipped", "Chad prefers absolute paths"]:
+    for text in [
+        "Standup moved to 9:30",
+        "The CI runner has 2 cores",
+        "order 4111 1111 1111 1112 shipped",
+        "Chad prefers absolute paths",
+    ]:
         assert detect(text) == [], text
 
 
@@ -154,8 +177,12 @@ def test_llm_answers_are_validated() -> None:
     a = parse('```json\n{"fact": "x", "decision": "NONE", "target_id": "l_1"}\n```', FactAnswer)
     assert isinstance(a, FactAnswer) and a.decision == "NONE"
     assert parse('{"class": "pii", "reason": "ssn"}', ForgetAnswer).kind == "pii"  # type: ignore[attr-defined]
-    bad_answers = ['{"fact": "x"', '{"fact": "", "decision": "ADD"}',
-                   '{"fact": "x", "decision": "ok"}', "[1, 2]"]
+    bad_answers = [
+        '{"fact": "x"',
+        '{"fact": "", "decision": "ADD"}',
+        '{"fact": "x", "decision": "ok"}',
+        "[1, 2]",
+    ]
     for bad in bad_answers:
         with pytest.raises(BadAnswer):
             parse(bad, FactAnswer)

@@ -24,22 +24,40 @@ NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 def fact(content: str, evidence: int = 1, days_ago: float = 0, status: str = "active") -> LongFact:
     when = NOW - timedelta(days=days_ago)
     return LongFact(
-        id=new_id("long"), content=content, evidence_count=evidence, first_seen=when,
-        last_confirmed=when, created_at=when, occurred_at=when, status=status,  # type: ignore[arg-type]
+        id=new_id("long"),
+        content=content,
+        evidence_count=evidence,
+        first_seen=when,
+        last_confirmed=when,
+        created_at=when,
+        occurred_at=when,
+        status=status,  # type: ignore[arg-type]
     )
 
 
 def loop(intent: str, trigger: str, value: str | None = None, **kw: Any) -> OpenLoop:
     return OpenLoop(
-        id=new_id("near"), intent=intent, trigger_type=trigger, trigger_value=value,  # type: ignore[arg-type]
-        created_at=NOW - timedelta(days=3), occurred_at=NOW - timedelta(days=3), **kw,
+        id=new_id("near"),
+        intent=intent,
+        trigger_type=trigger,
+        trigger_value=value,  # type: ignore[arg-type]
+        created_at=NOW - timedelta(days=3),
+        occurred_at=NOW - timedelta(days=3),
+        **kw,
     )
 
 
 def hit(content: str, id: str | None = None, tier: str = "short") -> Hit:
     return Hit(
-        id=id or new_id("short"), tier=tier, content=content, topic=None, metadata={},
-        occurred_at=NOW, created_at=NOW, score=0.5, score_detail={},
+        id=id or new_id("short"),
+        tier=tier,
+        content=content,
+        topic=None,
+        metadata={},
+        occurred_at=NOW,
+        created_at=NOW,
+        score=0.5,
+        score_detail={},
     )
 
 
@@ -67,8 +85,9 @@ def test_facts_ranked_by_evidence_and_recency() -> None:
     weak_new = fact("weak and new", evidence=1)
     weak_old = fact("weak and old", evidence=1, days_ago=200)
     demoted = fact("demoted", evidence=50, status="demoted")
-    ranked = rank_facts([weak_old, demoted, weak_new, strong_old], NOW.timestamp(),
-                        Settings().recall)
+    ranked = rank_facts(
+        [weak_old, demoted, weak_new, strong_old], NOW.timestamp(), Settings().recall
+    )
     assert ranked == [strong_old, weak_new, weak_old]
 
 
@@ -78,8 +97,9 @@ def test_assemble_never_exceeds_budget(budget: int) -> None:
     facts = [fact(f"fact number {i} " + "word " * (i % 40), evidence=i % 7 + 1) for i in range(300)]
     loops = [loop(f"loop {i} " + "x" * (i * 13), "session") for i in range(10)]
     hits = [hit(f"hit {i} " + "y " * i * 5) for i in range(8)]
-    block = assemble(facts=facts, loops=loops, hits=hits, now=NOW.timestamp(), query="q",
-                     budget_tokens=budget)
+    block = assemble(
+        facts=facts, loops=loops, hits=hits, now=NOW.timestamp(), query="q", budget_tokens=budget
+    )
     assert block.tokens == estimate_tokens(block.text) <= budget
     if block.ids:
         assert block.text.startswith(HEADER + "\nOpen loops due now:\n- loop 0 ")
@@ -96,15 +116,19 @@ def test_assemble_orders_dedups_and_shortens() -> None:
     dup_by_id = hit(f1.content, id=f1.id, tier="long")
     dup_by_text = hit("  chad PREFERS absolute   paths in configs ")
     fresh = hit("The CI runner has 2 cores")
-    block = assemble(facts=[f1, long_fact], loops=[due], hits=[fresh, dup_by_id, dup_by_text],
-                     now=NOW.timestamp(), query="paths", budget_tokens=2000)
+    block = assemble(
+        facts=[f1, long_fact],
+        loops=[due],
+        hits=[fresh, dup_by_id, dup_by_text],
+        now=NOW.timestamp(),
+        query="paths",
+        budget_tokens=2000,
+    )
     assert block.ids == [due.id, fresh.id, f1.id, long_fact.id]
     lines = block.text.splitlines()
     assert lines[:3] == [HEADER, "Open loops due now:", f"- Ask how the tax filing went [{due.id}]"]
     # The fact is a recall hit too: it is shown once, among the relevant memories.
-    assert lines[3:6] == [
-        "Relevant memories:", "- The CI runner has 2 cores", f"- {f1.content}"
-    ]
+    assert lines[3:6] == ["Relevant memories:", "- The CI runner has 2 cores", f"- {f1.content}"]
     assert lines[6] == "Long-term facts:"
     assert lines[7].startswith("- zzz") and lines[7].endswith("…") and len(lines[7]) == 302
     assert len(lines) == 8
@@ -123,7 +147,8 @@ def _seed_facts(memory: Memory, n: int) -> list[LongFact]:
     store = memory._embedding_store("facts", create=True)
     texts = [
         f"Fact {i}: service {i % 37} runs on host {i % 11} and owner {i % 23} reviews its "
-        f"deploys every {i % 5 + 1} weeks" for i in range(n)
+        f"deploys every {i % 5 + 1} weeks"
+        for i in range(n)
     ]
     vectors = memory.embedder.embed(texts)
     now = memory.clock()
@@ -131,8 +156,13 @@ def _seed_facts(memory: Memory, n: int) -> list[LongFact]:
     for i, (text, vector) in enumerate(zip(texts, vectors, strict=True)):
         when = datetime.fromtimestamp(now - (i % 300) * 86400, tz=UTC)
         f = LongFact(
-            id=new_id("long"), content=text, evidence_count=1 + (i * 7) % 30, first_seen=when,
-            last_confirmed=when, created_at=when, occurred_at=when,
+            id=new_id("long"),
+            content=text,
+            evidence_count=1 + (i * 7) % 30,
+            first_seen=when,
+            last_confirmed=when,
+            created_at=when,
+            occurred_at=when,
         )
         store.add_fact(f, vector)
         facts.append(f)
@@ -160,17 +190,26 @@ def test_context_budget_with_1000_facts(memory: Memory, embedder: Any) -> None:
 def test_context_due_time_loop_appears_future_does_not(memory: Memory) -> None:
     """A time-triggered loop whose time has passed is in the block; a future one is not."""
     now = memory.now()
-    due = memory.add_loop("Renew the TLS certificate for halls.example", store="loops",
-                          trigger_type="time", trigger_value=(now - timedelta(hours=2)).isoformat())
+    due = memory.add_loop(
+        "Renew the TLS certificate for halls.example",
+        store="loops",
+        trigger_type="time",
+        trigger_value=(now - timedelta(hours=2)).isoformat(),
+    )
     later = (now + timedelta(days=3)).isoformat()
-    future = memory.add_loop("Book the dentist appointment", store="loops",
-                             trigger_type="time", trigger_value=later)
+    future = memory.add_loop(
+        "Book the dentist appointment", store="loops", trigger_type="time", trigger_value=later
+    )
     memory.remember("The TLS certificate is issued by the internal CA", store="loops")
     block = memory.context(store="loops")
     assert due.id in block.ids and due.intent in block.text
     assert future.id not in block.ids and "dentist" not in block.text
-    topical = memory.add_loop("Mention the dentist's new address", store="loops",
-                              trigger_type="topic", trigger_value="dentist")
+    topical = memory.add_loop(
+        "Mention the dentist's new address",
+        store="loops",
+        trigger_type="topic",
+        trigger_value="dentist",
+    )
     assert topical.id not in memory.context(store="loops").ids
     assert topical.id in memory.context(store="loops", query="when is the dentist?").ids
 
@@ -186,8 +225,11 @@ def test_context_refuses_bad_budget(memory: Memory) -> None:
 def test_http_context_endpoint(server: Any, store_name: str) -> None:
     """POST /context returns {text, ids, tokens}; bad budgets are 422 and unknown stores 404."""
     with server.client() as http:
-        created = http.post("/near", params={"store": store_name},
-                            json={"intent": "Ask about the offsite", "trigger_type": "session"})
+        created = http.post(
+            "/near",
+            params={"store": store_name},
+            json={"intent": "Ask about the offsite", "trigger_type": "session"},
+        )
         assert created.status_code == 201
         got = http.post("/context", params={"store": store_name}, json={"budget_tokens": 100})
         assert got.status_code == 200

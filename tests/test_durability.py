@@ -23,8 +23,12 @@ def test_sigkill_after_acknowledged_writes_loses_nothing(server_factory, store_n
         ids = created(c, "/short/batch", store_name,
                       {"items": [{"content": t} for t in items]})["ids"]  # fmt: skip
         short.update(zip(ids, items, strict=True))
-        journal += created(c, "/journal/batch", store_name,
-                           {"items": [{"content": f"turn {round_}-{i}"} for i in range(5)]})["ids"]
+        journal += created(
+            c,
+            "/journal/batch",
+            store_name,
+            {"items": [{"content": f"turn {round_}-{i}"} for i in range(5)]},
+        )["ids"]
         loop = created(c, "/near", store_name, {"intent": f"open loop number {round_}"})
         loops[loop["id"]] = loop["intent"]
     last_text = "the very last write: the spare bike pump is in the hallway cupboard"

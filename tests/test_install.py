@@ -31,8 +31,13 @@ def halls(home: Path, *args: str, stdin: str = "", env: dict[str, str] | None = 
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("HALLS_")}
     full_env.update({"HOME": str(home), **(env or {})})
     return subprocess.run(
-        [sys.executable, "-m", "halls", *args], input=stdin, capture_output=True, text=True,
-        env=full_env, cwd=REPO, timeout=120,
+        [sys.executable, "-m", "halls", *args],
+        input=stdin,
+        capture_output=True,
+        text=True,
+        env=full_env,
+        cwd=REPO,
+        timeout=120,
     )
 
 
@@ -119,12 +124,24 @@ def test_install_refuses_a_broken_settings_file(tmp_path: Path) -> None:
 def _transcript(path: Path, tools: list[str]) -> str:
     lines = [
         {"type": "user", "message": {"role": "user", "content": "Set up the CI pipeline"}},
-        {"type": "assistant", "message": {"role": "assistant", "content": [
-            {"type": "tool_use", "id": f"t{i}", "name": name, "input": {}}
-            for i, name in enumerate(tools)
-        ] or [{"type": "text", "text": "Sure."}]}},
-        {"type": "user", "message": {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t0", "content": "ok"}]}},
+        {
+            "type": "assistant",
+            "message": {
+                "role": "assistant",
+                "content": [
+                    {"type": "tool_use", "id": f"t{i}", "name": name, "input": {}}
+                    for i, name in enumerate(tools)
+                ]
+                or [{"type": "text", "text": "Sure."}],
+            },
+        },
+        {
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "t0", "content": "ok"}],
+            },
+        },
     ]
     path.write_text("\n".join(json.dumps(x) for x in lines) + "\n")
     return str(path)
@@ -133,9 +150,11 @@ def _transcript(path: Path, tools: list[str]) -> str:
 def test_hooks_run_against_a_live_server(server: Any, store_name: str, tmp_path: Path) -> None:
     """session-start prints context, user-prompt reminds, stop nudges once, pre-compact briefs."""
     with server.client() as http:
-        made = http.post("/near", params={"store": store_name},
-                         json={"intent": "Ask whether the offsite is booked",
-                               "trigger_type": "session"})
+        made = http.post(
+            "/near",
+            params={"store": store_name},
+            json={"intent": "Ask whether the offsite is booked", "trigger_type": "session"},
+        )
         assert made.status_code == 201
     common = ("--server-url", server.url, "--store", store_name)
 
@@ -146,8 +165,13 @@ def test_hooks_run_against_a_live_server(server: Any, store_name: str, tmp_path:
     assert prompt.returncode == 0 and "recall" in prompt.stdout
 
     worked = _transcript(tmp_path / "a.jsonl", ["Bash", "Edit"])
-    stop = halls(tmp_path, "hook", "stop", *common,
-                 stdin=json.dumps({"transcript_path": worked, "stop_hook_active": False}))
+    stop = halls(
+        tmp_path,
+        "hook",
+        "stop",
+        *common,
+        stdin=json.dumps({"transcript_path": worked, "stop_hook_active": False}),
+    )
     assert json.loads(stop.stdout)["decision"] == "block"
     for quiet in (
         {"transcript_path": worked, "stop_hook_active": True},
@@ -157,8 +181,13 @@ def test_hooks_run_against_a_live_server(server: Any, store_name: str, tmp_path:
         out = halls(tmp_path, "hook", "stop", *common, stdin=json.dumps(quiet))
         assert out.returncode == 0 and out.stdout == ""
 
-    compact = halls(tmp_path, "hook", "pre-compact", *common, stdin=json.dumps(
-        {"transcript_path": worked, "trigger": "auto", "cwd": "/home/u/acme-web"}))
+    compact = halls(
+        tmp_path,
+        "hook",
+        "pre-compact",
+        *common,
+        stdin=json.dumps({"transcript_path": worked, "trigger": "auto", "cwd": "/home/u/acme-web"}),
+    )
     assert compact.returncode == 0, compact.stderr
     with server.client() as http:
         assert http.get("/stats", params={"store": store_name}).json()["counts"]["briefs"] == 1
@@ -168,7 +197,13 @@ def test_hook_survives_a_dead_server(tmp_path: Path) -> None:
     """A hook whose server is down says so on stderr and exits 0: the session goes on."""
     from conftest import free_port
 
-    out = halls(tmp_path, "hook", "session-start", "--server-url",
-                f"http://127.0.0.1:{free_port()}", stdin="{}")
+    out = halls(
+        tmp_path,
+        "hook",
+        "session-start",
+        "--server-url",
+        f"http://127.0.0.1:{free_port()}",
+        stdin="{}",
+    )
     assert out.returncode == 0 and out.stdout == ""
     assert "cannot reach the halls server" in out.stderr

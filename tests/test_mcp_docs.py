@@ -39,6 +39,12 @@ def test_tool_reference_is_the_generated_one() -> None:
 def test_mcp_sample_json_is_valid_and_points_at_the_endpoint() -> None:
     """mcp.sample.json parses, and every HTTP server in it uses the default /mcp URL."""
     sample = json.loads((REPO / "mcp.sample.json").read_text(encoding="utf-8"))
-    urls = [s["url"] for shape in sample.values() if isinstance(shape, dict)
-            for key in ("servers", "mcpServers") for s in shape.get(key, {}).values() if "url" in s]
+    urls = [
+        s["url"]
+        for shape in sample.values()
+        if isinstance(shape, dict)
+        for key in ("servers", "mcpServers")
+        for s in shape.get(key, {}).values()
+        if "url" in s
+    ]
     assert urls and all(u == "http://127.0.0.1:7420/mcp" for u in urls)

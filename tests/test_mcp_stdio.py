@@ -39,8 +39,9 @@ async def _stdio(args: list[str], log: Path, work: Any, env: dict[str, str] | No
 def test_mcp_stdio_on_a_data_dir(tmp_path: Path, embedder: Any) -> None:
     """`halls mcp --data-dir D`: the whole session works, and the memory lands in D."""
     data = tmp_path / "data"
-    ids = asyncio.run(_stdio(["--data-dir", str(data)], tmp_path / "mcp.log",
-                             lambda s: exercise(s, "agent")))
+    ids = asyncio.run(
+        _stdio(["--data-dir", str(data)], tmp_path / "mcp.log", lambda s: exercise(s, "agent"))
+    )
     with Memory(Settings(data_dir=data), embedder=embedder) as memory:
         assert memory.get_short(ids["short"], store="agent").content == MEMORY
         assert memory.get_loop(ids["near"], store="agent").status == "done"
@@ -53,8 +54,9 @@ def test_mcp_stdio_default_store_option(tmp_path: Path, embedder: Any) -> None:
     async def work(session: ClientSession) -> dict[str, Any]:
         return await call(session, "remember", content="the project uses ruff for lint")
 
-    entry = asyncio.run(_stdio(["--data-dir", str(data), "--store", "proj"],
-                               tmp_path / "mcp.log", work))
+    entry = asyncio.run(
+        _stdio(["--data-dir", str(data), "--store", "proj"], tmp_path / "mcp.log", work)
+    )
     with Memory(Settings(data_dir=data), embedder=embedder) as memory:
         assert memory.get_short(entry["id"], store="proj").content.endswith("ruff for lint")
         assert memory.stores() == ["proj"]
@@ -62,8 +64,11 @@ def test_mcp_stdio_default_store_option(tmp_path: Path, embedder: Any) -> None:
 
 def test_mcp_stdio_proxies_to_a_server(server: Any, store_name: str, tmp_path: Path) -> None:
     """`halls mcp --server-url`: the same session, with the live server owning the store."""
-    ids = asyncio.run(_stdio(["--server-url", server.url], tmp_path / "mcp.log",
-                             lambda s: exercise(s, store_name)))
+    ids = asyncio.run(
+        _stdio(
+            ["--server-url", server.url], tmp_path / "mcp.log", lambda s: exercise(s, store_name)
+        )
+    )
     with server.client() as http:
         got = http.get(f"/short/{ids['short']}", params={"store": store_name})
         assert got.status_code == 200 and got.json()["content"] == MEMORY

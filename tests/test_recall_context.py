@@ -137,8 +137,11 @@ def test_search_refuses_an_unknown_retriever_over_http(server, store_name) -> No
     c = server.client()
     c.post("/short", params={"store": store_name}, json={"content": "Mel runs on Sundays"})
     for retriever in ("full", "fused", "bm25", "dense"):
-        r = c.post("/search", params={"store": store_name},
-                   json={"query": "when does Mel run?", "retriever": retriever})
+        r = c.post(
+            "/search",
+            params={"store": store_name},
+            json={"query": "when does Mel run?", "retriever": retriever},
+        )
         assert r.status_code == 200, r.text
         assert r.json()["results"][0]["content"] == "Mel runs on Sundays"
     r = c.post("/search", params={"store": store_name}, json={"query": "x", "retriever": "magic"})
@@ -196,8 +199,10 @@ def test_speaker_labels_match_names_in_the_query() -> None:
 def test_speaker_and_date_bonuses_show_in_score_detail(memory, store_name) -> None:
     """A turn by the named speaker on the named day carries both bonuses, explained."""
     memory.remember_many(
-        [_entry("Melanie: I painted a lake at sunrise.", "2023-10-13T15:00:00Z"),
-         _entry("Caroline: I painted my first portrait.", "2023-03-02T15:00:00Z")],
+        [
+            _entry("Melanie: I painted a lake at sunrise.", "2023-10-13T15:00:00Z"),
+            _entry("Caroline: I painted my first portrait.", "2023-03-02T15:00:00Z"),
+        ],
         store=store_name,
     )
     hits = memory.search("What did Melanie paint on October 13, 2023?", store=store_name)
@@ -206,6 +211,7 @@ def test_speaker_and_date_bonuses_show_in_score_detail(memory, store_name) -> No
     assert top.score_detail["speaker"] > 0 and top.score_detail["time"] > 0
     other = next(h for h in hits if h.content.startswith("Caroline:"))
     assert other.score_detail["speaker"] == 0 and other.score_detail["time"] < 0.01
-    plain = memory.search("What did Melanie paint on October 13, 2023?", store=store_name,
-                          retriever="fused")
+    plain = memory.search(
+        "What did Melanie paint on October 13, 2023?", store=store_name, retriever="fused"
+    )
     assert all(h.score_detail["speaker"] == 0 and h.score_detail["time"] == 0 for h in plain)

@@ -36,8 +36,12 @@ def test_choose_prefers_shared_rare_words_and_drops_common_or_unknown_ones() -> 
 
 def test_asks_when_reads_questions_for_a_time() -> None:
     """'When did', 'How long ago', 'What year' ask for a time; others do not."""
-    for q in ("When did Melanie run a charity race?", "how long ago was the party?",
-              "In what year did John move?", "Which month did they meet?"):
+    for q in (
+        "When did Melanie run a charity race?",
+        "how long ago was the party?",
+        "In what year did John move?",
+        "Which month did they meet?",
+    ):
         assert asks_when(q), q
     for q in ("What did Melanie paint?", "Where did John go when it rained?"):
         assert not asks_when(q), q
@@ -45,8 +49,13 @@ def test_asks_when_reads_questions_for_a_time() -> None:
 
 def test_tells_when_finds_time_words_in_a_memory() -> None:
     """Relative days, weekdays, months and years say when; plain statements do not."""
-    for text in ("Melanie: I ran it last Saturday!", "We went there yesterday",
-                 "It was back in May", "I moved in 2019.", "That was two weeks ago"):
+    for text in (
+        "Melanie: I ran it last Saturday!",
+        "We went there yesterday",
+        "It was back in May",
+        "I moved in 2019.",
+        "That was two weeks ago",
+    ):
         assert tells_when(text), text
     for text in ("Melanie: I love painting lakes.", "You may like it", "Maybe later"):
         assert not tells_when(text), text
@@ -58,8 +67,10 @@ def _entry(content: str, at: str) -> NewShort:
 
 def test_feedback_reaches_a_memory_sharing_the_best_hits_rare_word(memory, store_name) -> None:
     """A turn the query misses gains a feedback bonus through a rare word of the best hits."""
-    filler = [_entry(f"Gina: note {n} about the weather and the shop", "2023-01-02T10:00:00Z")
-              for n in range(30)]
+    filler = [
+        _entry(f"Gina: note {n} about the weather and the shop", "2023-01-02T10:00:00Z")
+        for n in range(30)
+    ]
     memory.remember_many(
         [
             _entry("John: My favourite basketball player is LeBron.", "2023-01-01T10:00:00Z"),
@@ -80,8 +91,10 @@ def test_feedback_reaches_a_memory_sharing_the_best_hits_rare_word(memory, store
 def test_when_questions_favour_memories_that_say_when(memory, store_name) -> None:
     """'When did ...' gives the when bonus to a memory with a time word, not to others."""
     memory.remember_many(
-        [_entry("Melanie: I ran the charity race last Saturday.", "2023-05-20T10:00:00Z"),
-         _entry("Melanie: The charity race was for mental health.", "2023-05-20T10:00:00Z")],
+        [
+            _entry("Melanie: I ran the charity race last Saturday.", "2023-05-20T10:00:00Z"),
+            _entry("Melanie: The charity race was for mental health.", "2023-05-20T10:00:00Z"),
+        ],
         store=store_name,
     )
     hits = memory.search("When did Melanie run the charity race?", store=store_name)

@@ -6,7 +6,9 @@ from __future__ import annotations
 def test_remember_then_recall_over_http(server, store_name) -> None:
     """A memory written through the live API is found by a paraphrase."""
     c = server.client()
-    r = c.post("/short", params={"store": store_name}, json={"content": "Chad prefers absolute paths"})
+    r = c.post(
+        "/short", params={"store": store_name}, json={"content": "Chad prefers absolute paths"}
+    )
     assert r.status_code == 201, r.text
     r = c.post("/search", params={"store": store_name}, json={"query": "how does Chad like paths?"})
     assert r.status_code == 200

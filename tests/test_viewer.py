@@ -144,10 +144,11 @@ def _seed(data_dir: Path, embedder: LocalEmbedder) -> Seeded:
         for intent, kw in [
             ("Send the Q3 report draft to Dana", {"trigger_type": "manual"}),
             ("Ask Chad how the tax filing went", {"trigger_type": "session"}),
-            ("Remind Chad to book the dentist", {"trigger_type": "time",
-                                                 "trigger_value": _ago(hours=2)}),
-            ("Renew the TLS certificate", {"trigger_type": "time",
-                                           "trigger_value": _ago(days=-3)}),
+            (
+                "Remind Chad to book the dentist",
+                {"trigger_type": "time", "trigger_value": _ago(hours=2)},
+            ),
+            ("Renew the TLS certificate", {"trigger_type": "time", "trigger_value": _ago(days=-3)}),
             ("Bring up the flaky upload test", {"trigger_type": "topic", "topic": "ci"}),
         ]:
             loop = m.add_loop(intent, store=STORE, **kw)
@@ -160,25 +161,54 @@ def _seed(data_dir: Path, embedder: LocalEmbedder) -> Seeded:
     def fact(content: str, days: float, **kw: object) -> LongFact:
         born = now - timedelta(days=days)
         fields: dict[str, object] = {
-            "id": new_id("long"), "content": content,
-            "first_seen": born, "last_confirmed": born, "created_at": born,
-            "occurred_at": born, **kw,
+            "id": new_id("long"),
+            "content": content,
+            "first_seen": born,
+            "last_confirmed": born,
+            "created_at": born,
+            "occurred_at": born,
+            **kw,
         }
         return LongFact(**fields)  # type: ignore[arg-type]
 
     facts = {
-        "vim": fact("Chad's editor is Vim", 60, evidence_count=3, category="preference",
-                    topic="prefs", status="superseded"),
-        "postgres": fact("Production runs PostgreSQL 16 on a managed host", 40,
-                         evidence_count=7, category="decision", topic="ops"),
-        "deploys": fact("Deploys happen on Thursdays", 30, evidence_count=0,
-                        category="procedure", status="demoted"),
-        "dark": fact("Chad prefers dark themes in every tool", 20, evidence_count=2,
-                     category="preference", topic="prefs"),
+        "vim": fact(
+            "Chad's editor is Vim",
+            60,
+            evidence_count=3,
+            category="preference",
+            topic="prefs",
+            status="superseded",
+        ),
+        "postgres": fact(
+            "Production runs PostgreSQL 16 on a managed host",
+            40,
+            evidence_count=7,
+            category="decision",
+            topic="ops",
+        ),
+        "deploys": fact(
+            "Deploys happen on Thursdays",
+            30,
+            evidence_count=0,
+            category="procedure",
+            status="demoted",
+        ),
+        "dark": fact(
+            "Chad prefers dark themes in every tool",
+            20,
+            evidence_count=2,
+            category="preference",
+            topic="prefs",
+        ),
     }
     facts["neovim"] = fact(
-        "Chad switched his editor from Vim to Neovim", 5, evidence_count=4,
-        category="preference", topic="prefs", supersedes=facts["vim"].id,
+        "Chad switched his editor from Vim to Neovim",
+        5,
+        evidence_count=4,
+        category="preference",
+        topic="prefs",
+        supersedes=facts["vim"].id,
         derived_from=[short_ids[15], journal_id],
     )
     facts["vim"] = facts["vim"].model_copy(update={"superseded_by": facts["neovim"].id})
@@ -393,7 +423,7 @@ def test_each_tab_shows_the_seeded_memories(viewer: Viewer, seeded_server, shots
     assert page.evaluate("sessionStorage.getItem('halls.token')") == TOKEN
     assert TOKEN not in json.dumps(page.evaluate("Object.assign({}, localStorage)"))
     assert TOKEN not in page.url
-    after = viewer.requests[viewer.mark:]
+    after = viewer.requests[viewer.mark :]
     assert after and all(r.headers.get("authorization") == f"Bearer {TOKEN}" for r in after)
     viewer.assert_read_only()
 
@@ -527,4 +557,3 @@ def test_empty_store_shows_empty_states(viewer: Viewer) -> None:
     _tab(page, "search")
     expect(page.locator(".state.empty h3")).to_have_text("Search every tier at once")
     viewer.assert_read_only()
-

@@ -1,9 +1,9 @@
 """halls — the Halls of Memory: a local-first memory server for LLM agents.
 
-    from halls import Memory
-    with Memory() as memory:
-        memory.remember("Chad prefers absolute paths in configs", topic="prefs")
-        hits = memory.search("how does Chad like paths written?")
+from halls import Memory
+with Memory() as memory:
+    memory.remember("Chad prefers absolute paths in configs", topic="prefs")
+    hits = memory.search("how does Chad like paths written?")
 """
 
 from halls.config import Settings, load_settings
@@ -18,7 +18,17 @@ from halls.errors import (
     StoreNotFound,
     Unauthorized,
 )
-from halls.models import Brief, ForgetFlag, Hit, JournalEvent, LongFact, NewJournal, NewShort, OpenLoop, ShortEntry
+from halls.models import (
+    Brief,
+    ForgetFlag,
+    Hit,
+    JournalEvent,
+    LongFact,
+    NewJournal,
+    NewShort,
+    OpenLoop,
+    ShortEntry,
+)
 from halls.service import Memory
 
 __version__ = "0.1.0"

@@ -49,6 +49,9 @@ class EmbedderSettings(BaseModel):
     api_key: SecretStr | None = None
     batch_size: int = Field(default=64, ge=1, le=4096)
     timeout_seconds: float = Field(default=30.0, gt=0)
+    # local: the arithmetic of the model. "auto" is bfloat16 on a CPU that
+    # computes it natively (AVX512-BF16 or AMX), else float32.
+    precision: Literal["auto", "float32", "bfloat16"] = "auto"
 
 
 class RecallSettings(BaseModel):

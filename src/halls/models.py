@@ -11,7 +11,7 @@ import re
 import threading
 import time
 from datetime import UTC, datetime
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from pydantic import BaseModel, Field
 
@@ -118,6 +118,14 @@ def parse_time(value: Any, field: str = "time") -> float | None:
     if not (-62135596800 <= ts < 253402300800):
         raise InvalidInput(f"{field} is out of range")
     return ts
+
+
+@overload
+def to_datetime(ts: float) -> datetime: ...
+@overload
+def to_datetime(ts: None) -> None: ...
+@overload
+def to_datetime(ts: float | None) -> datetime | None: ...
 
 
 def to_datetime(ts: float | None) -> datetime | None:

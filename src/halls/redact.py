@@ -29,11 +29,17 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
     (
         "password",
         re.compile(
-            r"(?i)\b(?P<key>pass(?:word|wd)?|pwd|secret|api[_-]?key|(?:access|auth|refresh|api)[_-]?token)"
+            r"(?i)\b(?P<key>pass(?:word|wd)?|pwd|secret|api[_-]?key|(?:access|auth|refresh|api)[_-]?token|token)"
             r"(?P<sep>\s*[=:]\s*)(?P<val>\"[^\"]+\"|'[^']+'|\S+)"
         ),
     ),
 ]
+
+
+def _credential_like(value: str) -> bool:
+    """A bare "token" value is a secret only if it looks generated: long, letters and digits."""
+    value = value.strip("\"'")
+    return len(value) >= 12 and any(c.isdigit() for c in value) and any(c.isalpha() for c in value)
 
 
 def redact(text: str) -> tuple[str, int]:
@@ -48,6 +54,9 @@ def redact(text: str) -> tuple[str, int]:
                 return m.group(0)
             count += 1
             if kind == "password":
+                if m.group("key").lower() == "token" and not _credential_like(m.group("val")):
+                    count -= 1  # "max token: 512" is prose about tokens
+                    return m.group(0)
                 if m.group("val").startswith("[REDACTED"):
                     count -= 1
                     return m.group(0)

@@ -54,7 +54,9 @@ class StoreRegistry:
                 return store, False
             path = self._path(name)
             if not path.exists() and not create:
-                raise StoreNotFound(f"no store named '{name}' (a store is created by its first write)")
+                raise StoreNotFound(
+                    f"no store named '{name}' (a store is created by its first write)"
+                )
             self.data_dir.mkdir(parents=True, exist_ok=True)
             store = SQLiteStore(path, name, synchronous=self._storage.synchronous)
             self._stores[name] = store

@@ -17,20 +17,67 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from halls.config import Settings
+from halls.config import ConsolidatorSettings, Settings
 from halls.models import NewShort
 
 DAY = 86400.0
-PEOPLE = ["Chad", "Dana", "Ravi", "Mei", "Olu", "Sven", "Ana", "Kofi", "Lena", "Tom",
-          "Ines", "Yuki", "Omar", "Zoe", "Pia", "Ivan", "Nora", "Eli", "Sara", "Max"]
-THINGS = ["absolute paths", "tabs", "dark mode", "Vim", "Emacs", "Rust", "Go", "Python",
-          "short meetings", "async standups", "green tea", "espresso", "mechanical keyboards",
-          "Linux", "zsh", "fish shell", "Postgres", "SQLite", "typed code", "small commits",
-          "morning runs", "jazz", "audiobooks", "paper notes", "two monitors"]
+PEOPLE = [
+    "Chad",
+    "Dana",
+    "Ravi",
+    "Mei",
+    "Olu",
+    "Sven",
+    "Ana",
+    "Kofi",
+    "Lena",
+    "Tom",
+    "Ines",
+    "Yuki",
+    "Omar",
+    "Zoe",
+    "Pia",
+    "Ivan",
+    "Nora",
+    "Eli",
+    "Sara",
+    "Max",
+]
+THINGS = [
+    "absolute paths",
+    "tabs",
+    "dark mode",
+    "Vim",
+    "Emacs",
+    "Rust",
+    "Go",
+    "Python",
+    "short meetings",
+    "async standups",
+    "green tea",
+    "espresso",
+    "mechanical keyboards",
+    "Linux",
+    "zsh",
+    "fish shell",
+    "Postgres",
+    "SQLite",
+    "typed code",
+    "small commits",
+    "morning runs",
+    "jazz",
+    "audiobooks",
+    "paper notes",
+    "two monitors",
+]
 TEMPLATES = ["{p} prefers {t}", "{p} likes {t} a lot", "When possible, {p} goes for {t}"]
-REMARKS = ["{p} mentioned the {t} thread in passing", "Saw {p} reading about {t} on {d}",
-           "{p} asked whether {t} was on the agenda for {d}", "Random note about {t} from {p}, {d}",
-           "{p} had a question on {t} at {h}:00"]
+REMARKS = [
+    "{p} mentioned the {t} thread in passing",
+    "Saw {p} reading about {t} on {d}",
+    "{p} asked whether {t} was on the agenda for {d}",
+    "Random note about {t} from {p}, {d}",
+    "{p} had a question on {t} at {h}:00",
+]
 DAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "the weekend"]
 
 
@@ -42,13 +89,15 @@ def corpus(n: int, seed: int, t0: float) -> list[NewShort]:
     for p, t in recurring[: n // 9]:
         for k, template in enumerate(TEMPLATES):
             day = rng.randrange(10)
-            items.append(NewShort(content=template.format(p=p, t=t),
-                                  occurred_at=t0 + day * DAY + k * 3600))
+            items.append(
+                NewShort(content=template.format(p=p, t=t), occurred_at=t0 + day * DAY + k * 3600)
+            )
     while len(items) < n:
         p, t = rng.choice(PEOPLE), rng.choice(THINGS)
         text = rng.choice(REMARKS).format(p=p, t=t, d=rng.choice(DAYS), h=rng.randrange(7, 20))
-        items.append(NewShort(content=f"{text} (#{len(items)})",
-                              occurred_at=t0 + rng.random() * 10 * DAY))
+        items.append(
+            NewShort(content=f"{text} (#{len(items)})", occurred_at=t0 + rng.random() * 10 * DAY)
+        )
     return items[:n]
 
 
@@ -64,7 +113,7 @@ def run(n: int = 10_000, seed: int = 7, progress: Callable[[str], None] = print)
     clock = Clock()
     t0 = clock.t
     with tempfile.TemporaryDirectory() as tmp:
-        settings = Settings(data_dir=Path(tmp), consolidator={"mode": "external"})
+        settings = Settings(data_dir=Path(tmp), consolidator=ConsolidatorSettings(mode="external"))
         with Memory(settings, clock=clock) as memory:
             items = corpus(n, seed, t0)
             started = time.perf_counter()

@@ -65,7 +65,7 @@ class Conversation:
 
 
 def session_time(text: str) -> str:
-    """"1:56 pm on 8 May, 2023" -> "2023-05-08T13:56:00+00:00"."""
+    """ "1:56 pm on 8 May, 2023" -> "2023-05-08T13:56:00+00:00"."""
     try:
         when = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
     except ValueError:
@@ -194,8 +194,9 @@ def run(
     if retriever not in RETRIEVERS:
         raise InvalidInput(f"retriever must be one of {', '.join(RETRIEVERS)}")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
-    asked = [c.questions[:limit_questions] if limit_questions else c.questions
-             for c in conversations]
+    asked = [
+        c.questions[:limit_questions] if limit_questions else c.questions for c in conversations
+    ]
     n_turns = sum(len(s) for c in conversations for s in c.sessions)
     n_questions = sum(len(q) for q in asked)
     report = progress or (lambda phase, done, total: None)
@@ -209,8 +210,11 @@ def run(
             store = {"store": STORE_PREFIX + (conv.sample_id or "sample")}
             for session in conv.sessions:
                 items = [
-                    {"content": t.text, "occurred_at": t.occurred_at,
-                     "metadata": {"dia_id": t.dia_id}}
+                    {
+                        "content": t.text,
+                        "occurred_at": t.occurred_at,
+                        "metadata": {"dia_id": t.dia_id},
+                    }
                     for t in session
                 ]
                 response = client.post("/short/batch", params=store, json={"items": items})

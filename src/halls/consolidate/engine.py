@@ -15,7 +15,15 @@ from typing import Protocol
 import numpy as np
 
 from halls.config import ConsolidatorSettings
-from halls.models import Brief, ForgetFlag, JournalEvent, LongFact, OpenLoop, ShortEntry
+from halls.models import (
+    ActionKind,
+    Brief,
+    ForgetFlag,
+    JournalEvent,
+    LongFact,
+    OpenLoop,
+    ShortEntry,
+)
 
 
 class EngineUnavailable(Exception):
@@ -49,7 +57,7 @@ class Proposal:
     the short-term entries that are the evidence.
     """
 
-    kind: str
+    kind: ActionKind
     reason: str
     target_id: str
     new_id: str = ""

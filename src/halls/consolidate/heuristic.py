@@ -168,8 +168,9 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
         elif d.kind == "UPDATE" and d.target_id:
             fid = new_id("long")
             vector = cand.vector if verdict.text == cand.text else None
-            p = Proposal("supersede", why, d.target_id, new_id=fid, text=verdict.text,
-                         vector=vector, **base)
+            p = Proposal(
+                "supersede", why, d.target_id, new_id=fid, text=verdict.text, vector=vector, **base
+            )
             plan.proposals.append(p)
             created[fid] = p
             pool.remove(d.target_id)
@@ -199,7 +200,7 @@ def _flag_proposals(inputs: Inputs, decider: Decider, plan: Plan) -> set[str]:
             values += [f.value for f in detect(strongest.reason)]
         plan.proposals.append(
             Proposal(
-                kind,
+                kind,  # type: ignore[arg-type]  # the decider answers purge, demote or decay
                 f"forget flag {strongest.id}: {why}",
                 fact_id,
                 members=[i for i in fact.derived_from if i.startswith("s_")],
@@ -249,14 +250,18 @@ def _candidates(inputs: Inputs, plan: Plan) -> list[Candidate]:
         group = [entries[i] for i in members]
         texts = [e.content for e in group]
         topics = [e.topic for e in group]
-        if noise and briefs_mod.any_match(noise, texts, topics, vectors[members],
-                                          cfg.cluster_threshold):
+        if noise and briefs_mod.any_match(
+            noise, texts, topics, vectors[members], cfg.cluster_threshold
+        ):
             skipped += 1
             continue
         rep = medoid(vectors, members)
         score = evidence_score((e.occurred_at.timestamp() for e in group), cfg.burst_seconds)
-        hint = briefs_mod.any_match(hints, texts, topics, vectors[members],
-                                    cfg.cluster_threshold) if hints else None
+        hint = (
+            briefs_mod.any_match(hints, texts, topics, vectors[members], cfg.cluster_threshold)
+            if hints
+            else None
+        )
         gate = None
         if any(e.pinned for e in group):
             gate = "a pinned entry"

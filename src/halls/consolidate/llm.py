@@ -162,8 +162,11 @@ class LLMDecider(HeuristicDecider):
         if cand.gate is None:
             return fallback  # below the gate: no model call, only a confirmation may follow
         if self.calls >= self.cfg.max_llm_items:
-            return Verdict(fallback.decision, fallback.text,
-                           "heuristic decision: over consolidator.max_llm_items this run")
+            return Verdict(
+                fallback.decision,
+                fallback.text,
+                "heuristic decision: over consolidator.max_llm_items this run",
+            )
         self.calls += 1
         offered = {k.id for k in known}
 
@@ -175,8 +178,11 @@ class LLMDecider(HeuristicDecider):
         try:
             a = self._ask(fact_prompt(cand, known), FactAnswer, check)
         except BadAnswer as exc:
-            return Verdict(fallback.decision, fallback.text,
-                           f"llm answer invalid twice ({exc}); heuristic decision used")
+            return Verdict(
+                fallback.decision,
+                fallback.text,
+                f"llm answer invalid twice ({exc}); heuristic decision used",
+            )
         assert isinstance(a, FactAnswer)
         target = None if a.decision == "ADD" else a.target_id
         decision = Decision(a.decision, target, f"llm: {a.reason or a.decision}", explicit=True)

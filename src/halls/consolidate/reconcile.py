@@ -43,8 +43,19 @@ NEGATION = frozenset(
 )
 RELATIONS = {
     **dict.fromkeys(
-        ["prefer", "like", "love", "want", "favor", "favour", "enjoy", "choose", "hate", "dislike",
-         "avoid"],
+        [
+            "prefer",
+            "like",
+            "love",
+            "want",
+            "favor",
+            "favour",
+            "enjoy",
+            "choose",
+            "hate",
+            "dislike",
+            "avoid",
+        ],
         "prefer",
     ),
     **dict.fromkeys(["use", "run"], "use"),
@@ -128,8 +139,11 @@ def decide(
         d = _against(c, k, match_threshold, related_threshold)
         if d is not None:
             return d
-    return Decision("ADD", None, f"nearest fact {best.id} is about something else "
-                    f"(cosine {best.similarity:.2f})")
+    return Decision(
+        "ADD",
+        None,
+        f"nearest fact {best.id} is about something else (cosine {best.similarity:.2f})",
+    )
 
 
 def _same_key(c: Features, f: Features) -> bool:

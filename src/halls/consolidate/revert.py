@@ -46,15 +46,11 @@ def revert_changes(run: Run, embed: Callable[[list[str]], np.ndarray]) -> list[c
             restore.append((entry, undo.get("consolidated_into")))
     if restore:
         vectors = embed([e.content for e, _ in restore])
-        out += [
-            ch.RestoreShort(e, v, into) for (e, into), v in zip(restore, vectors, strict=True)
-        ]
+        out += [ch.RestoreShort(e, v, into) for (e, into), v in zip(restore, vectors, strict=True)]
     return out
 
 
-def revert(
-    store: Store, run: Run, embed: Callable[[list[str]], np.ndarray], now: float
-) -> Run:
+def revert(store: Store, run: Run, embed: Callable[[list[str]], np.ndarray], now: float) -> Run:
     """Revert ``run`` (the caller holds the store's consolidation lock)."""
     if run.status == "reverted":
         raise Conflict(f"run {run.id} was already reverted")

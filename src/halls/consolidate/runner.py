@@ -56,8 +56,12 @@ def loop_view(loop: OpenLoop) -> dict[str, Any]:
 
 
 def short_view(e: ShortEntry) -> dict[str, Any]:
-    return {"id": e.id, "content": e.content, "topic": e.topic,
-            "occurred_at": e.occurred_at.isoformat()}
+    return {
+        "id": e.id,
+        "content": e.content,
+        "topic": e.topic,
+        "occurred_at": e.occurred_at.isoformat(),
+    }
 
 
 def _at(ts: float) -> datetime:
@@ -193,18 +197,27 @@ class Runner:
         facts: dict[str, LongFact] = {f.id: f for f in inputs.facts}
         facts.update(inputs.flagged)
         loops = {loop.id: loop for loop in inputs.loops}
-        entries = dict(zip((e.id for e in inputs.entries),
-                           zip(inputs.entries, inputs.consolidated, strict=True), strict=True))
+        entries = dict(
+            zip(
+                (e.id for e in inputs.entries),
+                zip(inputs.entries, inputs.consolidated, strict=True),
+                strict=True,
+            )
+        )
         when = _at(now)
         actions: list[Action] = []
         changes: list[ch.Change] = []
         aged: list[str] = []
-        purge: dict[str, list[str]] = {"facts": [], "short": [], "journal": [], "values": [],
-                                       "flags": []}
+        purge: dict[str, list[str]] = {
+            "facts": [],
+            "short": [],
+            "journal": [],
+            "values": [],
+            "flags": [],
+        }
         for p in proposals:
             sources = [*p.members, *p.journal]
-            common: dict[str, Any] = {"reason": p.reason, "inputs": sources,
-                                      "engine_note": p.note}
+            common: dict[str, Any] = {"reason": p.reason, "inputs": sources, "engine_note": p.note}
             if p.kind in ("promote", "supersede"):
                 fid = p.target_id if p.kind == "promote" else p.new_id
                 old = facts.get(p.target_id) if p.kind == "supersede" else None
@@ -226,17 +239,27 @@ class Runner:
                     retired = old.model_copy(update={"status": "superseded", "superseded_by": fid})
                     facts[old.id] = retired
                     changes.append(ch.SetFact(retired))
-                changes += [ch.AddFact(new, np.asarray(p.vector, dtype=np.float32)),
-                            ch.MarkShort(tuple(p.members), fid), _derived(fid, sources)]
+                changes += [
+                    ch.AddFact(new, np.asarray(p.vector, dtype=np.float32)),
+                    ch.MarkShort(tuple(p.members), fid),
+                    _derived(fid, sources),
+                ]
                 if old is not None:
                     changes.append(ch.AddEdges(((fid, old.id, "supersedes"),)))
                 facts[fid] = new
                 undo: dict[str, Any] = {"members": p.members, "new_fact": fid}
                 if old is not None:
                     undo["fact"] = old.model_dump(mode="json")
-                actions.append(Action(kind=p.kind, target_id=p.target_id,  # type: ignore[arg-type]
-                                      before=fact_view(old) if old else None,
-                                      after=fact_view(new), undo=undo, **common))
+                actions.append(
+                    Action(
+                        kind=p.kind,
+                        target_id=p.target_id,  # type: ignore[arg-type]
+                        before=fact_view(old) if old else None,
+                        after=fact_view(new),
+                        undo=undo,
+                        **common,
+                    )
+                )
             elif p.kind in ("confirm", "obsolete"):
                 old = facts[p.target_id]
                 if p.kind == "confirm":
@@ -249,28 +272,45 @@ class Runner:
                     upd = {"status": "superseded", "superseded_by": None}
                 new = old.model_copy(update=upd)
                 facts[old.id] = new
-                changes += [ch.SetFact(new), ch.MarkShort(tuple(p.members), old.id),
-                            _derived(old.id, sources)]
-                actions.append(Action(kind=p.kind, target_id=old.id,  # type: ignore[arg-type]
-                                      before=fact_view(old), after=fact_view(new),
-                                      undo={"fact": old.model_dump(mode="json"),
-                                            "members": p.members}, **common))
+                changes += [
+                    ch.SetFact(new),
+                    ch.MarkShort(tuple(p.members), old.id),
+                    _derived(old.id, sources),
+                ]
+                actions.append(
+                    Action(
+                        kind=p.kind,
+                        target_id=old.id,  # type: ignore[arg-type]
+                        before=fact_view(old),
+                        after=fact_view(new),
+                        undo={"fact": old.model_dump(mode="json"), "members": p.members},
+                        **common,
+                    )
+                )
             elif p.kind in ("demote", "decay"):
                 old = facts[p.target_id]
                 if p.kind == "demote":
                     status = "superseded" if old.status == "superseded" else "demoted"
                     upd = {"status": status, "evidence_count": 0}
                 else:
-                    upd = {"evidence_count": decayed_evidence(old.evidence_count),
-                           "metadata": {**old.metadata, "decayed_at": when.isoformat()}}
+                    upd = {
+                        "evidence_count": decayed_evidence(old.evidence_count),
+                        "metadata": {**old.metadata, "decayed_at": when.isoformat()},
+                    }
                 new = old.model_copy(update=upd)
                 facts[old.id] = new
                 changes.append(ch.SetFact(new))
                 changes += [ch.SetFlag(f, "done") for f in p.flags]
-                actions.append(Action(kind=p.kind, target_id=old.id,  # type: ignore[arg-type]
-                                      before=fact_view(old), after=fact_view(new),
-                                      undo={"fact": old.model_dump(mode="json"),
-                                            "flags": p.flags}, **common))
+                actions.append(
+                    Action(
+                        kind=p.kind,
+                        target_id=old.id,  # type: ignore[arg-type]
+                        before=fact_view(old),
+                        after=fact_view(new),
+                        undo={"fact": old.model_dump(mode="json"), "flags": p.flags},
+                        **common,
+                    )
+                )
             elif p.kind == "purge":
                 old = facts[p.target_id]
                 purge["facts"].append(old.id)
@@ -279,26 +319,46 @@ class Runner:
                 purge["values"] += p.values
                 purge["flags"] += p.flags
                 # Ids only: a run record must not keep what a purge removes.
-                actions.append(Action(kind="purge", target_id=old.id, reason=p.reason,
-                                      inputs=sources, before={"id": old.id, "status": old.status},
-                                      after=None, engine_note=p.note))
+                actions.append(
+                    Action(
+                        kind="purge",
+                        target_id=old.id,
+                        reason=p.reason,
+                        inputs=sources,
+                        before={"id": old.id, "status": old.status},
+                        after=None,
+                        engine_note=p.note,
+                    )
+                )
             elif p.kind == "age_out":
                 entry, into = entries[p.target_id]
                 aged.append(entry.id)
-                actions.append(Action(kind="age_out", target_id=entry.id, reason=p.reason,
-                                      before=short_view(entry), after=None,
-                                      undo={"entry": entry.model_dump(mode="json"),
-                                            "consolidated_into": into}))
+                actions.append(
+                    Action(
+                        kind="age_out",
+                        target_id=entry.id,
+                        reason=p.reason,
+                        before=short_view(entry),
+                        after=None,
+                        undo={"entry": entry.model_dump(mode="json"), "consolidated_into": into},
+                    )
+                )
             elif p.kind in ("expire", "complete"):
                 loop = loops[p.target_id]
                 status = "expired" if p.kind == "expire" else "done"
                 new_loop = loop.model_copy(update={"status": status, "closed_at": when})
                 changes.append(ch.SetLoop(new_loop))
-                actions.append(Action(kind=p.kind, target_id=loop.id,  # type: ignore[arg-type]
-                                      reason=p.reason,
-                                      inputs=[p.brief_id] if p.brief_id else [],
-                                      before=loop_view(loop), after=loop_view(new_loop),
-                                      undo={"loop": loop.model_dump(mode="json")}))
+                actions.append(
+                    Action(
+                        kind=p.kind,
+                        target_id=loop.id,  # type: ignore[arg-type]
+                        reason=p.reason,
+                        inputs=[p.brief_id] if p.brief_id else [],
+                        before=loop_view(loop),
+                        after=loop_view(new_loop),
+                        undo={"loop": loop.model_dump(mode="json")},
+                    )
+                )
         if aged:
             changes.append(ch.DeleteShort(tuple(aged)))
         return actions, changes, purge
@@ -313,11 +373,23 @@ def operator_purge(store: Store, fact: LongFact, now: float) -> Run:
     try:
         sources = list(fact.derived_from)
         flags = [f.id for f in store.list_flags("pending") if f.fact_id == fact.id]
-        action = Action(kind="purge", target_id=fact.id, reason="operator purge (halls purge)",
-                        inputs=sources, before={"id": fact.id, "status": fact.status})
-        run = Run(id=new_run_id(), store=store.name, started_at=to_datetime(now),  # type: ignore[arg-type]
-                  finished_at=to_datetime(now), engine="operator", status="done",
-                  actions=[action], counts=count_actions([action]))
+        action = Action(
+            kind="purge",
+            target_id=fact.id,
+            reason="operator purge (halls purge)",
+            inputs=sources,
+            before={"id": fact.id, "status": fact.status},
+        )
+        run = Run(
+            id=new_run_id(),
+            store=store.name,
+            started_at=to_datetime(now),  # type: ignore[arg-type]
+            finished_at=to_datetime(now),
+            engine="operator",
+            status="done",
+            actions=[action],
+            counts=count_actions([action]),
+        )
         store.apply_changes([], run)
         store.purge(
             facts=[fact.id],

@@ -24,7 +24,9 @@ def build_embedder(settings: EmbedderSettings) -> Embedder:
         )
     from halls.embed.local import LocalEmbedder
 
-    return LocalEmbedder(settings.model, batch_size=settings.batch_size)
+    return LocalEmbedder(
+        settings.model, batch_size=settings.batch_size, precision=settings.precision
+    )
 
 
 __all__ = ["Embedder", "build_embedder", "fingerprint"]

@@ -55,9 +55,7 @@ class OpenAIEmbedder:
             data = sorted(response.json()["data"], key=lambda item: item["index"])
             vectors = [item["embedding"] for item in data]
         except (httpx.HTTPError, KeyError, TypeError, ValueError) as exc:
-            raise EmbeddingFailed(
-                f"the embeddings endpoint failed ({type(exc).__name__})"
-            ) from exc
+            raise EmbeddingFailed(f"the embeddings endpoint failed ({type(exc).__name__})") from exc
         if len(vectors) != len(batch):
             raise EmbeddingFailed("the embeddings endpoint returned the wrong number of vectors")
         return vectors

@@ -39,7 +39,10 @@ class BearerAuth:
         # compare_digest: the time taken does not tell how much of the token matched.
         if not hmac.compare_digest(given, self._expected):
             await _send_error(
-                send, 401, "unauthorized", "a valid bearer token is required",
+                send,
+                401,
+                "unauthorized",
+                "a valid bearer token is required",
                 **{"WWW-Authenticate": "Bearer"},
             )
             return

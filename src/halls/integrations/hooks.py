@@ -105,8 +105,9 @@ def brief_summary(event: dict[str, Any]) -> str | None:
     if not prompts:
         return None
     where = f" in {Path(str(event['cwd'])).name}" if event.get("cwd") else ""
-    lines = [f"Claude Code session{where} before {event.get('trigger', 'a')} compaction; "
-             "the user asked:"]
+    lines = [
+        f"Claude Code session{where} before {event.get('trigger', 'a')} compaction; the user asked:"
+    ]
     for prompt in prompts:
         flat = " ".join(prompt.split())
         short = flat if len(flat) <= MAX_PROMPT_CHARS else flat[:MAX_PROMPT_CHARS] + "…"
@@ -114,8 +115,9 @@ def brief_summary(event: dict[str, Any]) -> str | None:
     return "\n".join(lines)
 
 
-def run(name: str, event: dict[str, Any], backend: RemoteBackend, store: str | None,
-        budget_tokens: int) -> str:
+def run(
+    name: str, event: dict[str, Any], backend: RemoteBackend, store: str | None, budget_tokens: int
+) -> str:
     """Perform hook ``name``; return what to print on stdout."""
     if name == "session-start":
         block = backend.context(store=store, query=None, budget_tokens=budget_tokens)

@@ -71,8 +71,10 @@ def _window(parts: dict[str, str | None]) -> Window | None:
         if month:
             return Window(month=month)
         if year:
-            return Window(datetime(year, 1, 1, tzinfo=UTC).timestamp(),
-                          datetime(year + 1, 1, 1, tzinfo=UTC).timestamp())
+            return Window(
+                datetime(year, 1, 1, tzinfo=UTC).timestamp(),
+                datetime(year + 1, 1, 1, tzinfo=UTC).timestamp(),
+            )
     except ValueError:  # "31 February"
         return None
     return None

@@ -78,6 +78,13 @@ class AddEdges:
 
 
 Change = (
-    AddFact | SetFact | DeleteFact | MarkShort | DeleteShort | RestoreShort | SetLoop | SetFlag
+    AddFact
+    | SetFact
+    | DeleteFact
+    | MarkShort
+    | DeleteShort
+    | RestoreShort
+    | SetLoop
+    | SetFlag
     | AddEdges
 )

@@ -107,26 +107,38 @@ class SQLiteConsolidation(SQLitePurge):
     # -- inputs --
 
     def short_for_consolidation(self) -> tuple[list[ShortEntry], list[str | None], np.ndarray]:
-        rows = self._reader().execute(  # type: ignore[attr-defined]
-            "SELECT s.*, d.vec FROM short s JOIN docs d ON d.item_id = s.id "
-            "ORDER BY s.occurred_at, s.id"
-        ).fetchall()
+        rows = (
+            self._reader()
+            .execute(  # type: ignore[attr-defined]
+                "SELECT s.*, d.vec FROM short s JOIN docs d ON d.item_id = s.id "
+                "ORDER BY s.occurred_at, s.id"
+            )
+            .fetchall()
+        )
         entries = [self._short(r) for r in rows]  # type: ignore[attr-defined]
         return entries, [r["consolidated_into"] for r in rows], _vectors(rows)
 
     def facts_with_vectors(self, status: str) -> tuple[list[LongFact], np.ndarray]:
-        rows = self._reader().execute(  # type: ignore[attr-defined]
-            "SELECT l.*, d.vec FROM long l JOIN docs d ON d.item_id = l.id "
-            "WHERE l.status = ? ORDER BY l.id",
-            (status,),
-        ).fetchall()
+        rows = (
+            self._reader()
+            .execute(  # type: ignore[attr-defined]
+                "SELECT l.*, d.vec FROM long l JOIN docs d ON d.item_id = l.id "
+                "WHERE l.status = ? ORDER BY l.id",
+                (status,),
+            )
+            .fetchall()
+        )
         return [self._fact(r) for r in rows], _vectors(rows)  # type: ignore[attr-defined]
 
     def open_loops_with_vectors(self) -> tuple[list[OpenLoop], np.ndarray]:
-        rows = self._reader().execute(  # type: ignore[attr-defined]
-            "SELECT n.*, d.vec FROM near n JOIN docs d ON d.item_id = n.id "
-            "WHERE n.status = 'open' ORDER BY n.id"
-        ).fetchall()
+        rows = (
+            self._reader()
+            .execute(  # type: ignore[attr-defined]
+                "SELECT n.*, d.vec FROM near n JOIN docs d ON d.item_id = n.id "
+                "WHERE n.status = 'open' ORDER BY n.id"
+            )
+            .fetchall()
+        )
         return [self._loop(r) for r in rows], _vectors(rows)  # type: ignore[attr-defined]
 
     def journal_since(self, since: float | None) -> list[JournalEvent]:
@@ -263,10 +275,14 @@ class SQLiteConsolidation(SQLitePurge):
         return self._runs("", (), limit, offset)
 
     def last_applied_run(self) -> Run | None:
-        row = self._reader().execute(  # type: ignore[attr-defined]
-            "SELECT id FROM runs WHERE status = 'done' AND engine != 'operator' "
-            "ORDER BY started_at DESC, id DESC LIMIT 1"
-        ).fetchone()
+        row = (
+            self._reader()
+            .execute(  # type: ignore[attr-defined]
+                "SELECT id FROM runs WHERE status = 'done' AND engine != 'operator' "
+                "ORDER BY started_at DESC, id DESC LIMIT 1"
+            )
+            .fetchone()
+        )
         return None if row is None else self.get_run(row[0])
 
     def runs_after(self, run: Run) -> list[str]:
@@ -303,10 +319,22 @@ class SQLiteConsolidation(SQLitePurge):
                 "INSERT INTO long(id, content, topic, category, evidence_count, first_seen, "
                 "last_confirmed, status, supersedes, superseded_by, derived_from, metadata, "
                 "created_at, occurred_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                (f.id, f.content, f.topic, f.category, f.evidence_count, _ts(f.first_seen),
-                 _ts(f.last_confirmed), f.status, f.supersedes, f.superseded_by,
-                 json.dumps(f.derived_from), json.dumps(f.metadata), _ts(f.created_at),
-                 _ts(f.occurred_at)),
+                (
+                    f.id,
+                    f.content,
+                    f.topic,
+                    f.category,
+                    f.evidence_count,
+                    _ts(f.first_seen),
+                    _ts(f.last_confirmed),
+                    f.status,
+                    f.supersedes,
+                    f.superseded_by,
+                    json.dumps(f.derived_from),
+                    json.dumps(f.metadata),
+                    _ts(f.created_at),
+                    _ts(f.occurred_at),
+                ),
             )
             self._index_doc(db, f, f.content, f.status != "superseded", c.vector)  # type: ignore[attr-defined]
         elif isinstance(c, ch.SetFact):
@@ -314,21 +342,35 @@ class SQLiteConsolidation(SQLitePurge):
             db.execute(
                 "UPDATE long SET evidence_count = ?, last_confirmed = ?, status = ?, "
                 "supersedes = ?, superseded_by = ?, derived_from = ?, metadata = ? WHERE id = ?",
-                (f.evidence_count, _ts(f.last_confirmed), f.status, f.supersedes,
-                 f.superseded_by, json.dumps(f.derived_from), json.dumps(f.metadata), f.id),
+                (
+                    f.evidence_count,
+                    _ts(f.last_confirmed),
+                    f.status,
+                    f.supersedes,
+                    f.superseded_by,
+                    json.dumps(f.derived_from),
+                    json.dumps(f.metadata),
+                    f.id,
+                ),
             )
-            db.execute("UPDATE docs SET active = ? WHERE item_id = ?",
-                       (int(f.status != "superseded"), f.id))
+            db.execute(
+                "UPDATE docs SET active = ? WHERE item_id = ?",
+                (int(f.status != "superseded"), f.id),
+            )
         elif isinstance(c, ch.DeleteFact):
             db.execute("DELETE FROM long WHERE id = ?", (c.id,))
             db.execute("DELETE FROM docs WHERE item_id = ?", (c.id,))
             db.execute("DELETE FROM edges WHERE src = ? OR dst = ?", (c.id, c.id))
         elif isinstance(c, ch.MarkShort):
             for chunk in _chunks(c.ids):
-                db.execute(f"UPDATE short SET consolidated_into = ? WHERE id IN ({_in(chunk)})",
-                           (c.fact_id, *chunk))
-                db.execute(f"UPDATE docs SET active = ? WHERE item_id IN ({_in(chunk)})",
-                           (int(c.fact_id is None), *chunk))
+                db.execute(
+                    f"UPDATE short SET consolidated_into = ? WHERE id IN ({_in(chunk)})",
+                    (c.fact_id, *chunk),
+                )
+                db.execute(
+                    f"UPDATE docs SET active = ? WHERE item_id IN ({_in(chunk)})",
+                    (int(c.fact_id is None), *chunk),
+                )
         elif isinstance(c, ch.DeleteShort):
             for chunk in _chunks(c.ids):
                 db.execute(f"DELETE FROM short WHERE id IN ({_in(chunk)})", chunk)
@@ -339,17 +381,31 @@ class SQLiteConsolidation(SQLitePurge):
                 "INSERT OR IGNORE INTO short(id, content, topic, source, pinned, metadata, "
                 "created_at, occurred_at, expires_at, consolidated_into) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?)",
-                (e.id, e.content, e.topic, e.source, int(e.pinned), json.dumps(e.metadata),
-                 _ts(e.created_at), _ts(e.occurred_at), _ts(e.expires_at), c.consolidated_into),
+                (
+                    e.id,
+                    e.content,
+                    e.topic,
+                    e.source,
+                    int(e.pinned),
+                    json.dumps(e.metadata),
+                    _ts(e.created_at),
+                    _ts(e.occurred_at),
+                    _ts(e.expires_at),
+                    c.consolidated_into,
+                ),
             )
             if not db.execute("SELECT 1 FROM docs WHERE item_id = ?", (e.id,)).fetchone():
                 self._index_doc(db, e, e.content, c.consolidated_into is None, c.vector)  # type: ignore[attr-defined]
         elif isinstance(c, ch.SetLoop):
             loop = c.loop
-            db.execute("UPDATE near SET status = ?, closed_at = ? WHERE id = ?",
-                       (loop.status, _ts(loop.closed_at), loop.id))
-            db.execute("UPDATE docs SET active = ? WHERE item_id = ?",
-                       (int(loop.status == "open"), loop.id))
+            db.execute(
+                "UPDATE near SET status = ?, closed_at = ? WHERE id = ?",
+                (loop.status, _ts(loop.closed_at), loop.id),
+            )
+            db.execute(
+                "UPDATE docs SET active = ? WHERE item_id = ?",
+                (int(loop.status == "open"), loop.id),
+            )
         elif isinstance(c, ch.SetFlag):
             db.execute("UPDATE forget_flags SET status = ? WHERE id = ?", (c.status, c.id))
         elif isinstance(c, ch.AddEdges):

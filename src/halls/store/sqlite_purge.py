@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING
 
 _PURGED = "[purged]"
 
@@ -26,6 +28,11 @@ def _chunks(ids: Sequence[str], size: int = 900) -> list[list[str]]:
 
 class SQLitePurge:
     """``Store.purge`` for SQLiteStore (uses its writer connection and lock)."""
+
+    if TYPE_CHECKING:  # provided by SQLiteStore, which mixes this in
+
+        def _reader(self) -> sqlite3.Connection: ...
+        def _tx(self) -> AbstractContextManager[sqlite3.Connection]: ...
 
     def purge(
         self,
@@ -75,10 +82,16 @@ class SQLitePurge:
         for v in values:
             # Every other copy of the value goes too: the same SSN in another
             # entry, loop or fact is the same secret.
-            for table, col, into in (("short", "content", short), ("journal", "content", journal),
-                                     ("long", "content", facts), ("near", "intent", None)):
-                ids = [r[0] for r in db.execute(
-                    f"SELECT id FROM {table} WHERE instr({col}, ?) > 0", (v,))]
+            for table, col, into in (
+                ("short", "content", short),
+                ("journal", "content", journal),
+                ("long", "content", facts),
+                ("near", "intent", None),
+            ):
+                ids = [
+                    r[0]
+                    for r in db.execute(f"SELECT id FROM {table} WHERE instr({col}, ?) > 0", (v,))
+                ]
                 if into is None:
                     for chunk in _chunks(ids):
                         db.execute(f"DELETE FROM near WHERE id IN ({_in(chunk)})", chunk)
@@ -96,8 +109,9 @@ class SQLitePurge:
         gone = [*facts, *short, *journal]
         for chunk in _chunks(gone):
             marks = _in(chunk)
-            db.execute(f"DELETE FROM edges WHERE src IN ({marks}) OR dst IN ({marks})",
-                       (*chunk, *chunk))
+            db.execute(
+                f"DELETE FROM edges WHERE src IN ({marks}) OR dst IN ({marks})", (*chunk, *chunk)
+            )
         # Earlier run records must not keep what the purge removes.
         stub = (
             "CASE WHEN {c} IS NULL THEN NULL ELSE "
@@ -112,7 +126,8 @@ class SQLitePurge:
             marks = _in(chunk)
             db.execute(
                 scrub.replace("replace(reason, ?, ?)", "reason").replace(
-                    "replace(engine_note, ?, ?)", "engine_note")
+                    "replace(engine_note, ?, ?)", "engine_note"
+                )
                 + f"WHERE target_id IN ({marks}) OR json_extract(after, '$.id') IN ({marks})",
                 (*chunk, *chunk),
             )

@@ -180,7 +180,9 @@ def migrate(db: sqlite3.Connection) -> None:
         # executescript commits any open transaction first, so the
         # transaction is spelled inside the script itself.
         try:
-            db.executescript(f"BEGIN IMMEDIATE;\n{step()}\nPRAGMA user_version = {number};\nCOMMIT;")
+            db.executescript(
+                f"BEGIN IMMEDIATE;\n{step()}\nPRAGMA user_version = {number};\nCOMMIT;"
+            )
         except BaseException:
             if db.in_transaction:
                 db.execute("ROLLBACK")
