@@ -10,11 +10,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from pydantic import ValidationError
 
 from halls import EmbedderMismatch, EmbeddingFailed, InvalidInput, Memory, Settings
 from halls.config import EmbedderSettings
 from halls.embed import build_embedder, fingerprint
-from halls.embed.local import LocalEmbedder
+from halls.embed.local import LocalEmbedder, cpuinfo_has_bfloat16, native_bfloat16
 from halls.embed.openai import OpenAIEmbedder
 from openai_stub import OpenAIStub, stub_vector
 
@@ -205,3 +206,112 @@ def test_reembed_via_cli(tmp_path: Path, embedder: LocalEmbedder, stub: OpenAISt
     with Memory(openai_settings(data, stub)) as remote:
         assert remote.stats(store="garden")["embedder"] == "openai/stub-embed:16"
         assert len(remote.search("gardening", store="garden", n_results=10)) == 5
+
+
+# -- precision: bfloat16 beside float32 --
+
+PARAPHRASES = [
+    (
+        "Chad prefers absolute paths in config files",
+        "Chad likes config paths written out from the root",
+    ),
+    (
+        "The boiler in the basement leaks when the heating is on",
+        "water drips from the basement boiler while it heats",
+    ),
+    (
+        "Rosa moved to Lisbon for a job at a bank",
+        "Rosa took a banking job and relocated to Lisbon",
+    ),
+    (
+        "Our sprint review is every second Friday afternoon",
+        "the sprint demo happens fortnightly on Friday afternoons",
+    ),
+    (
+        "The bakery sells sourdough on Saturdays",
+        "on Saturdays the bakery has sourdough bread",
+    ),
+    (
+        "The deploy of the payment gateway is blocked on a Kafka change",
+        "a Kafka change holds up the payment gateway rollout",
+    ),
+]
+
+
+@pytest.fixture(scope="module")
+def float32_embedder() -> LocalEmbedder:
+    return LocalEmbedder(precision="float32")
+
+
+@pytest.fixture(scope="module")
+def bfloat16_embedder() -> LocalEmbedder:
+    return LocalEmbedder(precision="bfloat16")
+
+
+def test_bfloat16_vectors_agree_with_float32(
+    float32_embedder: LocalEmbedder, bfloat16_embedder: LocalEmbedder
+) -> None:
+    """bfloat16 gives unit float32 rows within cosine 0.999 of the float32 ones, text by text."""
+    long_text = " ".join(f"sentence {i} about the garden, the boiler and Rosa." for i in range(60))
+    texts = [t for pair in PARAPHRASES for t in pair] + [long_text, "x", "Ünïcode ✓ 東京"]
+    full = float32_embedder.embed(texts)
+    low = bfloat16_embedder.embed(texts)
+    assert (float32_embedder.precision, bfloat16_embedder.precision) == ("float32", "bfloat16")
+    assert low.dtype == np.float32 and low.shape == full.shape == (len(texts), 384)
+    assert np.linalg.norm(low, axis=1) == pytest.approx([1.0] * len(texts), abs=1e-5)
+    assert np.einsum("ij,ij->i", full, low).min() > 0.999
+
+
+def test_bfloat16_ranks_paraphrases_as_float32_does(
+    float32_embedder: LocalEmbedder, bfloat16_embedder: LocalEmbedder
+) -> None:
+    """Each paraphrase finds its original first, and the whole ranking matches float32's."""
+    originals = [a for a, _ in PARAPHRASES]
+    queries = [b for _, b in PARAPHRASES]
+    orders = []
+    for emb in (float32_embedder, bfloat16_embedder):
+        scores = emb.embed(queries) @ emb.embed(originals).T
+        orders.append(np.argsort(-scores, axis=1, kind="stable"))
+        assert list(orders[-1][:, 0]) == list(range(len(originals)))
+    assert (orders[0] == orders[1]).all()
+
+
+def test_precision_reaches_the_embedder_and_auto_follows_the_cpu() -> None:
+    """embedder.precision picks the arithmetic; auto is bfloat16 exactly where the CPU has it."""
+    assert build_embedder(EmbedderSettings(precision="float32")).precision == "float32"
+    auto = "bfloat16" if native_bfloat16() else "float32"
+    assert build_embedder(EmbedderSettings()).precision == auto
+    with pytest.raises(ValidationError):
+        EmbedderSettings(precision="float16")
+
+
+def test_native_bfloat16_agrees_with_the_kernel_cpu_flags() -> None:
+    """torch's CPU probe and /proc/cpuinfo's flags give the same answer on this machine."""
+    assert native_bfloat16() == cpuinfo_has_bfloat16(Path("/proc/cpuinfo"))
+
+
+def test_cpuinfo_flags_decide_bfloat16(tmp_path: Path) -> None:
+    """avx512_bf16 or amx_bf16 among the flags means native; other flags or no file mean not."""
+    with_bf16 = tmp_path / "zen5"
+    with_bf16.write_text("processor\t: 0\nflags\t\t: fpu sse2 avx512f avx512_bf16 avx512_vnni\n")
+    amx = tmp_path / "sapphire"
+    amx.write_text("flags\t\t: fpu avx512f amx_tile amx_bf16\n")
+    without = tmp_path / "skylake"
+    without.write_text("flags\t\t: fpu sse2 avx2 avx512f avx512bw\nbugs\t\t: avx512_bf16\n")
+    assert cpuinfo_has_bfloat16(with_bf16) and cpuinfo_has_bfloat16(amx)
+    assert not cpuinfo_has_bfloat16(without)
+    assert not cpuinfo_has_bfloat16(tmp_path / "missing")
+
+
+def test_a_float32_store_is_searched_with_bfloat16(
+    tmp_path: Path, float32_embedder: LocalEmbedder, bfloat16_embedder: LocalEmbedder
+) -> None:
+    """The fingerprint ignores precision: a store written in float32 opens and ranks in bfloat16."""
+    data = tmp_path / "data"
+    with Memory(Settings(data_dir=data), embedder=float32_embedder) as full:
+        for original, _ in PARAPHRASES:
+            full.remember(original, store="mixed")
+    with Memory(Settings(data_dir=data), embedder=bfloat16_embedder) as low:
+        for original, paraphrase in PARAPHRASES:
+            hits = low.search(paraphrase, store="mixed", retriever="dense", n_results=3)
+            assert hits[0].content == original

@@ -7,6 +7,8 @@ are composed with the store's I/O (full text, vectors, neighbours, records).
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
+
 import numpy as np
 
 from halls.config import RecallSettings
@@ -17,6 +19,12 @@ from halls.recall.context import Boost, Placed, boosts, query_words, speaker_bon
 from halls.recall.fusion import Normaliser, Signals, fuse, signals
 from halls.recall.when import asks_when, tells_when, time_bonus, windows
 from halls.store.base import Match, Store
+
+# The full-text query and the query embedding (then the vector scan) are
+# independent and both release the GIL (SQLite; torch and BLAS), so on two
+# cores they overlap. One persistent pool: a pool per query costs a thread
+# start each time. Its threads each keep a store reader connection.
+_TEXT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="halls-text")
 
 
 def search(
@@ -31,9 +39,11 @@ def search(
 ) -> list[Hit]:
     """Ranked hits for ``query`` in store ``s``; ``retriever`` picks the mode."""
     pool = max(cfg.candidates, n_results)
-    text_hits = s.text_search(query_terms(query), filt, pool) if retriever != "dense" else []
+    terms = query_terms(query) if retriever != "dense" else []
+    texts = _TEXT_POOL.submit(s.text_search, terms, filt, pool) if terms else None
     vector = embedder.embed([query])[0] if retriever != "bm25" else np.zeros(0, np.float32)
     dense_hits = s.vector_search(vector, filt, pool) if retriever != "bm25" else []
+    text_hits = texts.result() if texts is not None else []
     found = signals(text_hits, dense_hits)
     if cfg.fusion == "score" and text_hits and dense_hits:
         _fill_cosines(s, found, [i for i, sig in found.items() if sig.cosine is None], vector, filt)

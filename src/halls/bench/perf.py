@@ -31,6 +31,7 @@ import numpy as np
 
 from halls import __version__
 from halls.bench.corpus import memories, questions
+from halls.embed.local import cpuinfo_has_bfloat16
 from halls.errors import HallsError, InvalidInput
 
 DEFAULT_SIZES = (1_000, 10_000, 100_000)
@@ -68,6 +69,8 @@ def machine() -> dict[str, Any]:
         "cpus": os.cpu_count(),
         "cpu_model": cpu or "unknown",
         "ram_gib": round(ram / 2**30, 1) if ram else None,
+        # What embedder.precision "auto" (the default, measured here) resolves to.
+        "bfloat16_native": cpuinfo_has_bfloat16(Path("/proc/cpuinfo")),
         "python": platform.python_version(),
         "platform": platform.platform(terse=True),
         "halls": __version__,

@@ -43,10 +43,15 @@ def native_bfloat16() -> bool:
         probes = [getattr(torch.cpu, n, None) for n in _TORCH_PROBES]
         if any(p is not None for p in probes):
             return any(bool(p()) for p in probes if p is not None)
-    except Exception:  # noqa: BLE001 - a probe that fails means "not sure"
+    except Exception:  # noqa: BLE001 - a probe that fails means "ask the kernel"
         pass
+    return cpuinfo_has_bfloat16(Path("/proc/cpuinfo"))
+
+
+def cpuinfo_has_bfloat16(cpuinfo: Path) -> bool:
+    """Whether a /proc/cpuinfo-style file lists a native bfloat16 flag."""
     try:
-        with open("/proc/cpuinfo", encoding="ascii", errors="replace") as f:
+        with cpuinfo.open(encoding="ascii", errors="replace") as f:
             for line in f:
                 if line.startswith("flags"):
                     return bool(_CPU_FLAGS & set(line.split(":", 1)[1].split()))
@@ -101,7 +106,7 @@ class LocalEmbedder:
         if precision == "bfloat16":
             # The matrix products run in bfloat16 (autocast); their weights
             # are converted once here, not on every call (that cast cost a
-            # query ~1.5 ms). Layer norms, softmax and the pooling stay in
+            # query ~1.5 ms). Layer norms, the residual sums and the pooling stay in
             # float32, so the vectors keep cosine >= 0.9999 to the float32
             # ones: the same model in the store's fingerprint, no re-embed.
             for module in self._model.modules():
