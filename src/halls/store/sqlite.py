@@ -247,7 +247,9 @@ class SQLiteStore(SQLiteConsolidation):
         sql, args = "SELECT * FROM near", []
         if status:
             sql, args = sql + " WHERE status = ?", [status]
-        rows = self._reader().execute(sql + " ORDER BY id DESC LIMIT ? OFFSET ?", (*args, limit, offset))
+        rows = self._reader().execute(
+            sql + " ORDER BY id DESC LIMIT ? OFFSET ?", (*args, limit, offset)
+        )
         return [self._loop(r) for r in rows]
 
     def update_loop(self, loop: OpenLoop) -> None:
@@ -315,7 +317,9 @@ class SQLiteStore(SQLiteConsolidation):
         sql, args = "SELECT * FROM long", []
         if status:
             sql, args = sql + " WHERE status = ?", [status]
-        rows = self._reader().execute(sql + " ORDER BY id DESC LIMIT ? OFFSET ?", (*args, limit, offset))
+        rows = self._reader().execute(
+            sql + " ORDER BY id DESC LIMIT ? OFFSET ?", (*args, limit, offset)
+        )
         return [self._fact(r) for r in rows]
 
     def update_fact(self, fact: LongFact) -> None:
@@ -418,7 +422,8 @@ class SQLiteStore(SQLiteConsolidation):
     def add_flag(self, flag: ForgetFlag) -> None:
         with self._tx() as db:
             db.execute(
-                "INSERT INTO forget_flags(id, fact_id, reason, status, created_at) VALUES (?,?,?,?,?)",
+                "INSERT INTO forget_flags(id, fact_id, reason, status, created_at) "
+                "VALUES (?,?,?,?,?)",
                 (flag.id, flag.fact_id, flag.reason, flag.status, _ts(flag.created_at)),
             )
 
@@ -465,14 +470,14 @@ class SQLiteStore(SQLiteConsolidation):
         match = _fts_query(terms)
         if filt.narrows or set(filt.tiers) != set(SEARCH_TIERS):
             # A selective filter: let SQLite join and filter every match.
-            rows = db.execute(
+            joined = db.execute(
                 "SELECT d.item_id, d.tier, bm25(docs_fts) AS s FROM docs_fts "
                 "JOIN docs d ON d.rowid = docs_fts.rowid "
                 f"WHERE docs_fts MATCH ? AND {where} ORDER BY s LIMIT ?",
                 (match, *args, limit),
             )
             # FTS5's bm25() is negative, lower is better; flip it so higher is better.
-            return [Match(r[0], r[1], -float(r[2])) for r in rows]
+            return [Match(r[0], r[1], -float(r[2])) for r in joined]
         # Otherwise rank in FTS5 alone, then filter the best few: joining every
         # match to docs (thousands for common words at 100k rows) costs twice
         # the ranking itself. Widen until enough survive or every match was seen.
@@ -633,12 +638,12 @@ class SQLiteStore(SQLiteConsolidation):
         where, args = self._filter_sql(filt)
         out: list[Written] = []
         for start in range(0, len(wanted), 900):
-            chunk = wanted[start : start + 900]
+            rows_chunk = wanted[start : start + 900]
             sql = (
                 "SELECT d.rowid, d.item_id, d.tier, d.occurred_at, d.vec FROM docs d "
-                f"WHERE d.rowid IN ({','.join('?' * len(chunk))}) AND {where}"
+                f"WHERE d.rowid IN ({','.join('?' * len(rows_chunk))}) AND {where}"
             )
-            for r in db.execute(sql, (*chunk, *args)):
+            for r in db.execute(sql, (*rows_chunk, *args)):
                 out.append(Written(r[1], r[2], r[0], r[3], np.frombuffer(r[4], dtype=np.float32)))
         return out
 
