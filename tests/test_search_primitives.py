@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import random
 import threading
 import time
 from pathlib import Path
 
 import numpy as np
 
+from halls.bench import corpus
 from halls.embed.local import LocalEmbedder
-from halls.models import OpenLoop, SearchFilter, new_id, to_datetime
+from halls.models import OpenLoop, SearchFilter, ShortEntry, new_id, to_datetime
+from halls.recall import query_terms
 from halls.store.sqlite import SQLiteStore
+from halls.store.sqlite_terms import TOKENIZER
 from halls.store.vecindex import VectorIndex
 
 
@@ -113,5 +117,41 @@ def test_vector_search_is_consistent_while_rows_are_added(
         writer.join()
         assert errors == []
         assert len(store.vector_search(vectors[0], SearchFilter(), 100)) == 40
+    finally:
+        store.close()
+
+
+def test_term_counts_equal_a_count_per_term_over_full_text(tmp_path: Path) -> None:
+    """term_counts (FTS5 vocabulary) equals a COUNT of full-text matches per term, after edits."""
+    store = SQLiteStore(tmp_path / "s.sqlite3", "s")
+    try:
+        now = to_datetime(time.time())
+        rng = random.Random(3)
+        texts = corpus.memories(rng, 300) + [
+            "Zoë met José at the Café Müller; they're naïve about ﬁsh",
+            "RUNNING runs runner ran: the run-book's steps, 2023-10-13",
+            "don't won't can't O'Brien’s flooring floors floored",
+        ]
+        entries = [
+            ShortEntry(id=new_id("short"), content=t, created_at=now, occurred_at=now)
+            for t in texts
+        ]
+        unit = np.random.default_rng(3).standard_normal((len(texts), 8)).astype(np.float32)
+        store.add_short(entries, unit)
+        for entry in entries[:40]:
+            store.delete_short(entry.id)
+        words = sorted({w for t in texts for w in query_terms(t, limit=1000)})
+        words += ["cafe", "ZOË", "they're", "o'brien", "run-book", '"', "*", "absent", "naive"]
+        total, df = store.term_counts(words)
+        db = store._reader()
+        assert total == db.execute("SELECT COUNT(*) FROM docs").fetchone()[0] == len(texts) - 40
+        for word in words:
+            quoted = '"' + word.replace('"', '""') + '"'
+            sql = "SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?"
+            assert df[word] == db.execute(sql, (quoted,)).fetchone()[0], word
+        assert df["flooring"] == 1 and df["absent"] == 0 and df["cafe"] == df["café"] > 0
+        # The words are tokenized as docs_fts tokenizes: the same tokenizer.
+        schema = db.execute("SELECT sql FROM sqlite_master WHERE name = 'docs_fts'").fetchone()[0]
+        assert f"tokenize = '{TOKENIZER}'" in schema
     finally:
         store.close()

@@ -34,6 +34,7 @@ from halls.models import (
 from halls.store.base import Match, Written
 from halls.store.sqlite_consolidate import SQLiteConsolidation
 from halls.store.sqlite_schema import migrate
+from halls.store.sqlite_terms import TOKENS
 from halls.store.vecindex import VectorIndex
 
 _TIER_TABLE = {"s": "short", "n": "near", "l": "long"}
@@ -651,12 +652,24 @@ class SQLiteStore(SQLiteConsolidation):
         if not terms:
             return 0, {}
         db = self._reader()
-        # One COUNT per term reads that term's posting list only; recall asks
-        # for the few words of its best hits, so this stays a few cheap reads.
         total = db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+        # A word that indexes as one token is looked up in FTS5's vocabulary
+        # by that token; anything else (no token, or several: a phrase) is
+        # counted as text_search would match it.
+        tokens = TOKENS.of(terms)
+        single = {t: tokens[t][0] for t in terms if len(tokens[t]) == 1}
+        wanted = sorted(set(single.values()))
+        held: dict[str, int] = {}
+        for start in range(0, len(wanted), 900):
+            chunk = wanted[start : start + 900]
+            sql = f"SELECT term, doc FROM docs_vocab WHERE term IN ({','.join('?' * len(chunk))})"
+            held.update(db.execute(sql, chunk).fetchall())
         out = {}
         for term in terms:
-            out[term] = db.execute(
-                "SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?", (_fts_query([term]),)
-            ).fetchone()[0]
+            if term in single:
+                out[term] = held.get(single[term], 0)
+            else:
+                out[term] = db.execute(
+                    "SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?", (_fts_query([term]),)
+                ).fetchone()[0]
         return total, out

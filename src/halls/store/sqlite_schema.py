@@ -170,7 +170,16 @@ def m002_consolidation() -> str:
     """
 
 
-MIGRATIONS: list[Callable[[], str]] = [m001_initial, m002_consolidation]
+def m003_vocabulary() -> str:
+    return """
+        -- Per indexed token, how many rows hold it (the doc column): what
+        -- term_counts reads instead of counting each posting list. A view of
+        -- the FTS5 index, so it stores nothing and needs no upkeep.
+        CREATE VIRTUAL TABLE docs_vocab USING fts5vocab(docs_fts, 'row');
+    """
+
+
+MIGRATIONS: list[Callable[[], str]] = [m001_initial, m002_consolidation, m003_vocabulary]
 
 
 def migrate(db: sqlite3.Connection) -> None:

@@ -1,0 +1,72 @@
+"""Document frequencies of search terms, read from FTS5's vocabulary.
+
+``docs_vocab`` (an ``fts5vocab`` 'row' table over ``docs_fts``) gives, per
+indexed token, how many rows hold it: one read per term, where a ``COUNT``
+over ``MATCH`` walked the whole posting list and counted it in the VM.
+It is keyed by the *indexed* form of a word (case-folded, diacritics
+removed, porter-stemmed: "flooring" is stored as "floor"), so a word is
+first run through the same tokenizer. SQLite does not expose its
+tokenizers to Python; a private in-memory FTS5 table with the same
+tokenizer does, and the forms are cached since a word always tokenizes the
+same way.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+
+# Must stay the tokenizer of docs_fts (sqlite_schema.m001_initial); a test
+# compares the two.
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+
+# Words cached at most; the vocabulary of a store's searches is far smaller.
+_CACHE_LIMIT = 50_000
+
+
+class Tokens:
+    """The indexed tokens of words, as ``docs_fts`` would index them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._cache: dict[str, tuple[str, ...]] = {}
+        self._db: sqlite3.Connection | None = None
+
+    def _connect(self) -> sqlite3.Connection:
+        db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+        db.execute(f"CREATE VIRTUAL TABLE words USING fts5(w, tokenize = '{TOKENIZER}')")
+        db.execute("CREATE VIRTUAL TABLE words_vocab USING fts5vocab(words, 'instance')")
+        return db
+
+    def of(self, words: list[str]) -> dict[str, tuple[str, ...]]:
+        """Each word's tokens, in order (none for a word of separators only)."""
+        out = {w: self._cache[w] for w in words if w in self._cache}
+        missing = list(dict.fromkeys(w for w in words if w not in out))
+        if not missing:
+            return out
+        with self._lock:
+            if self._db is None:
+                self._db = self._connect()
+            db = self._db
+            db.execute("BEGIN")
+            try:
+                db.executemany(
+                    "INSERT INTO words(rowid, w) VALUES (?, ?)", list(enumerate(missing, start=1))
+                )
+                found = db.execute("SELECT doc, offset, term FROM words_vocab").fetchall()
+            finally:
+                # Nothing is kept: the table only lends its tokenizer.
+                db.execute("ROLLBACK")
+            if len(self._cache) + len(missing) > _CACHE_LIMIT:
+                self._cache.clear()
+            parts: dict[int, list[tuple[int, str]]] = {}
+            for doc, offset, term in found:
+                parts.setdefault(doc, []).append((offset, term))
+            for n, word in enumerate(missing, start=1):
+                tokens = tuple(t for _, t in sorted(parts.get(n, [])))
+                self._cache[word] = tokens
+                out[word] = tokens
+        return out
+
+
+TOKENS = Tokens()
