@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 import threading
 import time
 from pathlib import Path
@@ -138,18 +139,34 @@ def test_term_counts_equal_a_count_per_term_over_full_text(tmp_path: Path) -> No
         ]
         unit = np.random.default_rng(3).standard_normal((len(texts), 8)).astype(np.float32)
         store.add_short(entries, unit)
-        for entry in entries[:40]:
-            store.delete_short(entry.id)
         words = sorted({w for t in texts for w in query_terms(t, limit=1000)})
         words += ["cafe", "ZOË", "they're", "o'brien", "run-book", '"', "*", "absent", "naive"]
-        total, df = store.term_counts(words)
         db = store._reader()
-        assert total == db.execute("SELECT COUNT(*) FROM docs").fetchone()[0] == len(texts) - 40
-        for word in words:
-            quoted = '"' + word.replace('"', '""') + '"'
-            sql = "SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?"
-            assert df[word] == db.execute(sql, (quoted,)).fetchone()[0], word
-        assert df["flooring"] == 1 and df["absent"] == 0 and df["cafe"] == df["café"] > 0
+
+        def check(expected_total: int) -> None:
+            total, df = store.term_counts(words)
+            assert total == db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+            assert total == expected_total
+            for word in words:
+                quoted = '"' + word.replace('"', '""') + '"'
+                sql = "SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?"
+                assert df[word] == db.execute(sql, (quoted,)).fetchone()[0], word
+            assert df["flooring"] == 1 and df["cafe"] == df["café"] > 0
+
+        check(len(texts))
+        # Counts read before are not reused once the store changed: through
+        # the store's writer, or through another connection (another process).
+        for entry in entries[:40]:
+            store.delete_short(entry.id)
+        check(len(texts) - 40)
+        store.add_short(entries[:2], unit[:2])
+        check(len(texts) - 38)
+        other = sqlite3.connect(tmp_path / "s.sqlite3")
+        with other:
+            other.execute("DELETE FROM docs WHERE item_id = ?", (entries[0].id,))
+        other.close()
+        check(len(texts) - 39)
+        assert store.term_counts(["absent"]) == (len(texts) - 39, {"absent": 0})
         # The words are tokenized as docs_fts tokenizes: the same tokenizer.
         schema = db.execute("SELECT sql FROM sqlite_master WHERE name = 'docs_fts'").fetchone()[0]
         assert f"tokenize = '{TOKENIZER}'" in schema

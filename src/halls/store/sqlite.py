@@ -652,24 +652,34 @@ class SQLiteStore(SQLiteConsolidation):
         if not terms:
             return 0, {}
         db = self._reader()
-        total = db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+        # Counts change only when something is committed, which PRAGMA
+        # data_version tells this connection (a commit by the writer or by
+        # another process): until then, counts read before are still exact.
+        # A commit landing during this call changes the version too, so the
+        # next call starts afresh.
+        version = db.execute("PRAGMA data_version").fetchone()[0]
+        known: dict[str, int] | None = getattr(self._local, "df", None)
+        if known is None or self._local.df_version != version or len(known) > 50_000:
+            known = self._local.df = {}
+            self._local.df_version = version
+            self._local.df_total = db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+        missing = [t for t in dict.fromkeys(terms) if t not in known]
         # A word that indexes as one token is looked up in FTS5's vocabulary
         # by that token; anything else (no token, or several: a phrase) is
         # counted as text_search would match it.
-        tokens = TOKENS.of(terms)
-        single = {t: tokens[t][0] for t in terms if len(tokens[t]) == 1}
+        tokens = TOKENS.of(missing)
+        single = {t: tokens[t][0] for t in missing if len(tokens[t]) == 1}
         wanted = sorted(set(single.values()))
         held: dict[str, int] = {}
         for start in range(0, len(wanted), 900):
             chunk = wanted[start : start + 900]
             sql = f"SELECT term, doc FROM docs_vocab WHERE term IN ({','.join('?' * len(chunk))})"
             held.update(db.execute(sql, chunk).fetchall())
-        out = {}
-        for term in terms:
+        for term in missing:
             if term in single:
-                out[term] = held.get(single[term], 0)
+                known[term] = held.get(single[term], 0)
             else:
-                out[term] = db.execute(
+                known[term] = db.execute(
                     "SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?", (_fts_query([term]),)
                 ).fetchone()[0]
-        return total, out
+        return self._local.df_total, {t: known[t] for t in terms}
