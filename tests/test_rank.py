@@ -195,3 +195,15 @@ def test_ties_break_by_id_for_a_stable_order() -> None:
     records = [short() for _ in range(5)]
     hits = rank([cand(r) for r in reversed(records)], NOW, CFG, 5)
     assert [h.id for h in hits] == sorted(r.id for r in records)
+
+
+def test_rank_returns_the_best_n_of_every_candidate_scored() -> None:
+    """rank(n) = every candidate scored, sorted by (-score, id), cut to n; ties by id."""
+    records = [short(NOW - d * DAY) for d in range(12)] + [loop(), fact(3), fact(1, "demoted")]
+    cands = [cand(r, 1 + i % 5, 1 + (i * 7) % 11) for i, r in enumerate(records)]
+    # Two equal candidates whose ids decide their order.
+    twin = short()
+    cands += [cand(twin, 2, 2), cand(short(), 2, 2)]
+    every = sorted((score(c, NOW, CFG) for c in cands), key=lambda h: (-h.score, h.id))
+    for n in (1, 4, len(cands), len(cands) + 3):
+        assert rank(cands, NOW, CFG, n) == every[:n]

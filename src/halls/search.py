@@ -18,7 +18,7 @@ from halls.recall import Candidate, feedback, query_terms, rank
 from halls.recall.context import Boost, Placed, boosts, query_words, speaker_bonus
 from halls.recall.fusion import Normaliser, Signals, fuse, signals
 from halls.recall.when import asks_when, tells_when, time_bonus, windows
-from halls.store.base import Match, Store
+from halls.store.base import Match, Store, Written
 
 # The full-text query and the query embedding (then the vector scan) are
 # independent and both release the GIL (SQLite; torch and BLAS), so on two
@@ -40,13 +40,15 @@ def search(
     """Ranked hits for ``query`` in store ``s``; ``retriever`` picks the mode."""
     pool = max(cfg.candidates, n_results)
     terms = query_terms(query) if retriever != "dense" else []
-    texts = _TEXT_POOL.submit(s.text_search, terms, filt, pool) if terms else None
+    fill = cfg.fusion == "score" and retriever != "bm25"
+    texts = _TEXT_POOL.submit(_text_branch, s, terms, filt, pool, fill) if terms else None
     vector = embedder.embed([query])[0] if retriever != "bm25" else np.zeros(0, np.float32)
     dense_hits = s.vector_search(vector, filt, pool) if retriever != "bm25" else []
-    text_hits = texts.result() if texts is not None else []
+    text_hits, stored = texts.result() if texts is not None else ([], [])
     found = signals(text_hits, dense_hits)
-    if cfg.fusion == "score" and text_hits and dense_hits:
-        _fill_cosines(s, found, [i for i, sig in found.items() if sig.cosine is None], vector, filt)
+    if fill and text_hits and dense_hits:
+        # The text hits the dense search missed, in the order around() gives them.
+        _cosines(found, [w for w in stored if found[w.id].cosine is None], vector)
     fuse(found, text_hits, dense_hits, cfg)
     full = retriever == "full"
     if full and cfg.feedback_weight > 0 and text_hits:
@@ -88,11 +90,26 @@ def search(
     return rank(candidates, now, cfg, n_results)
 
 
+def _text_branch(
+    s: Store, terms: list[str], filt: SearchFilter, pool: int, vectors: bool
+) -> tuple[list[Match], list[Written]]:
+    """The full-text hits and, if wanted, their stored vectors.
+
+    The vectors are read here, beside the query embedding, rather than after
+    it: those of the hits the dense search misses give them their cosine.
+    """
+    hits = s.text_search(terms, filt, pool)
+    return hits, (s.around([m.id for m in hits], 0, filt) if vectors and hits else [])
+
+
 def _fill_cosines(
     s: Store, found: dict[str, Signals], ids: list[str], vector: np.ndarray, filt: SearchFilter
 ) -> None:
     """Give records found by full text only their real cosine, from the stored vector."""
-    filled = s.around(ids, 0, filt) if ids else []
+    _cosines(found, s.around(ids, 0, filt) if ids else [], vector)
+
+
+def _cosines(found: dict[str, Signals], filled: list[Written], vector: np.ndarray) -> None:
     if filled:
         cosines = np.stack([w.vector for w in filled]) @ vector
         for w, cosine in zip(filled, cosines.tolist(), strict=True):
@@ -141,13 +158,15 @@ def _context(
     filt: SearchFilter,
 ) -> dict[str, Boost]:
     """Context and episode bonuses; the best hits' neighbours join ``found``."""
-    best = sorted(found, key=lambda i: (-found[i].total, i))[: cfg.context_candidates]
+    totals = {i: sig.total for i, sig in found.items()}
+    best = sorted(totals, key=lambda i: (-totals[i], i))[: cfg.context_candidates]
     written = s.around(best, cfg.context_radius, filt)
     norm = Normaliser(text_hits, dense_hits, cfg) if cfg.fusion == "score" else None
     new = [w for w in written if w.id not in found]
     if new and norm is not None and norm.use_dense:
         cosines = np.stack([w.vector for w in new]) @ vector
         for w, cosine in zip(new, cosines.tolist(), strict=True):
-            found[w.id] = Signals(cosine=cosine, relevance=norm.relevance(None, cosine))
+            sig = found[w.id] = Signals(cosine=cosine, relevance=norm.relevance(None, cosine))
+            totals[w.id] = sig.total
     placed = [Placed(w.id, w.tier, w.position, w.occurred_at) for w in written]
-    return boosts({i: sig.total for i, sig in found.items()}, placed, cfg)
+    return boosts(totals, placed, cfg)

@@ -65,7 +65,19 @@ def recency(record: Record, now: float, cfg: RecallSettings) -> float:
     )
 
 
-def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
+@dataclass(frozen=True, slots=True)
+class _Weighed:
+    """A candidate's score and the factors it came from."""
+
+    candidate: Candidate
+    relevance: float
+    weight: float
+    evidence: float
+    fresh: float
+    score: float
+
+
+def _weigh(c: Candidate, now: float, cfg: RecallSettings) -> _Weighed:
     relevance = c.relevance
     if relevance is None:
         k = cfg.rrf_k
@@ -79,7 +91,11 @@ def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
     fresh = recency(c.record, now, cfg)
     bonus = c.feedback + c.context + c.episode + c.speaker + c.time
     total = (relevance + bonus) * weight * evidence * fresh
-    r = c.record
+    return _Weighed(c, relevance, weight, evidence, fresh, round(total, 6))
+
+
+def _hit(w: _Weighed) -> Hit:
+    c, r = w.candidate, w.candidate.record
     return Hit(
         id=r.id,
         tier=r.tier,  # type: ignore[attr-defined]
@@ -88,26 +104,31 @@ def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
         metadata=r.metadata,
         occurred_at=r.occurred_at,
         created_at=r.created_at,
-        score=round(total, 6),
+        score=w.score,
         score_detail={
             "bm25_rank": c.bm25_rank,
             "bm25": None if c.bm25 is None else round(c.bm25, 4),
             "dense_rank": c.dense_rank,
             "cosine": None if c.cosine is None else round(c.cosine, 4),
-            "relevance": round(relevance, 6),
+            "relevance": round(w.relevance, 6),
             "feedback": round(c.feedback, 6),
             "context": round(c.context, 6),
             "episode": round(c.episode, 6),
             "speaker": round(c.speaker, 6),
             "time": round(c.time, 6),
-            "tier_weight": weight,
-            "evidence": round(evidence, 4),
-            "recency": round(fresh, 4),
+            "tier_weight": w.weight,
+            "evidence": round(w.evidence, 4),
+            "recency": round(w.fresh, 4),
         },
     )
 
 
+def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
+    return _hit(_weigh(c, now, cfg))
+
+
 def rank(candidates: list[Candidate], now: float, cfg: RecallSettings, n: int) -> list[Hit]:
-    hits = [score(c, now, cfg) for c in candidates]
-    hits.sort(key=lambda h: (-h.score, h.id))
-    return hits[:n]
+    # Scores first; only the n returned become Hits (a Hit costs more than its score).
+    weighed = [_weigh(c, now, cfg) for c in candidates]
+    weighed.sort(key=lambda w: (-w.score, w.candidate.record.id))
+    return [_hit(w) for w in weighed[:n]]

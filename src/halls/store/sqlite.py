@@ -48,6 +48,16 @@ def _blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
+def _loads(text: str) -> Any:
+    # Most records carry no metadata: skip the JSON parser for that (a
+    # search converts a hundred records).
+    if text == "{}":
+        return {}
+    if text == "[]":
+        return []
+    return json.loads(text)
+
+
 def _fts_query(terms: Sequence[str]) -> str:
     # Each term quoted so FTS5 operators in user text are plain words.
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
@@ -175,7 +185,7 @@ class SQLiteStore(SQLiteConsolidation):
             topic=row["topic"],
             source=row["source"],
             pinned=bool(row["pinned"]),
-            metadata=json.loads(row["metadata"]),
+            metadata=_loads(row["metadata"]),
             created_at=to_datetime(row["created_at"]),
             occurred_at=to_datetime(row["occurred_at"]),
             expires_at=to_datetime(row["expires_at"]),
@@ -235,7 +245,7 @@ class SQLiteStore(SQLiteConsolidation):
             expires_at=to_datetime(row["expires_at"]),
             status=row["status"],
             closed_at=to_datetime(row["closed_at"]),
-            metadata=json.loads(row["metadata"]),
+            metadata=_loads(row["metadata"]),
             created_at=to_datetime(row["created_at"]),
             occurred_at=to_datetime(row["occurred_at"]),
         )
@@ -304,8 +314,8 @@ class SQLiteStore(SQLiteConsolidation):
             status=row["status"],
             supersedes=row["supersedes"],
             superseded_by=row["superseded_by"],
-            derived_from=json.loads(row["derived_from"]),
-            metadata=json.loads(row["metadata"]),
+            derived_from=_loads(row["derived_from"]),
+            metadata=_loads(row["metadata"]),
             created_at=to_datetime(row["created_at"]),
             occurred_at=to_datetime(row["occurred_at"]),
         )
@@ -637,16 +647,24 @@ class SQLiteStore(SQLiteConsolidation):
         # docs.rowid is AUTOINCREMENT, so it is the write order and is never reused.
         wanted = sorted({a + d for a in anchors for d in range(-radius, radius + 1)})
         where, args = self._filter_sql(filt)
-        out: list[Written] = []
+        rows: list[tuple[int, str, str, float, bytes]] = []
+        # Plain tuples (no sqlite3.Row per row) and one buffer for all the
+        # vectors: a few hundred rows per search make the per-row cost count.
+        cur = db.cursor()
+        cur.row_factory = None
         for start in range(0, len(wanted), 900):
             rows_chunk = wanted[start : start + 900]
             sql = (
                 "SELECT d.rowid, d.item_id, d.tier, d.occurred_at, d.vec FROM docs d "
                 f"WHERE d.rowid IN ({','.join('?' * len(rows_chunk))}) AND {where}"
             )
-            for r in db.execute(sql, (*rows_chunk, *args)):
-                out.append(Written(r[1], r[2], r[0], r[3], np.frombuffer(r[4], dtype=np.float32)))
-        return out
+            rows.extend(cur.execute(sql, (*rows_chunk, *args)))
+        if len({len(r[4]) for r in rows}) != 1:
+            # Empty, or vectors of two sizes (a re-embedding half done).
+            return [Written(r[1], r[2], r[0], r[3], np.frombuffer(r[4], np.float32)) for r in rows]
+        vectors = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32)
+        vectors = vectors.reshape(len(rows), -1)
+        return [Written(r[1], r[2], r[0], r[3], v) for r, v in zip(rows, vectors, strict=True)]
 
     def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         if not terms:

@@ -40,7 +40,12 @@ class Tokens:
 
     def of(self, words: list[str]) -> dict[str, tuple[str, ...]]:
         """Each word's tokens, in order (none for a word of separators only)."""
-        out = {w: self._cache[w] for w in words if w in self._cache}
+        out: dict[str, tuple[str, ...]] = {}
+        for w in words:
+            # get(), not a test then a read: another thread may clear the cache.
+            known = self._cache.get(w)
+            if known is not None:
+                out[w] = known
         missing = list(dict.fromkeys(w for w in words if w not in out))
         if not missing:
             return out
