@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,21 +20,18 @@ from typing import Any
 import numpy as np
 
 from halls.models import (
-    SEARCH_TIERS,
     Brief,
     ForgetFlag,
     JournalEvent,
     LongFact,
     OpenLoop,
     Record,
-    SearchFilter,
     ShortEntry,
     to_datetime,
 )
-from halls.store.base import Match, Written
 from halls.store.sqlite_consolidate import SQLiteConsolidation
 from halls.store.sqlite_schema import migrate
-from halls.store.sqlite_terms import TOKENS
+from halls.store.sqlite_search import SQLiteSearch, blob
 from halls.store.vecindex import VectorIndex
 
 _TIER_TABLE = {"s": "short", "n": "near", "l": "long"}
@@ -42,10 +39,6 @@ _TIER_TABLE = {"s": "short", "n": "near", "l": "long"}
 
 def _ts(value: Any) -> float | None:
     return None if value is None else value.timestamp()
-
-
-def _blob(vector: np.ndarray) -> bytes:
-    return np.asarray(vector, dtype=np.float32).tobytes()
 
 
 def _loads(text: str) -> Any:
@@ -58,12 +51,7 @@ def _loads(text: str) -> Any:
     return json.loads(text)
 
 
-def _fts_query(terms: Sequence[str]) -> str:
-    # Each term quoted so FTS5 operators in user text are plain words.
-    return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-
-
-class SQLiteStore(SQLiteConsolidation):
+class SQLiteStore(SQLiteSearch, SQLiteConsolidation):
     def __init__(self, path: Path, name: str, synchronous: str = "FULL") -> None:
         self.name = name
         self.path = path
@@ -146,7 +134,7 @@ class SQLiteStore(SQLiteConsolidation):
         cur = db.execute(
             "INSERT INTO docs(item_id, tier, topic, occurred_at, active, vec) "
             "VALUES (?, ?, ?, ?, ?, ?)",
-            (item.id, item.tier, item.topic, _ts(item.occurred_at), int(active), _blob(vector)),
+            (item.id, item.tier, item.topic, _ts(item.occurred_at), int(active), blob(vector)),
         )
         db.execute("INSERT INTO docs_fts(rowid, content) VALUES (?, ?)", (cur.lastrowid, text))
 
@@ -378,24 +366,25 @@ class SQLiteStore(SQLiteConsolidation):
                 ],
             )
 
+    @staticmethod
+    def _journal(r: sqlite3.Row) -> JournalEvent:
+        return JournalEvent(
+            id=r["id"],
+            content=r["content"],
+            role=r["role"],
+            session_id=r["session_id"],
+            redactions=r["redactions"],
+            topic=r["topic"],
+            metadata=json.loads(r["metadata"]),
+            created_at=to_datetime(r["created_at"]),
+            occurred_at=to_datetime(r["occurred_at"]),
+        )
+
     def list_journal(self, limit: int, offset: int) -> list[JournalEvent]:
         rows = self._reader().execute(
             "SELECT * FROM journal ORDER BY seq DESC LIMIT ? OFFSET ?", (limit, offset)
         )
-        return [
-            JournalEvent(
-                id=r["id"],
-                content=r["content"],
-                role=r["role"],
-                session_id=r["session_id"],
-                redactions=r["redactions"],
-                topic=r["topic"],
-                metadata=json.loads(r["metadata"]),
-                created_at=to_datetime(r["created_at"]),
-                occurred_at=to_datetime(r["occurred_at"]),
-            )
-            for r in rows
-        ]
+        return [self._journal(r) for r in rows]
 
     # -- briefs and forget flags --
 
@@ -414,21 +403,22 @@ class SQLiteStore(SQLiteConsolidation):
                 ),
             )
 
+    @staticmethod
+    def _brief(r: sqlite3.Row) -> Brief:
+        return Brief(
+            id=r["id"],
+            summary=r["summary"],
+            promote_hints=json.loads(r["promote_hints"]),
+            completed_intents=json.loads(r["completed_intents"]),
+            noise=json.loads(r["noise"]),
+            created_at=to_datetime(r["created_at"]),
+        )
+
     def list_briefs(self, limit: int, offset: int) -> list[Brief]:
         rows = self._reader().execute(
             "SELECT * FROM briefs ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
         )
-        return [
-            Brief(
-                id=r["id"],
-                summary=r["summary"],
-                promote_hints=json.loads(r["promote_hints"]),
-                completed_intents=json.loads(r["completed_intents"]),
-                noise=json.loads(r["noise"]),
-                created_at=to_datetime(r["created_at"]),
-            )
-            for r in rows
-        ]
+        return [self._brief(r) for r in rows]
 
     def add_flag(self, flag: ForgetFlag) -> None:
         with self._tx() as db:
@@ -452,127 +442,6 @@ class SQLiteStore(SQLiteConsolidation):
                 created_at=to_datetime(r["created_at"]),
             )
             for r in rows
-        ]
-
-    # -- recall primitives --
-
-    @staticmethod
-    def _filter_sql(filt: SearchFilter, alias: str = "d") -> tuple[str, list[Any]]:
-        clauses = [f"{alias}.tier IN ({','.join('?' * len(filt.tiers))})"]
-        args: list[Any] = list(filt.tiers)
-        if not filt.include_superseded:
-            clauses.append(f"{alias}.active = 1")
-        if filt.topic is not None:
-            clauses.append(f"{alias}.topic = ?")
-            args.append(filt.topic)
-        if filt.since is not None:
-            clauses.append(f"{alias}.occurred_at >= ?")
-            args.append(filt.since)
-        if filt.until is not None:
-            clauses.append(f"{alias}.occurred_at <= ?")
-            args.append(filt.until)
-        return " AND ".join(clauses), args
-
-    def text_search(self, terms: list[str], filt: SearchFilter, limit: int) -> list[Match]:
-        if not terms or not filt.tiers:
-            return []
-        where, args = self._filter_sql(filt)
-        db = self._reader()
-        match = _fts_query(terms)
-        if filt.narrows or set(filt.tiers) != set(SEARCH_TIERS):
-            # A selective filter: let SQLite join and filter every match.
-            joined = db.execute(
-                "SELECT d.item_id, d.tier, bm25(docs_fts) AS s FROM docs_fts "
-                "JOIN docs d ON d.rowid = docs_fts.rowid "
-                f"WHERE docs_fts MATCH ? AND {where} ORDER BY s LIMIT ?",
-                (match, *args, limit),
-            )
-            # FTS5's bm25() is negative, lower is better; flip it so higher is better.
-            return [Match(r[0], r[1], -float(r[2])) for r in joined]
-        # Otherwise rank in FTS5 alone, then filter the best few: joining every
-        # match to docs (thousands for common words at 100k rows) costs twice
-        # the ranking itself. Widen until enough survive or every match was seen.
-        pool = max(limit * 2, 64)
-        while True:
-            rows = db.execute(
-                "SELECT rowid, bm25(docs_fts) AS s FROM docs_fts "
-                "WHERE docs_fts MATCH ? ORDER BY s LIMIT ?",
-                (match, pool),
-            ).fetchall()
-            rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
-            scores = np.fromiter((-r[1] for r in rows), dtype=np.float64, count=len(rows))
-            found = self._matches(db, rowids, scores, where, args)
-            if len(found) >= limit or len(rows) < pool:
-                return found[:limit]
-            pool *= 4
-
-    def _vector_index(self, dim: int) -> VectorIndex:
-        if self._index is None or self._index.dim != dim:
-            self._index = VectorIndex(dim)
-        db = self._reader()
-        # One statement, so both values come from the same snapshot.
-        generation, max_rowid = db.execute(
-            "SELECT (SELECT value FROM counters WHERE name = 'vec_generation'), "
-            "(SELECT COALESCE(MAX(rowid), 0) FROM docs)"
-        ).fetchone()
-
-        def load(after: int) -> Iterable[tuple[int, bytes]]:
-            return db.execute(
-                "SELECT rowid, vec FROM docs WHERE rowid > ? ORDER BY rowid", (after,)
-            )
-
-        self._index.refresh(generation, max_rowid, load)
-        return self._index
-
-    def vector_search(self, vector: np.ndarray, filt: SearchFilter, limit: int) -> list[Match]:
-        if not filt.tiers:
-            return []
-        index = self._vector_index(len(vector))
-        rowids, scores = index.scores(vector)
-        if len(rowids) == 0:
-            return []
-        where, args = self._filter_sql(filt)
-        db = self._reader()
-        if filt.narrows:
-            # A selective filter: score only the rows it allows.
-            sql = f"SELECT rowid FROM docs d WHERE {where} ORDER BY rowid"
-            allowed = np.fromiter((r[0] for r in db.execute(sql, args)), dtype=np.int64)
-            pos = np.searchsorted(rowids, allowed)
-            inside = pos < len(rowids)
-            pos, allowed = pos[inside], allowed[inside]
-            pos = pos[rowids[pos] == allowed]
-            order = pos[VectorIndex.top(scores[pos], limit)]
-            return self._matches(db, rowids[order], scores[order], "1", [])
-        # Otherwise take the best candidates and drop the filtered-out ones,
-        # widening the pool until enough survive or every row was seen.
-        pool = max(limit * 2, 64)
-        while True:
-            order = VectorIndex.top(scores, pool)
-            found = self._matches(db, rowids[order], scores[order], where, args)
-            if len(found) >= limit or pool >= len(rowids):
-                return found[:limit]
-            pool *= 4
-
-    @staticmethod
-    def _matches(
-        db: sqlite3.Connection, rowids: np.ndarray, scores: np.ndarray, where: str, args: list[Any]
-    ) -> list[Match]:
-        if len(rowids) == 0:
-            return []
-        found: dict[int, tuple[str, str]] = {}
-        ids = [int(r) for r in rowids]
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            sql = (
-                f"SELECT d.rowid, d.item_id, d.tier FROM docs d "
-                f"WHERE d.rowid IN ({','.join('?' * len(chunk))}) AND {where}"
-            )
-            for r in db.execute(sql, (*chunk, *args)):
-                found[r[0]] = (r[1], r[2])
-        return [
-            Match(found[r][0], found[r][1], float(s))
-            for r, s in zip(ids, scores, strict=True)
-            if r in found
         ]
 
     def get_records(self, ids: list[str]) -> dict[str, Record]:
@@ -629,75 +498,6 @@ class SQLiteStore(SQLiteConsolidation):
         with self._tx() as db:
             db.executemany(
                 "UPDATE docs SET vec = ? WHERE item_id = ?",
-                [(_blob(v), i) for i, v in zip(ids, vectors, strict=True)],
+                [(blob(v), i) for i, v in zip(ids, vectors, strict=True)],
             )
             db.execute("UPDATE counters SET value = value + 1 WHERE name = 'vec_generation'")
-
-    # -- recall context --
-
-    def around(self, ids: list[str], radius: int, filt: SearchFilter) -> list[Written]:
-        if not ids or not filt.tiers:
-            return []
-        db = self._reader()
-        anchors: list[int] = []
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            sql = f"SELECT rowid FROM docs WHERE item_id IN ({','.join('?' * len(chunk))})"
-            anchors.extend(r[0] for r in db.execute(sql, chunk))
-        # docs.rowid is AUTOINCREMENT, so it is the write order and is never reused.
-        wanted = sorted({a + d for a in anchors for d in range(-radius, radius + 1)})
-        where, args = self._filter_sql(filt)
-        rows: list[tuple[int, str, str, float, bytes]] = []
-        # Plain tuples (no sqlite3.Row per row) and one buffer for all the
-        # vectors: a few hundred rows per search make the per-row cost count.
-        cur = db.cursor()
-        cur.row_factory = None
-        for start in range(0, len(wanted), 900):
-            rows_chunk = wanted[start : start + 900]
-            sql = (
-                "SELECT d.rowid, d.item_id, d.tier, d.occurred_at, d.vec FROM docs d "
-                f"WHERE d.rowid IN ({','.join('?' * len(rows_chunk))}) AND {where}"
-            )
-            rows.extend(cur.execute(sql, (*rows_chunk, *args)))
-        if len({len(r[4]) for r in rows}) != 1:
-            # Empty, or vectors of two sizes (a re-embedding half done).
-            return [Written(r[1], r[2], r[0], r[3], np.frombuffer(r[4], np.float32)) for r in rows]
-        vectors = np.frombuffer(b"".join(r[4] for r in rows), dtype=np.float32)
-        vectors = vectors.reshape(len(rows), -1)
-        return [Written(r[1], r[2], r[0], r[3], v) for r, v in zip(rows, vectors, strict=True)]
-
-    def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
-        if not terms:
-            return 0, {}
-        db = self._reader()
-        # Counts change only when something is committed, which PRAGMA
-        # data_version tells this connection (a commit by the writer or by
-        # another process): until then, counts read before are still exact.
-        # A commit landing during this call changes the version too, so the
-        # next call starts afresh.
-        version = db.execute("PRAGMA data_version").fetchone()[0]
-        known: dict[str, int] | None = getattr(self._local, "df", None)
-        if known is None or self._local.df_version != version or len(known) > 50_000:
-            known = self._local.df = {}
-            self._local.df_version = version
-            self._local.df_total = db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
-        missing = [t for t in dict.fromkeys(terms) if t not in known]
-        # A word that indexes as one token is looked up in FTS5's vocabulary
-        # by that token; anything else (no token, or several: a phrase) is
-        # counted as text_search would match it.
-        tokens = TOKENS.of(missing)
-        single = {t: tokens[t][0] for t in missing if len(tokens[t]) == 1}
-        wanted = sorted(set(single.values()))
-        held: dict[str, int] = {}
-        for start in range(0, len(wanted), 900):
-            chunk = wanted[start : start + 900]
-            sql = f"SELECT term, doc FROM docs_vocab WHERE term IN ({','.join('?' * len(chunk))})"
-            held.update(db.execute(sql, chunk).fetchall())
-        for term in missing:
-            if term in single:
-                known[term] = held.get(single[term], 0)
-            else:
-                known[term] = db.execute(
-                    "SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?", (_fts_query([term]),)
-                ).fetchone()[0]
-        return self._local.df_total, {t: known[t] for t in terms}

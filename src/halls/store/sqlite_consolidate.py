@@ -142,41 +142,18 @@ class SQLiteConsolidation(SQLitePurge):
         return [self._loop(r) for r in rows], _vectors(rows)  # type: ignore[attr-defined]
 
     def journal_since(self, since: float | None) -> list[JournalEvent]:
-        rows = self._reader().execute(  # type: ignore[attr-defined]
+        rows = self._reader().execute(
             "SELECT * FROM journal WHERE created_at >= ? ORDER BY seq", (since or 0.0,)
         )
-        return [
-            JournalEvent(
-                id=r["id"],
-                content=r["content"],
-                role=r["role"],
-                session_id=r["session_id"],
-                redactions=r["redactions"],
-                topic=r["topic"],
-                metadata=json.loads(r["metadata"]),
-                created_at=to_datetime(r["created_at"]),  # type: ignore[arg-type]
-                occurred_at=to_datetime(r["occurred_at"]),  # type: ignore[arg-type]
-            )
-            for r in rows
-        ]
+        return [self._journal(r) for r in rows]  # type: ignore[attr-defined]
 
     def briefs_since(self, since: float | None) -> list[Brief]:
         # >=, not >: a brief stamped in the same instant as the last run is
         # read again rather than missed; acting on a brief twice is harmless.
-        rows = self._reader().execute(  # type: ignore[attr-defined]
+        rows = self._reader().execute(
             "SELECT * FROM briefs WHERE created_at >= ? ORDER BY created_at, id", (since or 0.0,)
         )
-        return [
-            Brief(
-                id=r["id"],
-                summary=r["summary"],
-                promote_hints=json.loads(r["promote_hints"]),
-                completed_intents=json.loads(r["completed_intents"]),
-                noise=json.loads(r["noise"]),
-                created_at=to_datetime(r["created_at"]),  # type: ignore[arg-type]
-            )
-            for r in rows
-        ]
+        return [self._brief(r) for r in rows]  # type: ignore[attr-defined]
 
     # -- run records --
 
