@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,29 @@ from halls.errors import HallsError
 @main.group()
 def bench() -> None:
     """Benchmarks that drive a live halls server over HTTP."""
+
+
+@contextmanager
+def _progress() -> Iterator[tuple[Any, Callable[[str, int, int], None]]]:
+    """A rich progress display on stderr, and a (phase, done, total) callback for it."""
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    columns = (
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=Console(stderr=True)) as bar:
+        tasks: dict[str, Any] = {}
+
+        def progress(phase: str, done: int, total: int) -> None:
+            if phase not in tasks:
+                tasks[phase] = bar.add_task(phase, total=total)
+            bar.update(tasks[phase], completed=done)
+
+        yield bar, progress
 
 
 def _sizes(_ctx: click.Context, _param: click.Parameter, value: str) -> list[int]:
@@ -73,27 +98,12 @@ def bench_perf(
     from contextlib import nullcontext
 
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
 
     from halls.bench import perf
 
-    console = Console(stderr=True)
-    columns = (
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
     try:
-        with Progress(*columns, console=console, transient=False) as bar:
-            tasks: dict[str, Any] = {}
-
-            def progress(phase: str, done: int, total: int) -> None:
-                if phase not in tasks:
-                    tasks[phase] = bar.add_task(phase, total=total)
-                bar.update(tasks[phase], completed=done)
-
+        with _progress() as (bar, progress):
             if url is None:
                 bar.console.print("starting a halls server on a temporary data directory...")
             with perf.live_server() if url is None else nullcontext(perf.Server(url)) as target:
@@ -150,28 +160,13 @@ def bench_locomo(
 ) -> None:
     """Recall@k and nDCG on LoCoMo, through a live server's HTTP API."""
     from rich.console import Console
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
     from rich.table import Table
 
     from halls.bench import locomo, perf
 
-    console = Console(stderr=True)
-    columns = (
-        "[progress.description]{task.description}",
-        BarColumn(),
-        MofNCompleteColumn(),
-        TimeElapsedColumn(),
-    )
     try:
         conversations = locomo.load(data)[:limit_conversations]
-        with Progress(*columns, console=console) as bar:
-            tasks: dict[str, Any] = {}
-
-            def progress(phase: str, done: int, total: int) -> None:
-                if phase not in tasks:
-                    tasks[phase] = bar.add_task(phase, total=total)
-                bar.update(tasks[phase], completed=done)
-
+        with _progress() as (bar, progress):
             bar.console.print("starting a halls server on a temporary data directory...")
             with perf.live_server() as server:
                 result = locomo.run(
