@@ -11,7 +11,7 @@ import re
 import threading
 import time
 from datetime import UTC, datetime
-from typing import Any, Literal, overload
+from typing import Any, Literal, get_args, overload
 
 from pydantic import BaseModel, Field
 
@@ -280,18 +280,7 @@ ActionKind = Literal[
     "demote",
     "decay",
 ]
-ACTION_KINDS: tuple[str, ...] = (
-    "promote",
-    "confirm",
-    "supersede",
-    "obsolete",
-    "age_out",
-    "expire",
-    "complete",
-    "purge",
-    "demote",
-    "decay",
-)
+ACTION_KINDS: tuple[str, ...] = get_args(ActionKind)
 RunStatus = Literal["planned", "running", "done", "failed", "reverted"]
 RUN_ID_RE = re.compile(r"^r_[0-9A-HJKMNP-TV-Z]{26}$")
 

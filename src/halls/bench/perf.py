@@ -9,6 +9,7 @@ first size, measure searches, continue to the next size, measure again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import platform
 import random
@@ -58,13 +59,11 @@ def machine() -> dict[str, Any]:
     except OSError:
         cpu = platform.processor()
     ram = 0
-    try:
+    with contextlib.suppress(OSError):  # no /proc: RAM reported as 0 (unknown)
         for line in Path("/proc/meminfo").read_text().splitlines():
             if line.startswith("MemTotal:"):
                 ram = int(line.split()[1]) * 1024
                 break
-    except OSError:
-        pass
     return {
         "cpus": os.cpu_count(),
         "cpu_model": cpu or "unknown",

@@ -50,14 +50,11 @@ def native_bfloat16() -> bool:
 
 def cpuinfo_has_bfloat16(cpuinfo: Path) -> bool:
     """Whether a /proc/cpuinfo-style file lists a native bfloat16 flag."""
-    try:
-        with cpuinfo.open(encoding="ascii", errors="replace") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return bool(_CPU_FLAGS & set(line.split(":", 1)[1].split()))
-    except OSError:
-        pass
-    return False
+    with contextlib.suppress(OSError), cpuinfo.open(encoding="ascii", errors="replace") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return bool(_CPU_FLAGS & set(line.split(":", 1)[1].split()))
+    return False  # no flags line, or no file: assume no native bfloat16
 
 
 _TORCH_PROBES = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
