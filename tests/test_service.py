@@ -270,8 +270,9 @@ def test_search_hits_carry_score_detail(memory: Memory) -> None:
     assert hits[0].score >= hits[1].score
     d = hits[0].score_detail
     assert d["bm25_rank"] == 1 and d["dense_rank"] == 1 and d["relevance"] == 1.0
-    # Bonuses (feedback, context, episode, speaker, time) add to relevance.
-    bonus = sum(d.get(k) or 0 for k in ("feedback", "context", "episode", "speaker", "time"))
+    # Bonuses (feedback, context, episode, speaker, time, substance) add to relevance.
+    names = ("feedback", "context", "episode", "speaker", "time", "substance")
+    bonus = sum(d.get(k) or 0 for k in names)
     parts = d["tier_weight"] * d["evidence"] * d["recency"]
     assert hits[0].score == pytest.approx((d["relevance"] + bonus) * parts, abs=1e-4)
 

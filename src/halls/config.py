@@ -100,6 +100,12 @@ class RecallSettings(BaseModel):
     feedback_docs: int = Field(default=3, ge=1, le=50)
     feedback_terms: int = Field(default=10, ge=1, le=32)
     feedback_max_share: float = Field(default=0.01, gt=0, le=1)
+    # Both searches favour short memories, though longer ones more often hold
+    # the answer and a bare question holds none: a memory gains
+    # substance_weight x min(1, its distinct content words outside questions
+    # / substance_words), so a memory that says something of its own wins a tie.
+    substance_weight: float = Field(default=0.2, ge=0)
+    substance_words: int = Field(default=20, ge=1, le=1000)
 
 
 class StorageSettings(BaseModel):

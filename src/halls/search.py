@@ -87,7 +87,7 @@ def search(
                 + (when if when and tells_when(content) else 0.0),
             )
         )
-    return rank(candidates, now, cfg, n_results)
+    return rank(candidates, now, cfg, n_results, substance=full)
 
 
 def _text_branch(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 import socket
 import sys
@@ -49,7 +50,13 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
     click.echo(
         f"halls: serving on http://{cfg.host}:{cfg.port} (data in {settings.data_dir})", err=True
     )
-    uvicorn.run(create_app(memory, mcp=mcp), host=cfg.host, port=cfg.port, log_level="info")
+    app = create_app(memory, mcp=mcp)
+    # Everything loaded so far (the model, the libraries) lives as long as
+    # the server: frozen, the garbage collector's full passes no longer walk
+    # it, which took ~1 ms out of a search whenever one landed in it.
+    gc.collect()
+    gc.freeze()
+    uvicorn.run(app, host=cfg.host, port=cfg.port, log_level="info")
 
 
 @main.command()

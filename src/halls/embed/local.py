@@ -111,6 +111,7 @@ class LocalEmbedder:
                     module.to(torch.bfloat16)
         # sentence-transformers 6 renamed tokenize() to preprocess().
         self._tokenize = getattr(self._model, "preprocess", None) or self._model.tokenize
+        self._single = traced_encoder(self._model, self._tokenize, low=precision == "bfloat16")
         # torch releases the GIL but one model instance is not re-entrant-safe
         # for tokenizer state; serialising keeps latency predictable on 2 cores.
         self._lock = threading.Lock()
@@ -141,6 +142,11 @@ class LocalEmbedder:
         # and a device scan over every parameter: ~1 ms, a tenth of a query's
         # embedding). The same length-sorted batches give the same vectors, to the
         # last float bit or so (it normalises once less).
+        if len(texts) == 1 and self._single is not None:
+            with self._lock:
+                if torch.get_num_threads() != 1:
+                    torch.set_num_threads(1)
+                return normalise(self._single(texts[0])[None, :])
         order = np.argsort([-len(t) for t in texts])
         out = np.empty((len(texts), self._dim), dtype=np.float32)
         # A query or two is a hundred tiny matrix products: waking a second
@@ -157,3 +163,77 @@ class LocalEmbedder:
                 found = self._model(features)["sentence_embedding"]
                 out[chosen] = found.float().numpy()
         return normalise(out)
+
+
+def traced_encoder(model, tokenize, low: bool):  # type: ignore[no-untyped-def]
+    """A TorchScript-traced, frozen encoder for one text, or None where it does not apply.
+
+    A query is a single short text: its ~120 tiny operations cost more in
+    Python dispatch than in arithmetic. Traced and frozen, the same graph
+    (bfloat16 linear layers under autocast, or float32) runs in 3.0 instead
+    of 4.3 ms on the development machine, giving the same vector (cosine
+    1.0 to 7 digits). Only for the plain shape of sentence-transformers
+    model (a transformer, mean pooling, optional normalisation), and only
+    if it reproduces the eager model on two probes; anything else answers
+    None and keeps the eager path.
+    """
+    import warnings
+
+    import torch
+    from sentence_transformers.models import Normalize, Pooling
+
+    modules = list(model)
+    if len(modules) not in (2, 3) or not isinstance(modules[1], Pooling):
+        return None
+    # sentence-transformers 6 names the mode; earlier versions spell it out.
+    mode = getattr(modules[1], "pooling_mode", None)
+    if not isinstance(mode, str) and hasattr(modules[1], "get_pooling_mode_str"):
+        mode = modules[1].get_pooling_mode_str()
+    if mode != "mean":
+        return None
+    if len(modules) == 3 and not isinstance(modules[2], Normalize):
+        return None
+    inner = getattr(modules[0], "auto_model", None)
+    if inner is None:
+        return None
+    autocast = (
+        (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if low else contextlib.nullcontext
+    )
+
+    def features(text: str) -> tuple:  # type: ignore[type-arg]
+        f = tokenize([text])
+        return f["input_ids"], f["attention_mask"]
+
+    from transformers.utils import logging as hf_logging
+
+    verbosity = hf_logging.get_verbosity()
+    hf_logging.set_verbosity_error()  # tracing logs config notes meant for training
+    try:
+        with warnings.catch_warnings(), torch.inference_mode(), autocast():
+            # The tracer warns that shapes are taken as constants; the probes
+            # below check that they are not (lengths 4 and ~40 tokens).
+            warnings.simplefilter("ignore")
+            graph = torch.jit.trace(inner, features("a probe"), strict=False, check_trace=False)
+            graph = torch.jit.freeze(graph.eval())
+    except Exception:  # noqa: BLE001 - any model the tracer cannot take keeps the eager path
+        return None
+    finally:
+        hf_logging.set_verbosity(verbosity)
+
+    def encode(text: str) -> np.ndarray:
+        ids, mask = features(text)
+        with torch.inference_mode(), autocast():
+            out = graph(ids, mask)
+        tokens = (out["last_hidden_state"] if isinstance(out, dict) else out[0]).float()
+        weights = mask.unsqueeze(-1).to(tokens.dtype)
+        return ((tokens * weights).sum(1) / weights.sum(1).clamp(min=1e-9))[0].numpy()
+
+    probes = ["hello", "The deploy of the payment gateway is blocked until Keiko signs off " * 3]
+    with torch.inference_mode(), autocast():
+        eager = [model(tokenize([p]))["sentence_embedding"][0].float().numpy() for p in probes]
+    for probe, want in zip(probes, eager, strict=True):
+        got = encode(probe)
+        cosine = float(got @ want) / float(np.linalg.norm(got) * np.linalg.norm(want))
+        if not cosine > 0.99999:
+            return None
+    return encode

@@ -110,6 +110,12 @@ def speaker_of(content: str) -> frozenset[str]:
     return frozenset(w for w in words if w not in STOPWORDS) if len(words) <= 3 else frozenset()
 
 
+def without_label(content: str) -> str:
+    """``content`` without its leading speaker label, if ``speaker_of`` finds one."""
+    m = _LABEL.match(content)
+    return content[m.end() :] if m is not None and speaker_of(content) else content
+
+
 def query_words(query: str) -> frozenset[str]:
     """Lower-cased words of a query, possessives stripped ("Caroline's" -> "caroline")."""
     return frozenset(w.lower() for w in _NAME.findall(query.replace("’", "'")))

@@ -6,8 +6,8 @@
   [0, 1] (``halls.recall.fusion``: normalised scores by default, or
   reciprocal-rank fusion), plus, with the full retriever, the feedback
   bonus of ``halls.recall.feedback``, the context, episode and speaker
-  bonuses of ``halls.recall.context`` and the date bonuses of
-  ``halls.recall.when``.
+  bonuses of ``halls.recall.context``, the date bonuses of
+  ``halls.recall.when`` and the substance prior of ``halls.recall.substance``.
 - tier_weight: short 1.0, near 0.9, long 0.8 (configurable).
 - evidence (long only): 1 + gain x ln(evidence_count), so a fact confirmed
   10 times outranks a one-off mention; a demoted or superseded fact is
@@ -18,11 +18,13 @@
 
 from __future__ import annotations
 
+import heapq
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from halls.config import RecallSettings
 from halls.models import Hit, LongFact, OpenLoop, Record
+from halls.recall.substance import substance_bonus
 
 DAY = 86400.0
 
@@ -41,6 +43,7 @@ class Candidate:
     speaker: float = 0.0
     time: float = 0.0
     feedback: float = 0.0
+    substance: float = 0.0
 
 
 def tier_weight(record: Record, cfg: RecallSettings) -> tuple[float, float]:
@@ -89,7 +92,7 @@ def _weigh(c: Candidate, now: float, cfg: RecallSettings) -> _Weighed:
         relevance = rrf / (2.0 / (k + 1))
     weight, evidence = tier_weight(c.record, cfg)
     fresh = recency(c.record, now, cfg)
-    bonus = c.feedback + c.context + c.episode + c.speaker + c.time
+    bonus = c.feedback + c.context + c.episode + c.speaker + c.time + c.substance
     total = (relevance + bonus) * weight * evidence * fresh
     return _Weighed(c, relevance, weight, evidence, fresh, round(total, 6))
 
@@ -116,6 +119,7 @@ def _hit(w: _Weighed) -> Hit:
             "episode": round(c.episode, 6),
             "speaker": round(c.speaker, 6),
             "time": round(c.time, 6),
+            "substance": round(c.substance, 6),
             "tier_weight": w.weight,
             "evidence": round(w.evidence, 4),
             "recency": round(w.fresh, 4),
@@ -127,8 +131,45 @@ def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
     return _hit(_weigh(c, now, cfg))
 
 
-def rank(candidates: list[Candidate], now: float, cfg: RecallSettings, n: int) -> list[Hit]:
+def rank(
+    candidates: list[Candidate], now: float, cfg: RecallSettings, n: int, substance: bool = False
+) -> list[Hit]:
+    """The ``n`` best hits; ``substance`` adds the prior of ``halls.recall.substance``."""
     # Scores first; only the n returned become Hits (a Hit costs more than its score).
     weighed = [_weigh(c, now, cfg) for c in candidates]
-    weighed.sort(key=lambda w: (-w.score, w.candidate.record.id))
+    weighed.sort(key=_order)
+    if substance and cfg.substance_weight > 0:
+        weighed = _with_substance(weighed, now, cfg, n)
     return [_hit(w) for w in weighed[:n]]
+
+
+def _order(w: _Weighed) -> tuple[float, str]:
+    return (-w.score, w.candidate.record.id)
+
+
+def _with_substance(
+    weighed: list[_Weighed], now: float, cfg: RecallSettings, n: int
+) -> list[_Weighed]:
+    """Add the substance bonus to every candidate that could reach the top ``n`` with it.
+
+    Reading a memory's words costs more than the rest of its score; the bonus
+    is at most ``substance_weight``, so a candidate whose score cannot reach
+    the n-th best even with all of it is left as it is (it is not returned).
+    """
+    best: list[float] = []  # a min-heap of the n best scores so far
+    out = []
+    for w in weighed:  # best first, so the bar only rises
+        ceiling = w.score + cfg.substance_weight * w.weight * w.evidence * w.fresh
+        if len(best) < n or ceiling + 1e-6 >= best[0]:  # scores are rounded to 1e-6
+            content = getattr(w.candidate.record, "content", "")
+            c = replace(w.candidate, substance=substance_bonus(content, cfg))
+            scored = _weigh(c, now, cfg)
+            if len(best) < n:
+                heapq.heappush(best, scored.score)
+            else:
+                heapq.heappushpop(best, scored.score)
+            out.append(scored)
+        else:
+            out.append(w)
+    out.sort(key=_order)
+    return out

@@ -32,6 +32,7 @@ from halls.models import (
 from halls.store.sqlite_consolidate import SQLiteConsolidation
 from halls.store.sqlite_schema import migrate
 from halls.store.sqlite_search import SQLiteSearch, blob
+from halls.store.textindex import TextIndex
 from halls.store.vecindex import VectorIndex
 
 _TIER_TABLE = {"s": "short", "n": "near", "l": "long"}
@@ -64,6 +65,7 @@ class SQLiteStore(SQLiteSearch, SQLiteConsolidation):
         self._writer.execute(f"PRAGMA synchronous = {synchronous}")
         migrate(self._writer)
         self._index: VectorIndex | None = None
+        self._texts: TextIndex | None = None
 
     # -- connections --
 

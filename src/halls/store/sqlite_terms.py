@@ -16,6 +16,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 
+import numpy as np
+
 # Must stay the tokenizer of docs_fts (sqlite_schema.m001_initial); a test
 # compares the two.
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -75,3 +77,44 @@ class Tokens:
 
 
 TOKENS = Tokens()
+
+
+def tokenised_rows(
+    rows: list[tuple[int, str]],
+) -> tuple[dict[str, tuple[int, int]], np.ndarray, np.ndarray]:
+    """The postings of ``rows`` (rowid, text), tokenised as ``docs_fts`` does.
+
+    Returns (term -> (lo, hi) slice, docs, counts): for each term, in
+    ``docs[lo:hi]`` the rowids holding it (ascending) and in ``counts[lo:hi]``
+    how often each holds it. A private in-memory FTS5 table with the same
+    tokenizer does the tokenising: its 'instance' vocabulary lists every
+    occurrence ordered by term, then row, and its 'row' vocabulary how many
+    occurrences each term has, in the same order.
+    """
+    db = sqlite3.connect(":memory:", isolation_level=None)
+    try:
+        db.execute(f"CREATE VIRTUAL TABLE t USING fts5(c, tokenize = '{TOKENIZER}')")
+        db.execute("CREATE VIRTUAL TABLE ti USING fts5vocab(t, 'instance')")
+        db.execute("CREATE VIRTUAL TABLE tr USING fts5vocab(t, 'row')")
+        db.execute("BEGIN")  # one transaction: FTS5 flushes its index per commit
+        db.executemany("INSERT INTO t(rowid, c) VALUES (?, ?)", rows)
+        db.execute("COMMIT")
+        per_term = db.execute("SELECT term, cnt FROM tr").fetchall()
+        cur = db.execute("SELECT doc FROM ti")
+        total = sum(c for _, c in per_term)
+        doc = np.fromiter((r[0] for r in cur), dtype=np.int64, count=total)
+    finally:
+        db.close()
+    if not per_term:
+        return {}, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
+    ends = np.cumsum([c for _, c in per_term])
+    starts = ends - [c for _, c in per_term]
+    # One posting per (term, row): a new one where the term or the row changes.
+    new = np.zeros(total, dtype=bool)
+    new[starts] = True
+    new[1:] |= doc[1:] != doc[:-1]
+    first = np.flatnonzero(new)
+    counts = np.diff(np.append(first, total))
+    bounds = np.append(np.searchsorted(first, starts), len(first)).tolist()
+    terms = {term: (bounds[i], bounds[i + 1]) for i, (term, _) in enumerate(per_term)}
+    return terms, doc[first], counts

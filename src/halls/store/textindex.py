@@ -1,0 +1,136 @@
+"""An in-memory BM25 index mirroring ``docs_fts``: FTS5's ranking, without its cost.
+
+FTS5's ``bm25()`` reads each matching row's document size from a table and
+walks its position lists, about 0.4 us a match: a five-word question whose
+words are held by 25,000 memories of a 100k store spent ~9 ms ranking them,
+the longest step of a search. Here the same postings (the tokens FTS5
+indexes, through the same tokenizer) live in numpy arrays, and the same
+formula (FTS5's bm25 with k1 = 1.2, b = 0.75: idf = ln((N - n + 0.5) /
+(n + 0.5)), floored at 1e-6, and document length over the average) is one
+vectorised pass per word: the same rows and scores, ~20x faster.
+
+The index follows the store the way ``VectorIndex`` does: ``docs_fts`` rows
+are only ever appended (rowid AUTOINCREMENT) or deleted, and a deletion bumps
+a generation counter, so new rows are tokenised and appended on refresh and
+a new generation rebuilds from scratch. Words FTS5 would read as phrases
+(several tokens, e.g. "e-mail") are left to FTS5 by the caller.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from collections.abc import Callable, Iterable, Sequence
+
+import numpy as np
+
+from halls.store.sqlite_terms import tokenised_rows
+
+# FTS5's bm25() constants (fts5_aux.c); changing them would break parity.
+K1 = 1.2
+B = 0.75
+_MIN_IDF = 1e-6
+# A word's postings are kept in chunks, one per refresh that added rows
+# holding it; past this many they are merged so a query concatenates few.
+_MAX_CHUNKS = 8
+
+
+class TextIndex:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._reset(None)
+
+    def _reset(self, generation: int | None) -> None:
+        self._generation = generation
+        self._max_rowid = 0
+        self._size = 0
+        self._rowid_buf = np.zeros(0, dtype=np.int64)
+        self._length_buf = np.zeros(0, dtype=np.float64)
+        self._tokens = 0
+        # Tuples, not lists: tuples of arrays drop out of the garbage
+        # collector's sight, and a 100k store has ~30k words.
+        self._postings: dict[str, tuple[tuple[np.ndarray, np.ndarray], ...]] = {}
+
+    def refresh(
+        self, generation: int, max_rowid: int, load: Callable[[int], Iterable[tuple[int, str]]]
+    ) -> None:
+        """Bring the index up to date; ``load(after)`` yields (rowid, text) > after."""
+        with self._lock:
+            if generation != self._generation:
+                # New containers, not cleared ones: a search still reading
+                # the old arrays keeps its own view of them.
+                self._reset(generation)
+            if max_rowid <= self._max_rowid:
+                return
+            rows = list(load(self._max_rowid))
+            if rows:
+                self._append(rows)
+            self._max_rowid = max(max_rowid, self._max_rowid)
+
+    def _append(self, rows: list[tuple[int, str]]) -> None:
+        rowids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
+        start, grow = self._size, len(rows)
+        terms, docs, counts = tokenised_rows(rows)
+        # Positions of the new rows: they follow every known row.
+        positions = (start + np.searchsorted(rowids, docs)).astype(np.int32)
+        lengths = np.bincount(positions - start, weights=counts, minlength=grow)
+        if start + grow > len(self._rowid_buf):
+            # Readers hold views of the old buffers: grow into new ones.
+            capacity = max(start + grow, start + start // 2, 1024)
+            rowid_buf = np.empty(capacity, dtype=np.int64)
+            length_buf = np.empty(capacity, dtype=np.float64)
+            rowid_buf[:start] = self._rowid_buf[:start]
+            length_buf[:start] = self._length_buf[:start]
+            self._rowid_buf, self._length_buf = rowid_buf, length_buf
+        self._rowid_buf[start : start + grow] = rowids
+        self._length_buf[start : start + grow] = lengths
+        postings = dict(self._postings)  # copy-on-write: readers keep the old dict
+        for term, (lo, hi) in terms.items():
+            chunk = (positions[lo:hi], counts[lo:hi].astype(np.int32))
+            chunks = (*postings.get(term, ()), chunk)
+            if len(chunks) > _MAX_CHUNKS:
+                merged = (
+                    np.concatenate([c[0] for c in chunks]),
+                    np.concatenate([c[1] for c in chunks]),
+                )
+                chunks = (merged,)
+            postings[term] = chunks
+        self._postings = postings
+        self._tokens += int(counts.sum())
+        self._size = start + grow
+
+    def __len__(self) -> int:
+        return self._size
+
+    def search(self, tokens: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids, scores) of the k best rows for tokens OR'ed, best first.
+
+        Scores are FTS5's bm25() with the sign flipped (higher is better).
+        """
+        with self._lock:
+            n, total = self._size, self._tokens
+            rowids, lengths, postings = self._rowid_buf[:n], self._length_buf[:n], self._postings
+        if n == 0 or k <= 0:
+            return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
+        norm = K1 * (1.0 - B + B * lengths / (total / n))
+        scores = np.zeros(n, dtype=np.float64)
+        for token in tokens:
+            chunks = postings.get(token)
+            if not chunks:
+                continue
+            if len(chunks) == 1:
+                pos, tf = chunks[0]
+            else:
+                pos = np.concatenate([c[0] for c in chunks])
+                tf = np.concatenate([c[1] for c in chunks])
+            held = len(pos)
+            idf = math.log((n - held + 0.5) / (held + 0.5))
+            idf = idf if idf > 0.0 else _MIN_IDF
+            # A token's positions are distinct, so the fancy-index add is exact.
+            scores[pos] += idf * (tf * (K1 + 1.0)) / (tf + norm[pos])
+        matched = np.flatnonzero(scores)
+        if len(matched) > k:
+            part = np.argpartition(-scores[matched], k - 1)[:k]
+            matched = matched[part]
+        order = matched[np.argsort(-scores[matched], kind="stable")]
+        return rowids[order], scores[order]

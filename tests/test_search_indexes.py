@@ -1,0 +1,202 @@
+"""The in-memory accelerators of the SQLite store: same answers as SQLite and float32."""
+
+from __future__ import annotations
+
+import random
+import sqlite3
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from halls.bench import corpus
+from halls.embed.local import LocalEmbedder, packaged_model_path, traced_encoder
+from halls.models import SearchFilter, ShortEntry, new_id, to_datetime
+from halls.recall import query_terms
+from halls.store.sqlite import SQLiteStore
+from halls.store.sqlite_search import _fts_query
+from halls.store.sqlite_terms import TOKENS, tokenised_rows
+from halls.store.vecindex import VectorIndex
+
+# Varied lengths, repeated words (term frequency > 1), accents, stems, and
+# words held by most rows (idf floored) as well as by one.
+EXTRA = [
+    "the cat sat on the cat mat with the other cat",
+    "cat",
+    "Zoë met José at the Café Müller; naïve about ﬁsh and fish and fishing",
+    "RUNNING runs runner ran: the run-book's steps, 2023-10-13, run run run",
+    "don't won't can't O'Brien’s flooring floors floored " * 6,
+]
+
+
+def _entries(texts: list[str]) -> list[ShortEntry]:
+    now = to_datetime(time.time())
+    return [
+        ShortEntry(id=new_id("short"), content=t, created_at=now, occurred_at=now) for t in texts
+    ]
+
+
+def _fts5_ranking(db: sqlite3.Connection, terms: list[str], k: int) -> list[tuple[int, float]]:
+    sql = (
+        "SELECT rowid, -bm25(docs_fts) AS s FROM docs_fts WHERE docs_fts MATCH ? "
+        "ORDER BY s DESC LIMIT ?"
+    )
+    return db.execute(sql, (_fts_query(terms), k)).fetchall()
+
+
+def _same_ranking(got: tuple[np.ndarray, np.ndarray], want: list[tuple[int, float]]) -> None:
+    """Equal rows and scores, best first; rows tied at the cut may differ."""
+    rowids, scores = got
+    assert len(rowids) == len(want)
+    assert np.allclose(scores, [s for _, s in want], rtol=1e-9, atol=0)
+    cut = want[-1][1] if want else 0.0
+    strict = {r for r, s in want if not np.isclose(s, cut, rtol=1e-9)}
+    assert strict <= set(rowids.tolist())
+
+
+def _store_with(tmp_path: Path, texts: list[str]) -> SQLiteStore:
+    store = SQLiteStore(tmp_path / "s.sqlite3", "s")
+    rng = np.random.default_rng(1)
+    store.add_short(_entries(texts), rng.standard_normal((len(texts), 8)).astype(np.float32))
+    return store
+
+
+def test_text_index_ranks_exactly_as_fts5_bm25(tmp_path: Path) -> None:
+    """Every query's best rows and BM25 scores equal FTS5's bm25(), as rows come and go."""
+    texts = corpus.memories(random.Random(5), 600) + EXTRA
+    store = _store_with(tmp_path, texts)
+    try:
+        db = store._reader()
+        queries = corpus.questions(random.Random(6), 60) + EXTRA + ["cat fish", "run", "the"]
+
+        def check() -> None:
+            index = store._text_index()
+            assert len(index) == db.execute("SELECT COUNT(*) FROM docs_fts").fetchone()[0]
+            for q in queries:
+                terms = query_terms(q) or q.split()
+                tokens = TOKENS.of(terms)
+                if any(len(tokens[t]) != 1 for t in terms):
+                    continue
+                for k in (5, 100):
+                    got = index.search([tokens[t][0] for t in terms], k)
+                    _same_ranking(got, _fts5_ranking(db, terms, k))
+
+        check()
+        # Appended in batches (an incremental refresh each), then deletions:
+        # a new generation rebuilds the index from scratch.
+        for start in range(0, 90, 30):
+            more = corpus.memories(random.Random(start), 30)
+            store.add_short(_entries(more), np.ones((30, 8), dtype=np.float32))
+            check()
+        ids = [r[0] for r in db.execute("SELECT item_id FROM docs LIMIT 50")]
+        for i in ids:
+            store.delete_short(i)
+        check()
+    finally:
+        store.close()
+
+
+def test_text_search_uses_fts5_for_phrases_and_filters_the_index_hits(tmp_path: Path) -> None:
+    """A word FTS5 reads as a phrase still matches; inactive rows stay out of the index path."""
+    store = _store_with(tmp_path, ["send the e-mail to Rosa", "email Rosa later", "unrelated"])
+    try:
+        assert [len(TOKENS.of(["e-mail"])["e-mail"])] == [2]
+        found = store.text_search(["e-mail", "rosa"], SearchFilter(), 5)
+        assert len(found) == 2 and found[0].score > found[1].score
+        db = store._reader()
+        want = _fts5_ranking(db, ["email", "rosa"], 5)
+        got = store.text_search(["email", "rosa"], SearchFilter(), 5)
+        assert [m.score for m in got] == pytest.approx([s for _, s in want], rel=1e-9)
+    finally:
+        store.close()
+
+
+def test_tokenised_rows_count_each_word_per_row() -> None:
+    """Postings list each row once per word, with how often the row holds it."""
+    terms, docs, counts = tokenised_rows([(3, "Cats and cat"), (7, "a CAT"), (9, "")])
+    lo, hi = terms["cat"]
+    assert docs[lo:hi].tolist() == [3, 7] and counts[lo:hi].tolist() == [2, 1]
+    lo, hi = terms["and"]
+    assert docs[lo:hi].tolist() == [3] and counts[lo:hi].tolist() == [1]
+    assert sum(counts.tolist()) == 5  # every token of every row, as FTS5 counts them
+
+
+def test_vector_scan_finds_the_float32_best_rows_and_scores() -> None:
+    """The float16 scan plus exact rescoring returns the float32 top k, ties included."""
+    rng = np.random.default_rng(4)
+    dim = 48
+    base = rng.standard_normal((60_000, dim)).astype(np.float32)
+    base[1000:1010] = base[5]  # exact ties around a likely top row
+    # 300 rows within float16's rounding of each other around one direction:
+    # their float16 order is noise, so only the rescoring finds the true best.
+    base[2000:2300] = base[9] + 2e-3 * rng.standard_normal((300, dim)).astype(np.float32)
+    base /= np.linalg.norm(base, axis=1, keepdims=True)
+    index = VectorIndex(dim)
+    rows = [(i + 1, v.tobytes()) for i, v in enumerate(base)]
+    index.refresh(0, len(rows), lambda after: rows[after:])
+    noisy = base[77] + 0.3 * rng.standard_normal(dim).astype(np.float32)
+    for query in [base[5], noisy, base[9]]:
+        rowids, exact = index.scores(query)
+        want = VectorIndex.top(exact, 50)
+        pos, scores = index.scan(query).best(50)
+        assert np.allclose(scores, exact[want], rtol=0, atol=1e-6)
+        cut = exact[want][-1]
+        assert set(rowids[want][exact[want] > cut + 1e-6].tolist()) <= set(rowids[pos].tolist())
+        # Restricted to some rows (a selective filter), the same holds.
+        some = np.arange(0, len(rowids), 3)
+        pos, scores = index.scan(query).best(20, some)
+        want = some[VectorIndex.top(exact[some], 20)]
+        assert np.allclose(scores, exact[want], rtol=0, atol=1e-6)
+        assert set(pos.tolist()) <= set(some.tolist())
+
+
+def test_vector_scan_falls_back_to_float32_for_vectors_float16_cannot_hold() -> None:
+    """Vectors too long for float16 are scanned in float32, with exact scores."""
+    index = VectorIndex(4)
+    vectors = np.array([[1e5, 0, 0, 0], [0, 2e5, 0, 0], [1, 1, 1, 1]], dtype=np.float32)
+    rows = [(i + 1, v.tobytes()) for i, v in enumerate(vectors)]
+    index.refresh(0, 3, lambda after: rows[after:])
+    scan = index.scan(np.array([1, 1, 0, 0], dtype=np.float32))
+    pos, scores = scan.best(3)
+    assert scan.eps == 0.0
+    assert pos.tolist() == [1, 0, 2] and scores.tolist() == [2e5, 1e5, 2.0]
+
+
+def test_vector_lookup_is_empty_for_another_generation() -> None:
+    """Stored vectors come from the index only for its own generation and rows."""
+    index = VectorIndex(2)
+    rows = [
+        (4, np.array([1, 0], np.float32).tobytes()),
+        (9, np.array([0, 1], np.float32).tobytes()),
+    ]
+    index.refresh(3, 9, lambda after: [r for r in rows if r[0] > after])
+    known, vectors = index.lookup(np.array([9, 5, 4, 12]), 3)
+    assert known.tolist() == [True, False, True, False]
+    assert vectors.tolist() == [[0, 1], [1, 0]]
+    assert not index.lookup(np.array([4]), 4)[0].any()
+
+
+def test_traced_query_encoder_gives_the_eager_vector(embedder: LocalEmbedder) -> None:
+    """A single text takes the traced graph, and its vector is the eager model's."""
+    assert embedder._single is not None
+    texts = ["hi", "What did Rosa say about Terraform?", "word " * 400]
+    traced = np.stack([embedder.embed([t])[0] for t in texts])
+    single = embedder._single
+    try:
+        embedder._single = None
+        eager = np.stack([embedder.embed([t])[0] for t in texts])
+    finally:
+        embedder._single = single
+    assert np.all(np.sum(traced * eager, axis=1) > 0.99999)
+
+
+def test_traced_encoder_declines_other_poolings() -> None:
+    """A model pooling otherwise than by the mean keeps the eager path."""
+    from sentence_transformers import SentenceTransformer
+    from sentence_transformers.models import Pooling, Transformer
+
+    inner = Transformer(str(packaged_model_path()))
+    model = SentenceTransformer(modules=[inner, Pooling(384, "cls")], device="cpu")
+    tokenize = getattr(model, "preprocess", None) or model.tokenize
+    assert traced_encoder(model, tokenize, low=False) is None
