@@ -29,6 +29,7 @@ import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from itertools import islice
 
 import numkong
 import numpy as np
@@ -49,6 +50,8 @@ _HALF_MAX_NORM = 64.0
 # hand-off costs more than half a scan saves).
 _SPLIT_ROWS = 16_384
 _SCAN_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halls-scan")
+# Rows read from SQLite per slice when loading.
+_LOAD_ROWS = 8192
 
 
 class VectorIndex:
@@ -83,15 +86,17 @@ class VectorIndex:
                 self._generation = generation
             if max_rowid <= self._max_rowid:
                 return
-            rows = list(load(self._max_rowid))
-            if not rows:
-                self._max_rowid = max_rowid
-                return
-            ids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
-            blob = b"".join(b for _, b in rows)
-            mat = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), self.dim)
-            self._append(ids, mat)
-            self._max_rowid = int(ids.max())
+            found = iter(load(self._max_rowid))
+            # In slices: a whole 100k-row store read at once held its blobs
+            # twice over (the rows, then their join), ~300 MB that the
+            # allocator kept after the load.
+            while rows := list(islice(found, _LOAD_ROWS)):
+                ids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
+                blob = b"".join(b for _, b in rows)
+                mat = np.frombuffer(blob, dtype=np.float32).reshape(len(rows), self.dim)
+                self._append(ids, mat)
+                self._max_rowid = int(ids.max())
+            self._max_rowid = max(self._max_rowid, max_rowid)
 
     def _append(self, ids: np.ndarray, mat: np.ndarray) -> None:
         n, grow = self._size, len(ids)
