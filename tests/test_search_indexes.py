@@ -137,7 +137,7 @@ def test_vector_scan_finds_the_float32_best_rows_and_scores() -> None:
     index.refresh(0, len(rows), lambda after: rows[after:])
     noisy = base[77] + 0.3 * rng.standard_normal(dim).astype(np.float32)
     for query in [base[5], noisy, base[9]]:
-        rowids, exact = index.scores(query)
+        rowids, exact = np.arange(1, len(base) + 1), base @ query
         want = VectorIndex.top(exact, 50)
         pos, scores = index.scan(query).best(50)
         assert np.allclose(scores, exact[want], rtol=0, atol=1e-6)

@@ -24,6 +24,12 @@ def _rows(start: int, n: int, dim: int) -> list[tuple[int, bytes]]:
     return [(start + i, rng.standard_normal(dim).astype(np.float32).tobytes()) for i in range(n)]
 
 
+def _exact(index: VectorIndex, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """The rows a scan sees and their float32 scores against a vector of ones."""
+    scan = index.scan(np.ones(dim, dtype=np.float32))
+    return scan.rowids, scan.matrix @ np.ones(dim, dtype=np.float32)
+
+
 def test_vector_index_appends_in_batches_and_reloads_on_a_new_generation() -> None:
     """Growing the index batch by batch equals one load, in order; a new generation reloads."""
     dim = 8
@@ -34,8 +40,8 @@ def test_vector_index_appends_in_batches_and_reloads_on_a_new_generation() -> No
         index.refresh(
             0, upto, lambda after, upto=upto: [r for r in all_rows if after < r[0] <= upto]
         )
-        views.append(index.scores(np.ones(dim, dtype=np.float32)))
-    rowids, scores = index.scores(np.ones(dim, dtype=np.float32))
+        views.append(_exact(index, dim))
+    rowids, scores = _exact(index, dim)
     expected = np.frombuffer(b"".join(b for _, b in all_rows), dtype=np.float32).reshape(-1, dim)
     assert len(index) == 5000
     assert rowids.tolist() == list(range(1, 5001))
@@ -47,7 +53,7 @@ def test_vector_index_appends_in_batches_and_reloads_on_a_new_generation() -> No
     # A deletion elsewhere bumps the generation: everything is reloaded from scratch.
     kept = [r for r in all_rows if r[0] % 2 == 0]
     index.refresh(1, 5000, lambda after: [r for r in kept if r[0] > after])
-    assert index.scores(np.ones(dim, dtype=np.float32))[0].tolist() == [r[0] for r in kept]
+    assert _exact(index, dim)[0].tolist() == [r[0] for r in kept]
 
 
 def test_text_search_skips_inactive_best_matches(tmp_path: Path, embedder: LocalEmbedder) -> None:

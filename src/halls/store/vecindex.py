@@ -159,13 +159,6 @@ class VectorIndex:
         known = ids[pos] == rowids
         return known, matrix[pos[known]]
 
-    def scores(self, query: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """All (rowids, exact float32 cosine scores), for checks and small stores."""
-        with self._lock:
-            rowids, matrix = self._rowid_buf[: self._size], self._matrix_buf[: self._size]
-        with _BLAS.limit(limits=1, user_api="blas"):
-            return rowids, matrix @ query.astype(np.float32)
-
     @staticmethod
     def top(scores: np.ndarray, k: int) -> np.ndarray:
         """Indices of the k best scores, best first."""
