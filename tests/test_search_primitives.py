@@ -16,7 +16,7 @@ from halls.models import OpenLoop, SearchFilter, ShortEntry, new_id, to_datetime
 from halls.recall import query_terms
 from halls.store.sqlite import SQLiteStore
 from halls.store.sqlite_terms import TOKENIZER
-from halls.store.vecindex import VectorIndex
+from halls.store.vecindex import Snapshot, VectorIndex
 
 
 def _rows(start: int, n: int, dim: int) -> list[tuple[int, bytes]]:
@@ -31,14 +31,21 @@ def _exact(index: VectorIndex, dim: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 def test_vector_index_appends_in_batches_and_reloads_on_a_new_generation() -> None:
-    """Growing the index batch by batch equals one load, in order; a new generation reloads."""
+    """Growing the index batch by batch equals one load, in order; deletions and a new
+    generation (re-embedding) are followed."""
     dim = 8
     all_rows = _rows(1, 5000, dim)
     index = VectorIndex(dim)
     views = []
+
+    def nothing_gone(after: int, upto: int) -> np.ndarray:
+        raise AssertionError("the deletion log read with no deletion")
+
     for upto in range(250, 5001, 250):
         index.refresh(
-            0, upto, lambda after, upto=upto: [r for r in all_rows if after < r[0] <= upto]
+            Snapshot(0, 0, 1, upto),
+            lambda after, upto=upto: [r for r in all_rows if after < r[0] <= upto],
+            nothing_gone,
         )
         views.append(_exact(index, dim))
     rowids, scores = _exact(index, dim)
@@ -50,10 +57,39 @@ def test_vector_index_appends_in_batches_and_reloads_on_a_new_generation() -> No
     early_ids, early_scores = views[0]
     assert early_ids.tolist() == list(range(1, 251))
     assert np.allclose(early_scores, expected[:250].sum(axis=1), atol=1e-4)
-    # A deletion elsewhere bumps the generation: everything is reloaded from scratch.
-    kept = [r for r in all_rows if r[0] % 2 == 0]
-    index.refresh(1, 5000, lambda after: [r for r in kept if r[0] > after])
+    # A few deletions (log entries 1..100): the rows stay (searches drop them
+    # by id), no reload.
+    log = np.arange(1, 5001)  # entry i deleted row i
+
+    def reload(after: int) -> list[tuple[int, bytes]]:
+        raise AssertionError("no reload for a few deletions")
+
+    index.refresh(Snapshot(0, 100, 1, 5000), reload, lambda a, u: log[a:u])
+    assert len(index) == 5000
+    # Past a quarter of the rows deleted: reloaded without them.
+    kept = [r for r in all_rows if r[0] > 1300]
+    index.refresh(
+        Snapshot(0, 1300, 1, 5000),
+        lambda after: [r for r in kept if r[0] > after],
+        lambda a, u: log[a:u],
+    )
     assert _exact(index, dim)[0].tolist() == [r[0] for r in kept]
+    # The log trimmed past what the index read: reloaded.
+    kept = [r for r in kept if r[0] > 1400]
+    index.refresh(
+        Snapshot(0, 1400, 1350, 5000),
+        lambda after: [r for r in kept if r[0] > after],
+        lambda a, u: log[a:u],
+    )
+    assert _exact(index, dim)[0].tolist() == [r[0] for r in kept]
+    # Re-embedding bumps the generation: everything is reloaded from scratch.
+    changed = [(rowid, (np.frombuffer(b, np.float32) * 2).tobytes()) for rowid, b in kept]
+    index.refresh(
+        Snapshot(1, 1400, 1350, 5000),
+        lambda after: [r for r in changed if r[0] > after],
+        lambda a, u: log[a:u],
+    )
+    assert np.allclose(_exact(index, dim)[1], 2 * expected[1400:].sum(axis=1), atol=1e-4)
 
 
 def test_text_search_skips_inactive_best_matches(tmp_path: Path, embedder: LocalEmbedder) -> None:

@@ -179,7 +179,33 @@ def m003_vocabulary() -> str:
     """
 
 
-MIGRATIONS: list[Callable[[], str]] = [m001_initial, m002_consolidation, m003_vocabulary]
+def m004_deletions() -> str:
+    return """
+        -- Which search rows were deleted, in order: the in-memory indexes
+        -- read what is new here and drop those rows from their view,
+        -- instead of reloading the store (vec_generation, re-embedding,
+        -- still forces a reload). The oldest entries are trimmed; an index
+        -- that last looked before the oldest one kept reloads.
+        CREATE TABLE deleted_rows (
+            seq INTEGER PRIMARY KEY AUTOINCREMENT,
+            row INTEGER NOT NULL
+        );
+        DROP TRIGGER docs_deleted;
+        CREATE TRIGGER docs_deleted AFTER DELETE ON docs BEGIN
+            INSERT INTO deleted_rows(row) VALUES (old.rowid);
+            DELETE FROM deleted_rows
+                WHERE seq <= (SELECT MAX(seq) FROM deleted_rows) - 100000;
+            DELETE FROM docs_fts WHERE rowid = old.rowid;
+        END;
+    """
+
+
+MIGRATIONS: list[Callable[[], str]] = [
+    m001_initial,
+    m002_consolidation,
+    m003_vocabulary,
+    m004_deletions,
+]
 
 
 def migrate(db: sqlite3.Connection) -> None:

@@ -19,7 +19,7 @@ from halls.models import SEARCH_TIERS, SearchFilter
 from halls.store.base import Match, Written
 from halls.store.sqlite_terms import TOKENS
 from halls.store.textindex import TextIndex
-from halls.store.vecindex import VectorIndex
+from halls.store.vecindex import Snapshot, VectorIndex
 
 
 def blob(vector: np.ndarray) -> bytes:
@@ -99,44 +99,53 @@ class SQLiteSearch:
                 return found[:limit]
             pool *= 4
 
-    def _snapshot(self) -> tuple[int, int]:
-        """(generation, max rowid) of the search index rows, from one snapshot."""
+    def _snapshot(self) -> Snapshot:
+        """Where the search index rows stand, from one statement (one snapshot)."""
         row = (
             self._reader()
             .execute(
                 "SELECT (SELECT value FROM counters WHERE name = 'vec_generation'), "
+                "(SELECT COALESCE(MAX(seq), 0) FROM deleted_rows), "
+                "(SELECT MIN(seq) FROM deleted_rows), "
                 "(SELECT COALESCE(MAX(rowid), 0) FROM docs)"
             )
             .fetchone()
         )
-        return int(row[0]), int(row[1])
+        deleted = int(row[1])
+        oldest = deleted + 1 if row[2] is None else int(row[2])
+        return Snapshot(int(row[0]), deleted, oldest, int(row[3]))
+
+    def _gone(self, after: int, upto: int) -> np.ndarray:
+        """The rowids deleted by deletion-log entries in (after, upto]."""
+        cur = self._reader().execute(
+            "SELECT row FROM deleted_rows WHERE seq > ? AND seq <= ?", (after, upto)
+        )
+        return np.fromiter((r[0] for r in cur), dtype=np.int64)
 
     def _text_index(self) -> TextIndex:
         if self._texts is None:
             self._texts = TextIndex()
         db = self._reader()
-        generation, max_rowid = self._snapshot()
 
         def load(after: int) -> Iterable[tuple[int, str]]:
             return db.execute(
                 "SELECT rowid, content FROM docs_fts WHERE rowid > ? ORDER BY rowid", (after,)
             )
 
-        self._texts.refresh(generation, max_rowid, load)
+        self._texts.refresh(self._snapshot(), load, self._gone)
         return self._texts
 
     def _vector_index(self, dim: int) -> VectorIndex:
         if self._index is None or self._index.dim != dim:
             self._index = VectorIndex(dim)
         db = self._reader()
-        generation, max_rowid = self._snapshot()
 
         def load(after: int) -> Iterable[tuple[int, bytes]]:
             return db.execute(
                 "SELECT rowid, vec FROM docs WHERE rowid > ? ORDER BY rowid", (after,)
             )
 
-        self._index.refresh(generation, max_rowid, load)
+        self._index.refresh(self._snapshot(), load, self._gone)
         return self._index
 
     def vector_search(self, vector: np.ndarray, filt: SearchFilter, limit: int) -> list[Match]:
@@ -225,7 +234,7 @@ class SQLiteSearch:
         ask = np.asarray(rowids, dtype=np.int64)
         known, found = np.zeros(len(ask), dtype=bool), np.zeros((0, 0), dtype=np.float32)
         if self._index is not None:
-            known, found = self._index.lookup(ask, self._snapshot()[0])
+            known, found = self._index.lookup(ask, self._snapshot().generation)
         out: list[np.ndarray] = list(found) if known.all() else [np.zeros(0, np.float32)] * len(ask)
         if not known.all():
             for i, v in zip(np.flatnonzero(known).tolist(), found, strict=True):

@@ -10,9 +10,10 @@ formula (FTS5's bm25 with k1 = 1.2, b = 0.75: idf = ln((N - n + 0.5) /
 vectorised pass per word: the same rows and scores, ~20x faster.
 
 The index follows the store the way ``VectorIndex`` does: ``docs_fts`` rows
-are only ever appended (rowid AUTOINCREMENT) or deleted, and a deletion bumps
-a generation counter, so new rows are tokenised and appended on refresh and
-a new generation rebuilds from scratch. Words FTS5 would read as phrases
+are only ever appended (rowid AUTOINCREMENT) or deleted. New rows are
+tokenised and appended on refresh; a deletion (its own counter) marks the
+rows gone as dead, and they leave every statistic as they leave FTS5's;
+past a quarter dead, or on a new generation, the index is rebuilt. Words FTS5 would read as phrases
 (several tokens, e.g. "e-mail") are left to FTS5 by the caller.
 """
 
@@ -25,6 +26,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from halls.store.sqlite_terms import tokenised_rows
+from halls.store.vecindex import Gone, Snapshot
 
 # FTS5's bm25() constants (fts5_aux.c); changing them would break parity.
 K1 = 1.2
@@ -42,30 +44,64 @@ class TextIndex:
 
     def _reset(self, generation: int | None) -> None:
         self._generation = generation
+        self._deleted: int | None = None
         self._max_rowid = 0
         self._size = 0
         self._rowid_buf = np.zeros(0, dtype=np.int64)
         self._length_buf = np.zeros(0, dtype=np.float64)
         self._tokens = 0
+        # Rows deleted since the last full load stay in the arrays, marked
+        # dead: the statistics and the postings read skip them.
+        self._alive: np.ndarray | None = None
+        self._dead = 0
+        self._dead_tokens = 0
         # Tuples, not lists: tuples of arrays drop out of the garbage
         # collector's sight, and a 100k store has ~30k words.
         self._postings: dict[str, tuple[tuple[np.ndarray, np.ndarray], ...]] = {}
 
     def refresh(
-        self, generation: int, max_rowid: int, load: Callable[[int], Iterable[tuple[int, str]]]
+        self,
+        snapshot: Snapshot,
+        load: Callable[[int], Iterable[tuple[int, str]]],
+        gone: Gone,
     ) -> None:
-        """Bring the index up to date; ``load(after)`` yields (rowid, text) > after."""
+        """Bring the index up to date with the store.
+
+        ``load(after)`` yields (rowid, text) of the rows after a rowid;
+        ``gone`` reads the deletion log (see ``Snapshot``).
+        """
         with self._lock:
-            if generation != self._generation:
+            if snapshot.generation != self._generation:
                 # New containers, not cleared ones: a search still reading
                 # the old arrays keeps its own view of them.
-                self._reset(generation)
+                self._reset(snapshot.generation)
+            if snapshot.deleted != self._deleted:
+                if self._size and snapshot.unseen(self._deleted):
+                    self._reset(snapshot.generation)  # the log no longer reaches back
+                elif self._size:
+                    self._mark_dead(gone(self._deleted or 0, snapshot.deleted))
+                    if self._dead > self._size // 4:
+                        self._reset(snapshot.generation)  # mostly dead: reload
+                self._deleted = snapshot.deleted
+            max_rowid = snapshot.max_rowid
             if max_rowid <= self._max_rowid:
                 return
             rows = list(load(self._max_rowid))
             if rows:
                 self._append(rows)
             self._max_rowid = max(max_rowid, self._max_rowid)
+
+    def _mark_dead(self, rows: np.ndarray) -> None:
+        n = self._size
+        ids = self._rowid_buf[:n]
+        pos = np.minimum(np.searchsorted(ids, rows), n - 1)
+        pos = pos[ids[pos] == rows]
+        alive = np.ones(n, dtype=bool) if self._alive is None else self._alive.copy()
+        pos = pos[alive[pos]]  # each row dies once
+        alive[pos] = False
+        self._alive = alive  # a new array: readers keep the mask they took
+        self._dead += len(pos)
+        self._dead_tokens += int(self._length_buf[pos].sum())
 
     def _append(self, rows: list[tuple[int, str]]) -> None:
         rowids = np.fromiter((r for r, _ in rows), dtype=np.int64, count=len(rows))
@@ -97,10 +133,18 @@ class TextIndex:
             postings[term] = chunks
         self._postings = postings
         self._tokens += int(counts.sum())
+        if self._alive is not None:
+            self._alive = np.concatenate([self._alive, np.ones(grow, dtype=bool)])
         self._size = start + grow
 
     def __len__(self) -> int:
+        """Rows held, deleted ones still marked dead included."""
         return self._size
+
+    @property
+    def live(self) -> int:
+        """Rows held that are still in the store."""
+        return self._size - self._dead
 
     def search(self, tokens: Sequence[str], k: int) -> tuple[np.ndarray, np.ndarray]:
         """(rowids, scores) of the k best rows for tokens OR'ed, best first.
@@ -108,11 +152,15 @@ class TextIndex:
         Scores are FTS5's bm25() with the sign flipped (higher is better).
         """
         with self._lock:
-            n, total = self._size, self._tokens
+            n, total = self._size, self._tokens - self._dead_tokens
             rowids, lengths, postings = self._rowid_buf[:n], self._length_buf[:n], self._postings
-        if n == 0 or k <= 0:
+            alive = self._alive if self._dead else None
+            rows = n - (self._dead if alive is not None else 0)
+        if rows == 0 or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
-        norm = K1 * (1.0 - B + B * lengths / (total / n))
+        # FTS5 counts only the rows there now: N, the average length and
+        # every word's row count leave the dead out.
+        norm = K1 * (1.0 - B + B * lengths / (total / rows))
         scores = np.zeros(n, dtype=np.float64)
         for token in tokens:
             chunks = postings.get(token)
@@ -123,8 +171,11 @@ class TextIndex:
             else:
                 pos = np.concatenate([c[0] for c in chunks])
                 tf = np.concatenate([c[1] for c in chunks])
+            if alive is not None:
+                live = alive[pos]
+                pos, tf = pos[live], tf[live]
             held = len(pos)
-            idf = math.log((n - held + 0.5) / (held + 0.5))
+            idf = math.log((rows - held + 0.5) / (held + 0.5))
             idf = idf if idf > 0.0 else _MIN_IDF
             # A token's positions are distinct, so the fancy-index add is exact.
             scores[pos] += idf * (tf * (K1 + 1.0)) / (tf + norm[pos])

@@ -14,9 +14,11 @@ true top k scores at least A - 2 eps approximately, so rescoring every row
 above that line finds them all.
 
 The index mirrors the ``docs`` table by rowid and is refreshed incrementally:
-new rows (a larger max rowid) are appended; any deletion or re-embedding
-bumps a generation counter in the database, which triggers a full reload.
-That also catches writes made by another process (the CLI beside a server).
+new rows (a larger max rowid) are appended; deletions are logged in their
+own table (rows gone stay in the matrix until a quarter are gone: searches
+drop them with the ids they read); re-embedding bumps a generation counter,
+which triggers a full reload. That also catches writes made by another
+process (the CLI beside a server).
 
 Rows live in buffers with spare capacity (grown by half each time), so that
 appending a batch copies the batch, not the whole matrix: a search after
@@ -54,6 +56,24 @@ _SCAN_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halls-scan")
 _LOAD_ROWS = 8192
 
 
+@dataclass(frozen=True)
+class Snapshot:
+    """Where a store's search rows stand: read in one statement, before loading."""
+
+    generation: int  # bumped by re-embedding: every vector may have changed
+    deleted: int  # the last entry of the deletion log (0: none yet)
+    oldest: int  # its oldest entry kept (older ones are trimmed)
+    max_rowid: int
+
+    def unseen(self, seen: int | None) -> bool:
+        """Whether an index that read the log up to ``seen`` missed trimmed entries."""
+        return seen is None or seen < self.oldest - 1
+
+
+Gone = Callable[[int, int], np.ndarray]
+"""gone(after, upto): the rowids deleted by log entries after ``after``, up to ``upto``."""
+
+
 class VectorIndex:
     def __init__(self, dim: int) -> None:
         self.dim = dim
@@ -63,17 +83,38 @@ class VectorIndex:
         self._half_buf = np.zeros((0, dim), dtype=np.float16)
         self._max_norm = 0.0
         self._generation: int | None = None
+        self._deleted: int | None = None
+        self._dead = 0
         self._max_rowid = 0
         self._lock = threading.Lock()
 
     def refresh(
         self,
-        generation: int,
-        max_rowid: int,
+        snapshot: Snapshot,
         load: Callable[[int], Iterable[tuple[int, bytes]]],
+        gone: Gone,
     ) -> None:
-        """Bring the index up to date; ``load(after)`` yields (rowid, blob) > after."""
+        """Bring the index up to date with the store.
+
+        ``load(after)`` yields (rowid, blob) of the rows after a rowid.
+        Deleted rows may stay in the matrix: searches drop them when they
+        read the best rows' ids, so they only cost scan time; past a quarter
+        of the rows, or when the deletion log no longer reaches back to what
+        the index last read, the index is reloaded.
+        """
+        generation, max_rowid = snapshot.generation, snapshot.max_rowid
         with self._lock:
+            if snapshot.deleted != self._deleted:
+                if self._size and snapshot.unseen(self._deleted):
+                    self._generation = None
+                elif self._size:
+                    dead = gone(self._deleted or 0, snapshot.deleted)
+                    ids = self._rowid_buf[: self._size]
+                    pos = np.minimum(np.searchsorted(ids, dead), self._size - 1)
+                    self._dead += int(np.count_nonzero(ids[pos] == dead))
+                    if self._dead > self._size // 4:
+                        self._generation = None  # mostly deleted rows: reload
+                self._deleted = snapshot.deleted
             if generation != self._generation:
                 # New buffers, not cleared ones: a search still scoring the
                 # old matrix keeps its own view of it.
@@ -83,6 +124,7 @@ class VectorIndex:
                 self._half_buf = np.zeros((0, self.dim), dtype=np.float16)
                 self._max_norm = 0.0
                 self._max_rowid = 0
+                self._dead = 0
                 self._generation = generation
             if max_rowid <= self._max_rowid:
                 return
