@@ -9,7 +9,14 @@ from halls import errors
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "http-api.md").read_text()
 # Codes produced at the HTTP edge rather than by a HallsError.
-EDGE_CODES = {"invalid_json", "invalid_request", "too_large", "method_not_allowed", "internal"}
+EDGE_CODES = {
+    "invalid_json",
+    "invalid_request",
+    "too_large",
+    "method_not_allowed",
+    "rate_limited",
+    "internal",
+}
 
 
 def error_codes() -> set[str]:

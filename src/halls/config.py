@@ -34,6 +34,12 @@ class ServerSettings(BaseModel):
     bearer_token: SecretStr | None = None
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     cors_origins: list[str] = Field(default_factory=list)
+    # GET /metrics (Prometheus text format), behind the bearer token like the API.
+    metrics_enabled: bool = True
+    # Token bucket per client (the bearer token, else the IP); 0 = off, since a
+    # local single-user server and the benchmarks send thousands a minute.
+    rate_limit_per_minute: int = Field(default=0, ge=0)
+    rate_limit_burst: int = Field(default=60, ge=1)
 
 
 class ShortSettings(BaseModel):

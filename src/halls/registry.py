@@ -74,6 +74,11 @@ class StoreRegistry:
         found |= set(self._stores)
         return sorted(n for n in found if STORE_NAME.match(n))
 
+    def opened(self) -> list[Store]:
+        """The stores open in this process now; opens none."""
+        with self._lock:
+            return list(self._stores.values())
+
     def close(self) -> None:
         with self._lock:
             stores, self._stores = list(self._stores.values()), {}

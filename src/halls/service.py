@@ -49,7 +49,7 @@ from halls.recall.fusion import RETRIEVERS
 from halls.redact import redact
 from halls.registry import StoreRegistry, check_store_name
 from halls.search import search
-from halls.service_dreams import Dreaming
+from halls.service_dreams import Dreaming, RunOutcomes
 from halls.store.base import Store
 
 MAX_BATCH = 1000
@@ -84,6 +84,7 @@ class Memory(Dreaming):
         self._embedder = embedder
         self._registry = StoreRegistry(self.settings.data_dir, self.settings.storage)
         self._checked: set[str] = set()
+        self.run_outcomes = RunOutcomes()
 
     # -- composition --
 
@@ -469,6 +470,14 @@ class Memory(Dreaming):
             "size_bytes": s.size_bytes(),
             "embedder": s.get_meta(FINGERPRINT_KEY),
         }
+
+    def open_store_counts(self) -> dict[str, dict[str, int]]:
+        """The counts of ``stats`` for each store open in this process; opens none.
+
+        For monitoring: a scrape must not open (and so keep open) every store
+        on disk.
+        """
+        return {s.name: s.counts() for s in self._registry.opened()}
 
     def reembed(
         self, *, store: str | None = None, progress: Callable[[int], None] | None = None

@@ -8,6 +8,7 @@ them (the llm engine pulls in an HTTP client and its schemas).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -21,11 +22,33 @@ if TYPE_CHECKING:
     from halls.store.base import Store
 
 
+class RunOutcomes:
+    """How many consolidations this process attempted, by outcome (for /metrics).
+
+    Outcomes: ``done``, ``planned`` (a dry run), ``failed``, ``busy`` (another
+    run held the store). Kept here rather than in an adapter so that runs of
+    the scheduler thread count as well as runs on request.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._counts: dict[str, int] = {}
+
+    def add(self, outcome: str) -> None:
+        with self._lock:
+            self._counts[outcome] = self._counts.get(outcome, 0) + 1
+
+    def snapshot(self) -> dict[str, int]:
+        with self._lock:
+            return dict(self._counts)
+
+
 class Dreaming:
     """The consolidation methods of ``Memory``."""
 
     settings: Settings
     clock: Callable[[], float]
+    run_outcomes: RunOutcomes
 
     if TYPE_CHECKING:
 
@@ -55,10 +78,18 @@ class Dreaming:
         try:
             run = runner.run(dry_run=dry_run)
         except ConsolidationFailed:
+            self.run_outcomes.add("failed")
             if not dry_run:
                 # Retry within the hour rather than every poll (or not for 20 h).
                 set_next_due(s, self.clock() + min(cfg.interval_seconds, 3600))
             raise
+        except Conflict:
+            self.run_outcomes.add("busy")
+            raise
+        except Exception:
+            self.run_outcomes.add("failed")
+            raise
+        self.run_outcomes.add(run.status)
         if not dry_run:
             set_next_due(s, self.clock() + cfg.interval_seconds)
         return run

@@ -41,6 +41,12 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
             f"refusing to listen on {cfg.host} without a bearer token: set server.bearer_token "
             "(HALLS_SERVER__BEARER_TOKEN) or bind to 127.0.0.1"
         )
+    if not _is_loopback(cfg.host) and cfg.rate_limit_per_minute == 0:
+        click.echo(
+            "halls: hint: rate limiting is off; set server.rate_limit_per_minute "
+            "(HALLS_SERVER__RATE_LIMIT_PER_MINUTE) to limit each client",
+            err=True,
+        )
     memory = Memory(settings)
     mcp = None
     if settings.mcp.enabled:

@@ -13,7 +13,10 @@ from fastapi.middleware.cors import CORSMiddleware
 from halls import __version__
 from halls.consolidate.schedule import start_scheduler
 from halls.http import errors
+from halls.http.metrics import Metrics, RequestMetrics, RouteTemplates
+from halls.http.metrics import router as metrics_router
 from halls.http.middleware import BearerAuth, BodyLimit
+from halls.http.ratelimit import RateLimit, TokenBuckets
 from halls.http.routes import consolidate as consolidate_routes
 from halls.http.routes import context, journal, long, near, recall, short, system, viewer
 from halls.service import Memory
@@ -60,6 +63,9 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
     app.include_router(context.router)
     app.include_router(viewer.router)
     app.include_router(consolidate_routes.router)
+    if settings.metrics_enabled:
+        app.state.metrics = Metrics(memory)
+        app.include_router(metrics_router)
     if mcp is not None:
         # Its routes join the app's own, so the bearer token and the body
         # limit guard them exactly as they guard the API.
@@ -70,6 +76,16 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     if settings.bearer_token is not None:
         app.add_middleware(BearerAuth, token=settings.bearer_token.get_secret_value())
+    if settings.rate_limit_per_minute > 0:
+        # Outside auth and the body limit: a throttled client, with or without
+        # a token, is refused before its body is read or a handler runs.
+        # Inside CORS, so a browser can read the 429 and preflights are free.
+        token = settings.bearer_token
+        app.add_middleware(
+            RateLimit,
+            buckets=TokenBuckets(settings.rate_limit_per_minute, settings.rate_limit_burst),
+            token=token.get_secret_value() if token is not None else None,
+        )
     if settings.cors_origins:
         app.add_middleware(
             CORSMiddleware,
@@ -77,4 +93,8 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
             allow_methods=["GET", "POST", "DELETE"],
             allow_headers=["Authorization", "Content-Type"],
         )
+    if settings.metrics_enabled:
+        # Outermost: what the middleware above refuses (401, 413) is counted too.
+        templates = RouteTemplates(app.router.routes, app.openapi)
+        app.add_middleware(RequestMetrics, metrics=app.state.metrics, templates=templates)
     return app
