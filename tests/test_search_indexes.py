@@ -216,3 +216,39 @@ def test_traced_encoder_declines_other_poolings() -> None:
     model = SentenceTransformer(modules=[inner, Pooling(384, "cls")], device="cpu")
     tokenize = getattr(model, "preprocess", None) or model.tokenize
     assert traced_encoder(model, tokenize, low=False) is None
+
+
+def test_stored_vectors_come_from_the_index_or_the_rows_and_skip_deleted_ones(
+    tmp_path: Path,
+) -> None:
+    """Neighbour vectors: from the index when current, else the rows; a row gone from both
+    has none."""
+    texts = [f"note {n} about the garden" for n in range(6)]
+    store = _store_with(tmp_path, texts)
+    try:
+        db = store._reader()
+        rows = [r[0] for r in db.execute("SELECT rowid FROM docs ORDER BY rowid")]
+        blobs = dict(db.execute("SELECT rowid, vec FROM docs").fetchall())
+        from_blobs = store._vectors_of(rows)  # no index yet: every vector from its row
+        store.vector_search(np.ones(8, dtype=np.float32), SearchFilter(), 3)  # builds it
+        more = _entries(["a later note", "another"])
+        store.add_short(more, np.full((2, 8), 2.0, dtype=np.float32))  # not in the index yet
+        later = db.execute("SELECT MAX(rowid) FROM docs").fetchone()[0]
+        assert store._vectors_of([later])[later].tolist() == [2.0] * 8  # from its row
+        store.delete_short(
+            db.execute("SELECT item_id FROM docs WHERE rowid = ?", (rows[0],)).fetchone()[0]
+        )
+        # rows[0] is deleted but still in the index (marked dead there); a row
+        # deleted before the index read it is in neither.
+        other = sqlite3.connect(tmp_path / "s.sqlite3")
+        with other:
+            other.execute("DELETE FROM docs WHERE rowid = ?", (later,))
+        other.close()
+        found = store._vectors_of([*rows[1:], later])
+        assert set(from_blobs) == set(rows)
+        assert all(np.array_equal(from_blobs[r], np.frombuffer(blobs[r], np.float32)) for r in rows)
+        assert set(found) == set(rows[1:])
+        assert all(np.array_equal(found[r], from_blobs[r]) for r in rows[1:])
+        assert store._vectors_of([later]) == {}
+    finally:
+        store.close()

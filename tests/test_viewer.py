@@ -360,7 +360,8 @@ def test_each_tab_shows_the_seeded_memories(viewer: Viewer, seeded_server, shots
     rows = page.locator("#short-list .short-row")
     expect(rows).to_have_count(25)
     newest_first = [text for text, _ in reversed(SHORT)]
-    assert rows.locator(".text").all_inner_texts() == newest_first[:25]
+    # expect() retries until the list settles; a one-shot read could race a re-render.
+    expect(rows.locator(".text")).to_have_text(newest_first[:25])
     expect(page.locator('.tabs [data-count="short"]')).to_have_text(str(len(SHORT)))
     top = rows.first
     expect(top.locator(".chip.pinned")).to_be_visible()
@@ -372,7 +373,7 @@ def test_each_tab_shows_the_seeded_memories(viewer: Viewer, seeded_server, shots
     _shot(page, shots / "viewer-short.png")
     page.click(".pager .next")
     expect(rows).to_have_count(len(SHORT) - 25)
-    assert rows.locator(".text").all_inner_texts() == newest_first[25:]
+    expect(rows.locator(".text")).to_have_text(newest_first[25:])
     expect(page.locator(".pager .range")).to_have_text("26–30")
     page.click(".pager .prev")
     expect(rows).to_have_count(25)

@@ -19,7 +19,7 @@ from halls.models import SEARCH_TIERS, SearchFilter
 from halls.store.base import Match, Written
 from halls.store.sqlite_terms import TOKENS
 from halls.store.textindex import TextIndex
-from halls.store.vecindex import Snapshot, VectorIndex
+from halls.store.vecindex import Snapshot, VectorIndex, locate
 
 
 def blob(vector: np.ndarray) -> bytes:
@@ -162,10 +162,7 @@ class SQLiteSearch:
             # A selective filter: score only the rows it allows.
             sql = f"SELECT rowid FROM docs d WHERE {where} ORDER BY rowid"
             allowed = np.fromiter((r[0] for r in db.execute(sql, args)), dtype=np.int64)
-            pos = np.searchsorted(rowids, allowed)
-            inside = pos < len(rowids)
-            pos, allowed = pos[inside], allowed[inside]
-            pos = pos[rowids[pos] == allowed]
+            pos = locate(rowids, allowed)[1]
             order, scores = scan.best(limit, pos)
             return self._matches(db, rowids[order], scores, "1", [])
         # Otherwise take the best candidates and drop the filtered-out ones,
@@ -225,30 +222,27 @@ class SQLiteSearch:
             )
             rows.extend(cur.execute(sql, (*rows_chunk, *args)))
         vectors = self._vectors_of([r[0] for r in rows])
-        return [Written(r[1], r[2], r[0], r[3], v) for r, v in zip(rows, vectors, strict=True)]
+        return [Written(r[1], r[2], r[0], r[3], vectors[r[0]]) for r in rows if r[0] in vectors]
 
-    def _vectors_of(self, rowids: list[int]) -> list[np.ndarray]:
-        """The stored vectors of rows, from the in-memory index where it is current."""
-        if not rowids:
-            return []
+    def _vectors_of(self, rowids: list[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of rows, from the in-memory index where it is current.
+
+        A row that is neither in the index nor stored any more (deleted
+        meanwhile, by another process) has none.
+        """
         ask = np.asarray(rowids, dtype=np.int64)
-        known, found = np.zeros(len(ask), dtype=bool), np.zeros((0, 0), dtype=np.float32)
-        if self._index is not None:
+        out: dict[int, np.ndarray] = {}
+        known = np.zeros(len(ask), dtype=bool)
+        if self._index is not None and len(ask):
             known, found = self._index.lookup(ask, self._snapshot().generation)
-        out: list[np.ndarray] = list(found) if known.all() else [np.zeros(0, np.float32)] * len(ask)
-        if not known.all():
-            for i, v in zip(np.flatnonzero(known).tolist(), found, strict=True):
-                out[i] = v
-            # Rows written since the index last refreshed: their blobs.
-            missing = ask[~known].tolist()
-            blobs: dict[int, bytes] = {}
-            db = self._reader()
-            for start in range(0, len(missing), 900):
-                chunk = missing[start : start + 900]
-                sql = f"SELECT rowid, vec FROM docs WHERE rowid IN ({','.join('?' * len(chunk))})"
-                blobs.update(db.execute(sql, chunk).fetchall())
-            for i in np.flatnonzero(~known).tolist():
-                out[i] = np.frombuffer(blobs[rowids[i]], dtype=np.float32)
+            out.update(zip(ask[known].tolist(), found, strict=True))
+        # Rows written since the index last refreshed: their blobs.
+        missing = ask[~known].tolist()
+        db = self._reader()
+        for start in range(0, len(missing), 900):
+            chunk = missing[start : start + 900]
+            sql = f"SELECT rowid, vec FROM docs WHERE rowid IN ({','.join('?' * len(chunk))})"
+            out.update((r, np.frombuffer(v, dtype=np.float32)) for r, v in db.execute(sql, chunk))
         return out
 
     def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:

@@ -26,6 +26,16 @@ TOKENIZER = "porter unicode61 remove_diacritics 2"
 _CACHE_LIMIT = 50_000
 
 
+def tokenizer_db(check_same_thread: bool = True) -> sqlite3.Connection:
+    """A private in-memory FTS5 table ``t`` with docs_fts's tokenizer, and its
+    vocabularies: ``ti`` ('instance': every token occurrence) and ``tr`` ('row')."""
+    db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=check_same_thread)
+    db.execute(f"CREATE VIRTUAL TABLE t USING fts5(c, tokenize = '{TOKENIZER}')")
+    db.execute("CREATE VIRTUAL TABLE ti USING fts5vocab(t, 'instance')")
+    db.execute("CREATE VIRTUAL TABLE tr USING fts5vocab(t, 'row')")
+    return db
+
+
 class Tokens:
     """The indexed tokens of words, as ``docs_fts`` would index them."""
 
@@ -35,10 +45,7 @@ class Tokens:
         self._db: sqlite3.Connection | None = None
 
     def _connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
-        db.execute(f"CREATE VIRTUAL TABLE words USING fts5(w, tokenize = '{TOKENIZER}')")
-        db.execute("CREATE VIRTUAL TABLE words_vocab USING fts5vocab(words, 'instance')")
-        return db
+        return tokenizer_db(check_same_thread=False)
 
     def of(self, words: list[str]) -> dict[str, tuple[str, ...]]:
         """Each word's tokens, in order (none for a word of separators only)."""
@@ -58,9 +65,9 @@ class Tokens:
             db.execute("BEGIN")
             try:
                 db.executemany(
-                    "INSERT INTO words(rowid, w) VALUES (?, ?)", list(enumerate(missing, start=1))
+                    "INSERT INTO t(rowid, c) VALUES (?, ?)", list(enumerate(missing, start=1))
                 )
-                found = db.execute("SELECT doc, offset, term FROM words_vocab").fetchall()
+                found = db.execute("SELECT doc, offset, term FROM ti").fetchall()
             finally:
                 # Nothing is kept: the table only lends its tokenizer.
                 db.execute("ROLLBACK")
@@ -91,11 +98,8 @@ def tokenised_rows(
     occurrence ordered by term, then row, and its 'row' vocabulary how many
     occurrences each term has, in the same order.
     """
-    db = sqlite3.connect(":memory:", isolation_level=None)
+    db = tokenizer_db()
     try:
-        db.execute(f"CREATE VIRTUAL TABLE t USING fts5(c, tokenize = '{TOKENIZER}')")
-        db.execute("CREATE VIRTUAL TABLE ti USING fts5vocab(t, 'instance')")
-        db.execute("CREATE VIRTUAL TABLE tr USING fts5vocab(t, 'row')")
         db.execute("BEGIN")  # one transaction: FTS5 flushes its index per commit
         db.executemany("INSERT INTO t(rowid, c) VALUES (?, ?)", rows)
         db.execute("COMMIT")

@@ -7,7 +7,8 @@ the longest step of a search. Here the same postings (the tokens FTS5
 indexes, through the same tokenizer) live in numpy arrays, and the same
 formula (FTS5's bm25 with k1 = 1.2, b = 0.75: idf = ln((N - n + 0.5) /
 (n + 0.5)), floored at 1e-6, and document length over the average) is one
-vectorised pass per word: the same rows and scores, ~20x faster.
+vectorised pass per word: the same rows and scores, 8.4 -> 1.0 ms for
+that question.
 
 The index follows the store the way ``VectorIndex`` does: ``docs_fts`` rows
 are only ever appended (rowid AUTOINCREMENT) or deleted. New rows are
@@ -26,7 +27,7 @@ from collections.abc import Callable, Iterable, Sequence
 import numpy as np
 
 from halls.store.sqlite_terms import tokenised_rows
-from halls.store.vecindex import Gone, Snapshot
+from halls.store.vecindex import Gone, Snapshot, locate
 
 # FTS5's bm25() constants (fts5_aux.c); changing them would break parity.
 K1 = 1.2
@@ -93,9 +94,7 @@ class TextIndex:
 
     def _mark_dead(self, rows: np.ndarray) -> None:
         n = self._size
-        ids = self._rowid_buf[:n]
-        pos = np.minimum(np.searchsorted(ids, rows), n - 1)
-        pos = pos[ids[pos] == rows]
+        pos = locate(self._rowid_buf[:n], rows)[1]
         alive = np.ones(n, dtype=bool) if self._alive is None else self._alive.copy()
         pos = pos[alive[pos]]  # each row dies once
         alive[pos] = False

@@ -56,6 +56,15 @@ _SCAN_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halls-scan")
 _LOAD_ROWS = 8192
 
 
+def locate(ids: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Where ``rows`` sit in the ascending ``ids``: (mask of rows found, their positions)."""
+    if len(ids) == 0:
+        return np.zeros(len(rows), dtype=bool), np.zeros(0, dtype=np.int64)
+    pos = np.minimum(np.searchsorted(ids, rows), len(ids) - 1)
+    found = ids[pos] == rows
+    return found, pos[found]
+
+
 @dataclass(frozen=True)
 class Snapshot:
     """Where a store's search rows stand: read in one statement, before loading."""
@@ -109,9 +118,7 @@ class VectorIndex:
                     self._generation = None
                 elif self._size:
                     dead = gone(self._deleted or 0, snapshot.deleted)
-                    ids = self._rowid_buf[: self._size]
-                    pos = np.minimum(np.searchsorted(ids, dead), self._size - 1)
-                    self._dead += int(np.count_nonzero(ids[pos] == dead))
+                    self._dead += len(locate(self._rowid_buf[: self._size], dead)[1])
                     if self._dead > self._size // 4:
                         self._generation = None  # mostly deleted rows: reload
                 self._deleted = snapshot.deleted
@@ -197,9 +204,8 @@ class VectorIndex:
             ids, matrix = self._rowid_buf[:n], self._matrix_buf[:n]
         if not current or n == 0:
             return np.zeros(len(rowids), dtype=bool), np.zeros((0, self.dim), np.float32)
-        pos = np.minimum(np.searchsorted(ids, rowids), n - 1)
-        known = ids[pos] == rowids
-        return known, matrix[pos[known]]
+        known, pos = locate(ids, rowids)
+        return known, matrix[pos]
 
     @staticmethod
     def top(scores: np.ndarray, k: int) -> np.ndarray:
