@@ -5,10 +5,9 @@ from __future__ import annotations
 import pytest
 
 from halls.config import RecallSettings
-from halls.models import NewShort
+from halls.models import Match, NewShort
 from halls.recall.context import Placed, boosts
 from halls.recall.fusion import fuse, signals
-from halls.store.base import Match
 
 
 def _m(i: str, score: float) -> Match:

@@ -10,9 +10,11 @@ import os
 import re
 import threading
 import time
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any, Literal, get_args, overload
 
+import numpy as np
 from pydantic import BaseModel, Field
 
 from halls.errors import InvalidInput
@@ -251,13 +253,37 @@ class SearchFilter(BaseModel):
     until: float | None = None
     include_superseded: bool = False
 
-    @property
-    def narrows(self) -> bool:
-        """True when the filter is selective enough to pre-filter in the store."""
-        return self.topic is not None or self.since is not None or self.until is not None
-
 
 Record.model_rebuild()
+
+
+# -- what the store's primitive searches return ----------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """A primitive search result: which record, and the backend's raw score."""
+
+    id: str
+    tier: str
+    score: float
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """A searchable record as written: its place in the write order, time and vector.
+
+    ``seq`` is the store's write sequence: it increases with every record
+    indexed and is never reused, so that records written one after another
+    (the turns of one conversation) have neighbouring numbers. Every backend
+    keeps one; it is not a row address.
+    """
+
+    id: str
+    tier: str
+    seq: int
+    occurred_at: float
+    vector: np.ndarray
 
 
 # -- consolidation runs --------------------------------------------------------

@@ -13,12 +13,12 @@ import numpy as np
 
 from halls.config import RecallSettings
 from halls.embed import Embedder
-from halls.models import Hit, SearchFilter
+from halls.models import Hit, Match, SearchFilter
 from halls.recall import Candidate, feedback, query_terms, rank
 from halls.recall.context import Boost, Placed, boosts, query_words, speaker_bonus
 from halls.recall.fusion import Normaliser, Signals, fuse, signals
 from halls.recall.when import asks_when, tells_when, time_bonus, windows
-from halls.store.base import Match, Store, Written
+from halls.store.base import Store
 
 # The full-text query and the query embedding (then the vector scan) are
 # independent and both release the GIL (SQLite; torch and BLAS), so on two
@@ -44,11 +44,11 @@ def search(
     texts = _TEXT_POOL.submit(_text_branch, s, terms, filt, pool, fill) if terms else None
     vector = embedder.embed([query])[0] if retriever != "bm25" else np.zeros(0, np.float32)
     dense_hits = s.vector_search(vector, filt, pool) if retriever != "bm25" else []
-    text_hits, stored = texts.result() if texts is not None else ([], [])
+    text_hits, stored = texts.result() if texts is not None else ([], {})
     found = signals(text_hits, dense_hits)
     if fill and text_hits and dense_hits:
-        # The text hits the dense search missed, in the order around() gives them.
-        _cosines(found, [w for w in stored if found[w.id].cosine is None], vector)
+        # The text hits the dense search missed.
+        _cosines(found, {i: v for i, v in stored.items() if found[i].cosine is None}, vector)
     fuse(found, text_hits, dense_hits, cfg)
     full = retriever == "full"
     if full and cfg.feedback_weight > 0 and text_hits:
@@ -92,28 +92,26 @@ def search(
 
 def _text_branch(
     s: Store, terms: list[str], filt: SearchFilter, pool: int, vectors: bool
-) -> tuple[list[Match], list[Written]]:
+) -> tuple[list[Match], dict[str, np.ndarray]]:
     """The full-text hits and, if wanted, their stored vectors.
 
     The vectors are read here, beside the query embedding, rather than after
     it: those of the hits the dense search misses give them their cosine.
     """
     hits = s.text_search(terms, filt, pool)
-    return hits, (s.around([m.id for m in hits], 0, filt) if vectors and hits else [])
+    return hits, (s.vectors([m.id for m in hits]) if vectors and hits else {})
 
 
-def _fill_cosines(
-    s: Store, found: dict[str, Signals], ids: list[str], vector: np.ndarray, filt: SearchFilter
-) -> None:
+def _fill_cosines(s: Store, found: dict[str, Signals], ids: list[str], vector: np.ndarray) -> None:
     """Give records found by full text only their real cosine, from the stored vector."""
-    _cosines(found, s.around(ids, 0, filt) if ids else [], vector)
+    _cosines(found, s.vectors(ids) if ids else {}, vector)
 
 
-def _cosines(found: dict[str, Signals], filled: list[Written], vector: np.ndarray) -> None:
-    if filled:
-        cosines = np.stack([w.vector for w in filled]) @ vector
-        for w, cosine in zip(filled, cosines.tolist(), strict=True):
-            found.setdefault(w.id, Signals()).cosine = cosine
+def _cosines(found: dict[str, Signals], stored: dict[str, np.ndarray], vector: np.ndarray) -> None:
+    if stored:
+        cosines = np.stack(list(stored.values())) @ vector
+        for i, cosine in zip(stored, cosines.tolist(), strict=True):
+            found.setdefault(i, Signals()).cosine = cosine
 
 
 def _feedback(
@@ -139,7 +137,7 @@ def _feedback(
     new = [m.id for m in hits if m.id not in found]
     norm = Normaliser(text_hits, dense_hits, cfg) if cfg.fusion == "score" else None
     if new and norm is not None and norm.use_dense:
-        _fill_cosines(s, found, new, vector, filt)
+        _fill_cosines(s, found, new, vector)
         for i in new:
             if i in found:
                 found[i].relevance = norm.relevance(None, found[i].cosine)
@@ -160,7 +158,7 @@ def _context(
     """Context and episode bonuses; the best hits' neighbours join ``found``."""
     totals = {i: sig.total for i, sig in found.items()}
     best = sorted(totals, key=lambda i: (-totals[i], i))[: cfg.context_candidates]
-    written = s.around(best, cfg.context_radius, filt)
+    written = s.neighbours(best, cfg.context_radius, filt)
     norm = Normaliser(text_hits, dense_hits, cfg) if cfg.fusion == "score" else None
     new = [w for w in written if w.id not in found]
     if new and norm is not None and norm.use_dense:
@@ -168,5 +166,5 @@ def _context(
         for w, cosine in zip(new, cosines.tolist(), strict=True):
             sig = found[w.id] = Signals(cosine=cosine, relevance=norm.relevance(None, cosine))
             totals[w.id] = sig.total
-    placed = [Placed(w.id, w.tier, w.position, w.occurred_at) for w in written]
+    placed = [Placed(w.id, w.tier, w.seq, w.occurred_at) for w in written]
     return boosts(totals, placed, cfg)

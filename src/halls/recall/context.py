@@ -37,11 +37,11 @@ from halls.recall.text import STOPWORDS
 
 @dataclass(frozen=True, slots=True)
 class Placed:
-    """Where a record sits: its tier, write position and when it happened."""
+    """Where a record sits: its tier, place in the write sequence and when it happened."""
 
     id: str
     tier: str
-    position: int
+    seq: int
     occurred_at: float
 
 
@@ -62,14 +62,14 @@ def boosts(
     out: dict[str, Boost] = {}
     for members in by_tier.values():
         episode = _episode_best(members, relevance, gap)
-        members.sort(key=lambda p: p.position)
+        members.sort(key=lambda p: p.seq)
         for n, p in enumerate(members):
             best = 0.0
             for step in (-1, 1):
                 j = n + step
                 while 0 <= j < len(members):
                     q = members[j]
-                    distance = abs(q.position - p.position)
+                    distance = abs(q.seq - p.seq)
                     if distance > cfg.context_radius:
                         break
                     if abs(q.occurred_at - p.occurred_at) <= gap:
@@ -83,7 +83,7 @@ def _episode_best(
     members: list[Placed], relevance: Mapping[str, float], gap: float
 ) -> dict[str, float]:
     """Per record, the best relevance among the records of its episode."""
-    ordered = sorted(members, key=lambda p: (p.occurred_at, p.position))
+    ordered = sorted(members, key=lambda p: (p.occurred_at, p.seq))
     out: dict[str, float] = {}
     start = 0
     for i in range(1, len(ordered) + 1):

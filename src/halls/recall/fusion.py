@@ -20,7 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from halls.config import RecallSettings
-from halls.store.base import Match
+from halls.models import Match
 
 RETRIEVERS = ("full", "fused", "bm25", "dense")
 

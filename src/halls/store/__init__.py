@@ -1,5 +1,5 @@
 """Storage: the Store protocol and its backends (one module each)."""
 
-from halls.store.base import Match, Store
+from halls.store.base import Store
 
-__all__ = ["Match", "Store"]
+__all__ = ["Store"]

@@ -11,7 +11,6 @@ Domain code never asks which backend it runs on; one contract suite
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -21,22 +20,15 @@ from halls.models import (
     ForgetFlag,
     JournalEvent,
     LongFact,
+    Match,
     OpenLoop,
     Record,
     Run,
     SearchFilter,
     ShortEntry,
+    Written,
 )
 from halls.store.changes import Change
-
-
-@dataclass(frozen=True, slots=True)
-class Match:
-    """A primitive search result: which record, and the backend's raw score."""
-
-    id: str
-    tier: str
-    score: float
 
 
 class Store(Protocol):
@@ -142,12 +134,19 @@ class Store(Protocol):
         ...
 
     # -- recall context --
-    def around(self, ids: list[str], radius: int, filt: SearchFilter) -> list[Written]:
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        """The stored vectors of searchable records, in write order.
+
+        Ids not (or no longer) stored are absent.
+        """
+        ...
+
+    def neighbours(self, ids: Sequence[str], radius: int, filt: SearchFilter) -> list[Written]:
         """The records written up to ``radius`` places before or after each of ``ids``.
 
-        The ids themselves are included; every record returned passes
-        ``filt``, and carries its write position and vector so that recall
-        can score it and tell which records were written next to which.
+        Places are counted on the store's write sequence (``Written.seq``),
+        gaps left by deleted records included. The ids themselves are
+        included; every record returned passes ``filt``.
         """
         ...
 
@@ -158,14 +157,3 @@ class Store(Protocol):
         every searchable record, whatever its tier or status.
         """
         ...
-
-
-@dataclass(frozen=True, slots=True)
-class Written:
-    """A record as written: its write position (increasing per store) and vector."""
-
-    id: str
-    tier: str
-    position: int
-    occurred_at: float
-    vector: np.ndarray

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from halls.models import SEARCH_TIERS, SearchFilter
-from halls.store.base import Match, Written
+from halls.models import SEARCH_TIERS, Match, SearchFilter, Written
 from halls.store.sqlite_terms import TOKENS
 from halls.store.textindex import TextIndex
 from halls.store.vecindex import Snapshot, VectorIndex, locate
@@ -24,6 +23,11 @@ from halls.store.vecindex import Snapshot, VectorIndex, locate
 
 def blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+def _narrows(filt: SearchFilter) -> bool:
+    """True when the filter is selective enough to let SQLite pre-filter the rows."""
+    return filt.topic is not None or filt.since is not None or filt.until is not None
 
 
 def _fts_query(terms: Sequence[str]) -> str:
@@ -65,7 +69,7 @@ class SQLiteSearch:
         where, args = self._filter_sql(filt)
         db = self._reader()
         match = _fts_query(terms)
-        if filt.narrows or set(filt.tiers) != set(SEARCH_TIERS):
+        if _narrows(filt) or set(filt.tiers) != set(SEARCH_TIERS):
             # A selective filter: let SQLite join and filter every match.
             joined = db.execute(
                 "SELECT d.item_id, d.tier, bm25(docs_fts) AS s FROM docs_fts "
@@ -158,7 +162,7 @@ class SQLiteSearch:
             return []
         where, args = self._filter_sql(filt)
         db = self._reader()
-        if filt.narrows:
+        if _narrows(filt):
             # A selective filter: score only the rows it allows.
             sql = f"SELECT rowid FROM docs d WHERE {where} ORDER BY rowid"
             allowed = np.fromiter((r[0] for r in db.execute(sql, args)), dtype=np.int64)
@@ -197,16 +201,30 @@ class SQLiteSearch:
             if r in found
         ]
 
-    def around(self, ids: list[str], radius: int, filt: SearchFilter) -> list[Written]:
+    def _rowids(self, db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for start in range(0, len(ids), 900):
+            chunk = list(ids[start : start + 900])
+            sql = f"SELECT item_id, rowid FROM docs WHERE item_id IN ({','.join('?' * len(chunk))})"
+            out.update(db.execute(sql, chunk).fetchall())
+        return out
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        if not ids:
+            return {}
+        rowids = self._rowids(self._reader(), ids)
+        found = self._vectors_of(sorted(rowids.values()))
+        # In write order, whatever the order asked: callers stack these, and
+        # one order keeps their sums (and so rankings) reproducible.
+        ordered = sorted(rowids.items(), key=lambda item: item[1])
+        return {i: found[r] for i, r in ordered if r in found}
+
+    def neighbours(self, ids: Sequence[str], radius: int, filt: SearchFilter) -> list[Written]:
         if not ids or not filt.tiers:
             return []
         db = self._reader()
-        anchors: list[int] = []
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
-            sql = f"SELECT rowid FROM docs WHERE item_id IN ({','.join('?' * len(chunk))})"
-            anchors.extend(r[0] for r in db.execute(sql, chunk))
-        # docs.rowid is AUTOINCREMENT, so it is the write order and is never reused.
+        anchors = self._rowids(db, ids).values()
+        # docs.rowid is AUTOINCREMENT: it is the store's write sequence, never reused.
         wanted = sorted({a + d for a in anchors for d in range(-radius, radius + 1)})
         where, args = self._filter_sql(filt)
         rows: list[tuple[int, str, str, float]] = []
