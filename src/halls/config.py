@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 import yaml
-from pydantic import BaseModel, Field, SecretStr, field_validator
+from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -114,9 +114,31 @@ class RecallSettings(BaseModel):
     substance_words: int = Field(default=20, ge=1, le=1000)
 
 
-class StorageSettings(BaseModel):
-    backend: Literal["sqlite"] = "sqlite"
+class SqliteSettings(BaseModel):
+    """Settings only the SQLite backend reads."""
+
+    # FULL fsyncs each commit: an acknowledged write survives a power loss.
     synchronous: Literal["FULL", "NORMAL"] = "FULL"
+
+
+class StorageSettings(BaseModel):
+    """Which backend holds the stores (``halls.store.open_backend``), and its settings."""
+
+    backend: Literal["sqlite"] = "sqlite"
+    sqlite: SqliteSettings = Field(default_factory=SqliteSettings)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _old_synchronous(cls, data: Any) -> Any:
+        # storage.synchronous (until 0.x) is storage.sqlite.synchronous now;
+        # the old name keeps working (file and HALLS_STORAGE__SYNCHRONOUS).
+        if isinstance(data, dict) and "synchronous" in data:
+            data = dict(data)
+            old = data.pop("synchronous")
+            sqlite = dict(data.get("sqlite") or {})
+            sqlite.setdefault("synchronous", old)
+            data["sqlite"] = sqlite
+        return data
 
 
 class McpSettings(BaseModel):

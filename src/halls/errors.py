@@ -9,10 +9,12 @@ MCP) translate these at the edge. The core never speaks in HTTP codes::
     ├── NotFound              no such record
     │   └── StoreNotFound     no such store (stores are made by a first write)
     ├── Conflict              the request clashes with the current state
-    │   └── EmbedderMismatch  the store was embedded by another model
+    │   ├── EmbedderMismatch  the store was embedded by another model
+    │   └── AlreadyExists     a record with that id is already stored
     ├── Unauthorized          missing or wrong bearer token
     ├── EmbeddingFailed       the embedder could not embed (remote down, ...)
-    └── ConsolidationFailed   a consolidation run aborted (its engine is down, ...)
+    ├── ConsolidationFailed   a consolidation run aborted (its engine is down, ...)
+    └── StoreUnavailable      the storage backend failed (busy, disk full, corrupt, ...)
 
 Messages are written for the user who sent the request: they never carry
 file paths or stack traces.
@@ -55,6 +57,10 @@ class EmbedderMismatch(Conflict):
     code = "embedder_mismatch"
 
 
+class AlreadyExists(Conflict):
+    code = "already_exists"
+
+
 class Unauthorized(HallsError):
     code = "unauthorized"
 
@@ -67,7 +73,14 @@ class ConsolidationFailed(HallsError):
     code = "consolidation_failed"
 
 
+class StoreUnavailable(HallsError):
+    """A backend failure, translated by the store so no driver exception climbs above it."""
+
+    code = "store_unavailable"
+
+
 __all__ = [
+    "AlreadyExists",
     "Conflict",
     "ConsolidationFailed",
     "EmbedderMismatch",
@@ -77,5 +90,6 @@ __all__ = [
     "InvalidStoreName",
     "NotFound",
     "StoreNotFound",
+    "StoreUnavailable",
     "Unauthorized",
 ]

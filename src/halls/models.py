@@ -286,6 +286,30 @@ class Written:
     vector: np.ndarray
 
 
+EdgeKind = Literal["derived_from", "supersedes"]
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """An association between two records, ``src -> dst``.
+
+    ``derived_from``: a fact (src) was distilled from a short-term entry or a
+    journal event (dst); a fact's ``derived_from`` list is read from these.
+    ``supersedes``: a fact (src) replaced an older one (dst). ``created_at``
+    is unix seconds from the service's clock, never the database's. An edge
+    is identified by (src, dst, kind); its time is when it was first made.
+    """
+
+    src: str
+    dst: str
+    kind: str
+    created_at: float
+
+    @property
+    def key(self) -> tuple[str, str, str]:
+        return (self.src, self.dst, self.kind)
+
+
 # -- consolidation runs --------------------------------------------------------
 # A run record is the reviewable (and revertible) account of one consolidation
 # run. Its JSON shape is a contract with the viewer and with scripts:

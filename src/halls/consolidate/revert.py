@@ -12,15 +12,24 @@ this one's facts, and undoing beneath it would leave dangling links.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from halls.errors import Conflict
-from halls.models import LongFact, OpenLoop, Run, ShortEntry, to_datetime
+from halls.models import Edge, LongFact, OpenLoop, Run, ShortEntry, to_datetime
 from halls.store import changes as ch
 from halls.store.base import Store
 
 IRREVERSIBLE = "purges are irreversible by design: {n} purge(s) stay purged"
+
+
+def _added_edges(inputs: list[str], old: LongFact, undo: dict[str, Any]) -> tuple[Edge, ...]:
+    """The derived_from edges a confirm (or obsolete) added to ``old``."""
+    if "added_edges" in undo:
+        return tuple(Edge(*e) for e in undo["added_edges"])
+    # A record from before runs kept their edges: the sources the fact lacked.
+    return tuple(Edge(old.id, s, "derived_from", 0.0) for s in inputs if s not in old.derived_from)
 
 
 def revert_changes(run: Run, embed: Callable[[list[str]], np.ndarray]) -> list[ch.Change]:
@@ -36,7 +45,12 @@ def revert_changes(run: Run, embed: Callable[[list[str]], np.ndarray]) -> list[c
         if "new_fact" in undo:
             out.append(ch.DeleteFact(undo["new_fact"]))
         if "fact" in undo:
-            out.append(ch.SetFact(LongFact.model_validate(undo["fact"])))
+            old = LongFact.model_validate(undo["fact"])
+            out.append(ch.SetFact(old))
+            if action.kind in ("confirm", "obsolete"):
+                out.append(ch.RemoveEdges(_added_edges(action.inputs, old, undo)))
+        if undo.get("removed_edges"):
+            out.append(ch.AddEdges(tuple(Edge(*e) for e in undo["removed_edges"])))
         if "loop" in undo:
             out.append(ch.SetLoop(OpenLoop.model_validate(undo["loop"])))
         for flag in undo.get("flags", ()):

@@ -22,6 +22,7 @@ from halls.consolidate.engine import Engine, EngineUnavailable, Inputs, Proposal
 from halls.errors import Conflict, ConsolidationFailed
 from halls.models import (
     Action,
+    Edge,
     LongFact,
     OpenLoop,
     Run,
@@ -69,8 +70,9 @@ def _at(ts: float) -> datetime:
     return datetime.fromtimestamp(ts, tz=UTC)
 
 
-def _derived(fact_id: str, sources: list[str]) -> ch.AddEdges:
-    return ch.AddEdges(tuple((fact_id, s, "derived_from") for s in sources))
+def _edge_json(edges: list[Edge]) -> list[list[Any]]:
+    """Edges as a run record's undo keeps them (JSON)."""
+    return [[e.src, e.dst, e.kind, e.created_at] for e in edges]
 
 
 class Runner:
@@ -205,6 +207,13 @@ class Runner:
             )
         )
         when = _at(now)
+        # The edges an age-out deletes with its entries, so that a revert can
+        # put them back: one read for the whole run.
+        aging = [p.target_id for p in proposals if p.kind == "age_out" and p.target_id]
+        aged_edges: dict[str, list[Edge]] = {}
+        for edge in self.store.edges(aging) if aging else []:
+            for end in (edge.src, edge.dst):
+                aged_edges.setdefault(end, []).append(edge)
         actions: list[Action] = []
         changes: list[ch.Change] = []
         aged: list[str] = []
@@ -239,13 +248,14 @@ class Runner:
                     retired = old.model_copy(update={"status": "superseded", "superseded_by": fid})
                     facts[old.id] = retired
                     changes.append(ch.SetFact(retired))
+                # AddFact makes the new fact's derived_from edges (stamped
+                # created_at = now); withdrawing it on revert removes every edge.
                 changes += [
                     ch.AddFact(new, np.asarray(p.vector, dtype=np.float32)),
                     ch.MarkShort(tuple(p.members), fid),
-                    _derived(fid, sources),
                 ]
                 if old is not None:
-                    changes.append(ch.AddEdges(((fid, old.id, "supersedes"),)))
+                    changes.append(ch.AddEdges((Edge(fid, old.id, "supersedes", now),)))
                 facts[fid] = new
                 undo: dict[str, Any] = {"members": p.members, "new_fact": fid}
                 if old is not None:
@@ -266,24 +276,32 @@ class Runner:
                     upd: dict[str, Any] = {
                         "evidence_count": old.evidence_count + max(p.evidence, 1),
                         "last_confirmed": when,
-                        "derived_from": list(dict.fromkeys([*old.derived_from, *sources])),
                     }
                 else:
                     upd = {"status": "superseded", "superseded_by": None}
+                # Only the edges this run makes are its to undo.
+                added = [
+                    Edge(old.id, s, "derived_from", now)
+                    for s in dict.fromkeys(sources)
+                    if s not in old.derived_from
+                ]
+                upd["derived_from"] = [*old.derived_from, *(e.dst for e in added)]
                 new = old.model_copy(update=upd)
                 facts[old.id] = new
-                changes += [
-                    ch.SetFact(new),
-                    ch.MarkShort(tuple(p.members), old.id),
-                    _derived(old.id, sources),
-                ]
+                changes += [ch.SetFact(new), ch.MarkShort(tuple(p.members), old.id)]
+                if added:
+                    changes.append(ch.AddEdges(tuple(added)))
                 actions.append(
                     Action(
                         kind=p.kind,
                         target_id=old.id,  # type: ignore[arg-type]
                         before=fact_view(old),
                         after=fact_view(new),
-                        undo={"fact": old.model_dump(mode="json"), "members": p.members},
+                        undo={
+                            "fact": old.model_dump(mode="json"),
+                            "members": p.members,
+                            "added_edges": _edge_json(added),
+                        },
                         **common,
                     )
                 )
@@ -340,7 +358,11 @@ class Runner:
                         reason=p.reason,
                         before=short_view(entry),
                         after=None,
-                        undo={"entry": entry.model_dump(mode="json"), "consolidated_into": into},
+                        undo={
+                            "entry": entry.model_dump(mode="json"),
+                            "consolidated_into": into,
+                            "removed_edges": _edge_json(aged_edges.get(entry.id, [])),
+                        },
                     )
                 )
             elif p.kind in ("expire", "complete"):

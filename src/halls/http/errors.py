@@ -26,6 +26,7 @@ STATUS: list[tuple[type[e.HallsError], int]] = [
     (e.Conflict, 409),
     (e.EmbeddingFailed, 503),
     (e.ConsolidationFailed, 503),
+    (e.StoreUnavailable, 503),
 ]
 
 

@@ -3,9 +3,31 @@
 One Store object is one named store (one SQLite file, or one schema in
 PostgreSQL). The service composes records and vectors; the store persists
 them, answers the two primitive searches (full text and dense) with filters
-applied, and never ranks across them — fusion lives in ``halls.recall``.
-Domain code never asks which backend it runs on; one contract suite
-(``tests/test_store_contract.py``) runs against every implementation.
+applied, and never ranks across them: fusion lives in ``halls.recall``.
+
+``Store`` is the union of five small protocols, one per concern, so that a
+caller (and a new backend) can see which part it uses:
+
+- ``Records``: each tier's records, edges, meta;
+- ``SearchIndex``: the recall primitives over the searchable tiers;
+- ``RunLog``: consolidation run records;
+- ``Consolidation``: a run's lock, inputs, changes and the purge;
+- ``Maintenance``: counts, sizes, re-embedding, closing.
+
+What every backend guarantees (and ``tests/test_store_contract.py`` checks,
+against each backend through ``halls.store.open_backend``):
+
+- Times are unix seconds (``datetime`` in records), always given by the
+  caller: a store never reads its own clock.
+- Nothing backend-shaped leaves a store: no row addresses, no planner hints,
+  no driver exceptions. A failure is a ``HallsError``: a duplicate id is
+  ``AlreadyExists``, anything else the backend cannot do
+  ``StoreUnavailable``.
+- Every write method is atomic and durable on return.
+- The searchable tiers are short, near and long; a record is *active*
+  (visible to a default search) when it is a short entry not consolidated
+  into a fact, an open loop, or a fact that is not superseded.
+- Deleting a record (any method, any tier) deletes the edges touching it.
 """
 
 from __future__ import annotations
@@ -17,6 +39,7 @@ import numpy as np
 
 from halls.models import (
     Brief,
+    Edge,
     ForgetFlag,
     JournalEvent,
     LongFact,
@@ -31,109 +54,125 @@ from halls.models import (
 from halls.store.changes import Change
 
 
-class Store(Protocol):
+class Records(Protocol):
+    """The records of each tier, their edges, and the store's meta values.
+
+    Lists are newest first by id (ids sort by creation) unless said otherwise,
+    and take ``limit``/``offset``. A record read back equals the one written.
+    """
+
     name: str
 
-    # -- store metadata (embedder fingerprint, consolidator clock, ...) --
-    def get_meta(self, key: str) -> str | None: ...
-    def set_meta(self, key: str, value: str) -> None: ...
+    def get_meta(self, key: str) -> str | None:
+        """The value set for ``key``, or None."""
+        ...
 
-    # -- short-term --
+    def set_meta(self, key: str, value: str) -> None:
+        """Set (or overwrite) ``key``."""
+        ...
+
     def add_short(self, entries: list[ShortEntry], vectors: np.ndarray) -> None:
-        """Insert all entries atomically (all or none), committed on return."""
+        """Insert all entries atomically (all or none), committed on return.
+
+        An id already stored (or twice in the batch) is ``AlreadyExists``
+        and nothing is written.
+        """
         ...
 
     def get_short(self, id: str) -> ShortEntry | None: ...
     def list_short(self, limit: int, offset: int) -> list[ShortEntry]: ...
-    def delete_short(self, id: str) -> bool: ...
+    def delete_short(self, id: str) -> bool:
+        """Delete the entry, its search rows and its edges; False if it was not there."""
+        ...
 
-    # -- near-term (open loops) --
     def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None: ...
     def get_loop(self, id: str) -> OpenLoop | None: ...
-    def list_loops(self, status: str | None, limit: int, offset: int) -> list[OpenLoop]: ...
-    def update_loop(self, loop: OpenLoop) -> None: ...
-    def delete_loop(self, id: str) -> bool: ...
+    def list_loops(self, status: str | None, limit: int, offset: int) -> list[OpenLoop]:
+        """Loops of that status (all when None)."""
+        ...
 
-    # -- long-term (written by the consolidator only) --
-    def add_fact(self, fact: LongFact, vector: np.ndarray) -> None: ...
-    def get_fact(self, id: str) -> LongFact | None: ...
+    def update_loop(self, loop: OpenLoop) -> None:
+        """Overwrite status, closed_at, expires_at and topic; only an open loop is active."""
+        ...
+
+    def delete_loop(self, id: str) -> bool:
+        """Delete the loop, its search rows and its edges; False if it was not there."""
+        ...
+
+    def add_fact(self, fact: LongFact, vector: np.ndarray) -> None:
+        """Insert a fact; each of ``fact.derived_from`` becomes a ``derived_from``
+        edge stamped ``fact.created_at``."""
+        ...
+
+    def get_fact(self, id: str) -> LongFact | None:
+        """The fact; its ``derived_from`` is read from its ``derived_from`` edges,
+        oldest edge first (the edges are the one truth of a fact's sources)."""
+        ...
+
     def list_facts(self, status: str | None, limit: int, offset: int) -> list[LongFact]: ...
-    def update_fact(self, fact: LongFact) -> None: ...
+    def update_fact(self, fact: LongFact) -> None:
+        """Overwrite the mutable fields; ``derived_from`` is ignored (edges change
+        through ``AddEdges``/``RemoveEdges``)."""
+        ...
 
-    # -- journal (append-only) --
-    def add_journal(self, events: list[JournalEvent]) -> None: ...
-    def list_journal(self, limit: int, offset: int) -> list[JournalEvent]: ...
+    def fact_chain(self, id: str) -> list[LongFact]:
+        """The supersession chain through ``id`` (``supersedes`` back,
+        ``superseded_by`` forward), oldest first, ``id`` included, in one query;
+        empty when there is no such fact. A link to a missing fact ends the chain."""
+        ...
 
-    # -- consolidator inputs --
+    def add_journal(self, events: list[JournalEvent]) -> None:
+        """Append events (atomically)."""
+        ...
+
+    def list_journal(self, limit: int, offset: int) -> list[JournalEvent]:
+        """Newest appended first."""
+        ...
+
     def add_brief(self, brief: Brief) -> None: ...
     def list_briefs(self, limit: int, offset: int) -> list[Brief]: ...
     def add_flag(self, flag: ForgetFlag) -> None: ...
-    def list_flags(self, status: str | None) -> list[ForgetFlag]: ...
+    def list_flags(self, status: str | None) -> list[ForgetFlag]:
+        """Flags of that status (all when None), oldest first."""
+        ...
 
-    # -- recall primitives --
+    def get_records(self, ids: list[str]) -> dict[str, Record]:
+        """The short entries, loops and facts among ``ids`` (by id prefix); absent ones skipped."""
+        ...
+
+    def edges(self, ids: Sequence[str], kinds: Sequence[str] | None = None) -> list[Edge]:
+        """Every edge with ``src`` or ``dst`` among ``ids`` (of ``kinds``, when
+        given), oldest first; each edge once."""
+        ...
+
+
+class SearchIndex(Protocol):
+    """The recall primitives over the searchable tiers (short, near, long).
+
+    Every method applies ``SearchFilter`` exactly: tiers, ``include_superseded``
+    (else active records only), topic equality, and ``since <= occurred_at <=
+    until``. A record deleted is gone from every method at once.
+    """
+
     def text_search(self, terms: list[str], filt: SearchFilter, limit: int) -> list[Match]:
-        """Best first by BM25 over records matching any term; ``score`` higher is better."""
-        ...
+        """Best first by BM25 over records matching any term; ``score`` higher is better.
 
-    def vector_search(self, vector: np.ndarray, filt: SearchFilter, limit: int) -> list[Match]:
-        """Best first by cosine similarity (vectors are unit length)."""
-        ...
-
-    def get_records(self, ids: list[str]) -> dict[str, Record]: ...
-
-    # -- maintenance --
-    def counts(self) -> dict[str, int]: ...
-    def size_bytes(self) -> int: ...
-    def iter_texts(self, batch: int) -> Iterator[list[tuple[str, str]]]:
-        """Every embedded record as (id, text), in batches, for re-embedding."""
-        ...
-
-    def set_vectors(self, ids: list[str], vectors: np.ndarray) -> None: ...
-    def close(self) -> None: ...
-
-    # -- consolidation (see halls.consolidate) --
-    def try_lock_consolidation(self) -> bool:
-        """Take this store's consolidation lock without waiting; False if held elsewhere."""
-        ...
-
-    def unlock_consolidation(self) -> None: ...
-    def consolidation_locked(self) -> bool: ...
-    def short_for_consolidation(self) -> tuple[list[ShortEntry], list[str | None], np.ndarray]:
-        """Every short-term entry, oldest first, with the fact it was consolidated into."""
-        ...
-
-    def facts_with_vectors(self, status: str) -> tuple[list[LongFact], np.ndarray]: ...
-    def open_loops_with_vectors(self) -> tuple[list[OpenLoop], np.ndarray]: ...
-    def journal_since(self, since: float | None) -> list[JournalEvent]: ...
-    def briefs_since(self, since: float | None) -> list[Brief]: ...
-    def save_run(self, run: Run) -> None: ...
-    def get_run(self, id: str) -> Run | None: ...
-    def list_runs(self, limit: int, offset: int) -> list[Run]:
-        """Newest first."""
-        ...
-
-    def last_applied_run(self) -> Run | None: ...
-    def runs_after(self, run: Run) -> list[str]: ...
-    def fail_stale_runs(self, now: float) -> int: ...
-    def apply_changes(self, changes: Sequence[Change], run: Run) -> None:
-        """Apply every change and save the run record in one transaction."""
-        ...
-
-    def purge(
-        self,
-        facts: Sequence[str],
-        short: Sequence[str],
-        journal: Sequence[str],
-        values: Sequence[str],
-        flags: Sequence[str],
-    ) -> None:
-        """Delete for real: rows, vectors, full-text rows, edges, every copy of ``values``.
-
-        Settles ``flags``; afterwards the bytes are gone from the backend's files.
+        BM25 as FTS5 computes it (k1 = 1.2, b = 0.75, IDF ln((N - n + 0.5) /
+        (n + 0.5)), N and n counted over every searchable record whatever the
+        filter), with the score negated so that higher is better. Words are
+        tokenised as FTS5's ``porter unicode61 remove_diacritics 2``: case-
+        and diacritic-folded, porter-stemmed. A term is a word, never an
+        operator: ``"AND"``, quotes, ``*`` or ``NEAR`` are plain text. A term
+        of several tokens matches them as a phrase.
         """
         ...
 
-    # -- recall context --
+    def vector_search(self, vector: np.ndarray, filt: SearchFilter, limit: int) -> list[Match]:
+        """Best first by cosine similarity (vectors are unit length), exact:
+        the score is the dot product; no approximate index may drop a row
+        that passes the filter."""
+        ...
+
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         """The stored vectors of searchable records, in write order.
 
@@ -144,7 +183,8 @@ class Store(Protocol):
     def neighbours(self, ids: Sequence[str], radius: int, filt: SearchFilter) -> list[Written]:
         """The records written up to ``radius`` places before or after each of ``ids``.
 
-        Places are counted on the store's write sequence (``Written.seq``),
+        Places are counted on the store's write sequence (``Written.seq``: it
+        grows with every searchable record written and is never reused),
         gaps left by deleted records included. The ids themselves are
         included; every record returned passes ``filt``.
         """
@@ -157,3 +197,125 @@ class Store(Protocol):
         every searchable record, whatever its tier or status.
         """
         ...
+
+
+class RunLog(Protocol):
+    """Consolidation run records, with their actions in order."""
+
+    def save_run(self, run: Run) -> None:
+        """Insert or overwrite the run (its actions replaced whole)."""
+        ...
+
+    def get_run(self, id: str) -> Run | None: ...
+    def list_runs(self, limit: int, offset: int) -> list[Run]:
+        """Newest first (by ``started_at``, then id)."""
+        ...
+
+    def last_applied_run(self) -> Run | None:
+        """The newest run that is ``done`` and not an operator purge."""
+        ...
+
+    def runs_after(self, run: Run) -> list[str]:
+        """Ids of applied (``done``, non-operator) runs that started after ``run``, oldest first."""
+        ...
+
+    def fail_stale_runs(self, now: float) -> int:
+        """Mark runs left ``running`` (a crash) as failed at ``now``; how many."""
+        ...
+
+
+class Consolidation(Protocol):
+    """What a consolidation run needs: its lock, its inputs, its changes, the purge."""
+
+    def try_lock_consolidation(self) -> bool:
+        """Take this store's consolidation lock without waiting; False if held elsewhere.
+
+        Held elsewhere includes another handle on the same store, in this
+        process or another (PostgreSQL: an advisory lock).
+        """
+        ...
+
+    def unlock_consolidation(self) -> None:
+        """Release the lock this handle holds."""
+        ...
+
+    def consolidation_locked(self) -> bool:
+        """Whether any handle holds the lock now."""
+        ...
+
+    def short_for_consolidation(self) -> tuple[list[ShortEntry], list[str | None], np.ndarray]:
+        """Every short-term entry, oldest first, with the fact it was consolidated into."""
+        ...
+
+    def facts_with_vectors(self, status: str) -> tuple[list[LongFact], np.ndarray]:
+        """The facts of ``status`` by id, and their vectors (one row each)."""
+        ...
+
+    def open_loops_with_vectors(self) -> tuple[list[OpenLoop], np.ndarray]:
+        """The open loops by id, and their vectors."""
+        ...
+
+    def journal_since(self, since: float | None) -> list[JournalEvent]:
+        """Events created at or after ``since`` (all when None), in append order."""
+        ...
+
+    def briefs_since(self, since: float | None) -> list[Brief]:
+        """Briefs created at or after ``since`` (all when None), oldest first."""
+        ...
+
+    def apply_changes(self, changes: Sequence[Change], run: Run) -> None:
+        """Apply every change and save the run record in one transaction.
+
+        A change that fails (e.g. ``AlreadyExists``) rolls back all of them
+        and the run record. See ``halls.store.changes`` for each change.
+        """
+        ...
+
+    def purge(
+        self,
+        facts: Sequence[str],
+        short: Sequence[str],
+        journal: Sequence[str],
+        values: Sequence[str],
+        flags: Sequence[str],
+    ) -> None:
+        """Delete for real: rows, vectors, full-text rows, edges, every copy of ``values``.
+
+        Records holding one of ``values`` anywhere (short, journal, long,
+        near) go too; briefs, flag reasons and earlier run records keep
+        ``[purged]`` in its place. Settles ``flags`` (``done``). Afterwards
+        ``holds(value)`` is False for each purged content and value: the
+        bytes are gone from the backend's files (checkpoint, vacuum).
+        """
+        ...
+
+
+class Maintenance(Protocol):
+    def counts(self) -> dict[str, int]:
+        """Rows per kind: short, near, long, journal, briefs, forget_flags."""
+        ...
+
+    def size_bytes(self) -> int:
+        """What the store occupies on disk (or in its database)."""
+        ...
+
+    def holds(self, value: str) -> bool:
+        """Whether the bytes of ``value`` are anywhere in what the backend stores
+        (files, WAL, index): the check that proves a purge."""
+        ...
+
+    def iter_texts(self, batch: int) -> Iterator[list[tuple[str, str]]]:
+        """Every embedded record as (id, text), in batches, for re-embedding."""
+        ...
+
+    def set_vectors(self, ids: list[str], vectors: np.ndarray) -> None:
+        """Replace the vectors of those records (re-embedding); searches see them at once."""
+        ...
+
+    def close(self) -> None:
+        """Release connections; the handle is not used afterwards."""
+        ...
+
+
+class Store(Records, SearchIndex, RunLog, Consolidation, Maintenance, Protocol):
+    """One named store: every concern above."""

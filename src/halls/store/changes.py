@@ -12,25 +12,31 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from halls.models import LongFact, OpenLoop, ShortEntry
+from halls.models import Edge, LongFact, OpenLoop, ShortEntry
 
 
 @dataclass(frozen=True, slots=True)
 class AddFact:
+    """Store a new fact; its ``derived_from`` become edges stamped ``fact.created_at``."""
+
     fact: LongFact
     vector: np.ndarray
 
 
 @dataclass(frozen=True, slots=True)
 class SetFact:
-    """Overwrite a fact's mutable fields (status, evidence, links, ...)."""
+    """Overwrite a fact's mutable fields (status, evidence, links, ...).
+
+    Not its sources: ``derived_from`` is read from the edges, which change
+    through ``AddEdges`` / ``RemoveEdges`` only.
+    """
 
     fact: LongFact
 
 
 @dataclass(frozen=True, slots=True)
 class DeleteFact:
-    """Withdraw a fact a reverted run had created (not a purge: no vacuum)."""
+    """Withdraw a fact a reverted run had created, and its edges (not a purge: no vacuum)."""
 
     id: str
 
@@ -49,6 +55,8 @@ class MarkShort:
 
 @dataclass(frozen=True, slots=True)
 class DeleteShort:
+    """Delete entries (age-out) and every edge touching them."""
+
     ids: tuple[str, ...]
 
 
@@ -72,9 +80,16 @@ class SetFlag:
 
 @dataclass(frozen=True, slots=True)
 class AddEdges:
-    """(src, dst, kind) association edges, e.g. a fact derived from an entry."""
+    """Association edges, stamped by the runner; an edge already there keeps its time."""
 
-    edges: tuple[tuple[str, str, str], ...]
+    edges: tuple[Edge, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class RemoveEdges:
+    """Remove edges by (src, dst, kind); their ``created_at`` is not compared."""
+
+    edges: tuple[Edge, ...]
 
 
 Change = (
@@ -87,4 +102,5 @@ Change = (
     | SetLoop
     | SetFlag
     | AddEdges
+    | RemoveEdges
 )

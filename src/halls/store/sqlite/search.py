@@ -1,28 +1,24 @@
-"""The recall primitives of SQLiteStore: BM25 over FTS5, exact dense search,
-the neighbours of hits, and word document counts.
+"""The recall primitives of the SQLite store: BM25 over FTS5, exact dense
+search, the neighbours of hits, and word document counts.
 
-A mixin of ``SQLiteStore`` (it reads through the store's per-thread reader
-connections). Filters are applied here, in SQL, so that the service above
-never sees a record the request excluded.
+A part of ``SQLiteStore`` that reads through the shared ``Database``'s
+per-thread readers. Filters are applied here, in SQL, so that the service
+above never sees a record the request excluded.
 """
 
 from __future__ import annotations
 
 import sqlite3
-import threading
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from halls.models import SEARCH_TIERS, Match, SearchFilter, Written
-from halls.store.sqlite_terms import TOKENS
-from halls.store.textindex import TextIndex
-from halls.store.vecindex import Snapshot, VectorIndex, locate
-
-
-def blob(vector: np.ndarray) -> bytes:
-    return np.asarray(vector, dtype=np.float32).tobytes()
+from halls.store.memindex.bm25 import TextIndex
+from halls.store.memindex.vectors import Snapshot, VectorIndex, locate
+from halls.store.sqlite.db import Database, chunks, marks
+from halls.store.sqlite.terms import TOKENS
 
 
 def _narrows(filt: SearchFilter) -> bool:
@@ -35,16 +31,17 @@ def _fts_query(terms: Sequence[str]) -> str:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
 
 
-class SQLiteSearch:
-    """Search methods of the Store protocol, for SQLiteStore."""
+class Search:
+    """The search-index methods of the Store protocol, over one ``Database``."""
 
-    _index: VectorIndex | None
-    _texts: TextIndex | None
-    _local: threading.local
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        # The in-memory mirrors of the search rows, built on first use.
+        self._index: VectorIndex | None = None
+        self._texts: TextIndex | None = None
 
-    if TYPE_CHECKING:  # provided by SQLiteStore, which mixes this in
-
-        def _reader(self) -> sqlite3.Connection: ...
+    def _reader(self) -> sqlite3.Connection:
+        return self._db.reader()
 
     @staticmethod
     def _filter_sql(filt: SearchFilter, alias: str = "d") -> tuple[str, list[Any]]:
@@ -187,11 +184,10 @@ class SQLiteSearch:
             return []
         found: dict[int, tuple[str, str]] = {}
         ids = [int(r) for r in rowids]
-        for start in range(0, len(ids), 900):
-            chunk = ids[start : start + 900]
+        for chunk in chunks(ids):
             sql = (
                 f"SELECT d.rowid, d.item_id, d.tier FROM docs d "
-                f"WHERE d.rowid IN ({','.join('?' * len(chunk))}) AND {where}"
+                f"WHERE d.rowid IN ({marks(chunk)}) AND {where}"
             )
             for r in db.execute(sql, (*chunk, *args)):
                 found[r[0]] = (r[1], r[2])
@@ -203,9 +199,8 @@ class SQLiteSearch:
 
     def _rowids(self, db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
         out: dict[str, int] = {}
-        for start in range(0, len(ids), 900):
-            chunk = list(ids[start : start + 900])
-            sql = f"SELECT item_id, rowid FROM docs WHERE item_id IN ({','.join('?' * len(chunk))})"
+        for chunk in chunks(ids):
+            sql = f"SELECT item_id, rowid FROM docs WHERE item_id IN ({marks(chunk)})"
             out.update(db.execute(sql, chunk).fetchall())
         return out
 
@@ -232,13 +227,12 @@ class SQLiteSearch:
         # make the per-row cost count.
         cur = db.cursor()
         cur.row_factory = None
-        for start in range(0, len(wanted), 900):
-            rows_chunk = wanted[start : start + 900]
+        for chunk in chunks(wanted):
             sql = (
                 "SELECT d.rowid, d.item_id, d.tier, d.occurred_at FROM docs d "
-                f"WHERE d.rowid IN ({','.join('?' * len(rows_chunk))}) AND {where}"
+                f"WHERE d.rowid IN ({marks(chunk)}) AND {where}"
             )
-            rows.extend(cur.execute(sql, (*rows_chunk, *args)))
+            rows.extend(cur.execute(sql, (*chunk, *args)))
         vectors = self._vectors_of([r[0] for r in rows])
         return [Written(r[1], r[2], r[0], r[3], vectors[r[0]]) for r in rows if r[0] in vectors]
 
@@ -257,9 +251,8 @@ class SQLiteSearch:
         # Rows written since the index last refreshed: their blobs.
         missing = ask[~known].tolist()
         db = self._reader()
-        for start in range(0, len(missing), 900):
-            chunk = missing[start : start + 900]
-            sql = f"SELECT rowid, vec FROM docs WHERE rowid IN ({','.join('?' * len(chunk))})"
+        for chunk in chunks(missing):
+            sql = f"SELECT rowid, vec FROM docs WHERE rowid IN ({marks(chunk)})"
             out.update((r, np.frombuffer(v, dtype=np.float32)) for r, v in db.execute(sql, chunk))
         return out
 
@@ -273,11 +266,11 @@ class SQLiteSearch:
         # A commit landing during this call changes the version too, so the
         # next call starts afresh.
         version = db.execute("PRAGMA data_version").fetchone()[0]
-        known: dict[str, int] | None = getattr(self._local, "df", None)
-        if known is None or self._local.df_version != version or len(known) > 50_000:
-            known = self._local.df = {}
-            self._local.df_version = version
-            self._local.df_total = db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
+        known: dict[str, int] | None = getattr(self._db.local, "df", None)
+        if known is None or self._db.local.df_version != version or len(known) > 50_000:
+            known = self._db.local.df = {}
+            self._db.local.df_version = version
+            self._db.local.df_total = db.execute("SELECT COUNT(*) FROM docs").fetchone()[0]
         missing = [t for t in dict.fromkeys(terms) if t not in known]
         # A word that indexes as one token is looked up in FTS5's vocabulary
         # by that token; anything else (no token, or several: a phrase) is
@@ -286,9 +279,8 @@ class SQLiteSearch:
         single = {t: tokens[t][0] for t in missing if len(tokens[t]) == 1}
         wanted = sorted(set(single.values()))
         held: dict[str, int] = {}
-        for start in range(0, len(wanted), 900):
-            chunk = wanted[start : start + 900]
-            sql = f"SELECT term, doc FROM docs_vocab WHERE term IN ({','.join('?' * len(chunk))})"
+        for chunk in chunks(wanted):
+            sql = f"SELECT term, doc FROM docs_vocab WHERE term IN ({marks(chunk)})"
             held.update(db.execute(sql, chunk).fetchall())
         for term in missing:
             if term in single:
@@ -297,4 +289,4 @@ class SQLiteSearch:
                 known[term] = db.execute(
                     "SELECT COUNT(*) FROM docs_fts WHERE docs_fts MATCH ?", (_fts_query([term]),)
                 ).fetchone()[0]
-        return self._local.df_total, {t: known[t] for t in terms}
+        return self._db.local.df_total, {t: known[t] for t in terms}

@@ -200,11 +200,36 @@ def m004_deletions() -> str:
     """
 
 
+def m005_edges_are_the_sources() -> str:
+    return """
+        -- A fact's sources were kept twice (long.derived_from and the edges)
+        -- and the copies drifted: a reverted confirm left extra edges, an
+        -- age-out left edges to deleted rows. The edges become the one truth.
+        -- Their times were SQLite's Julian days; every other time is unix
+        -- seconds from the service's clock.
+        UPDATE edges SET created_at = (created_at - 2440587.5) * 86400.0
+            WHERE created_at < 100000000;
+        DELETE FROM edges WHERE kind = 'derived_from' AND NOT EXISTS (
+            SELECT 1 FROM long l, json_each(l.derived_from) j
+            WHERE l.id = edges.src AND j.value = edges.dst
+        );
+        INSERT OR IGNORE INTO edges(src, dst, kind, created_at)
+            SELECT l.id, j.value, 'derived_from', l.created_at
+            FROM long l, json_each(l.derived_from) j ORDER BY l.id, j.key;
+        DELETE FROM edges WHERE src NOT IN (SELECT id FROM long UNION ALL SELECT id FROM short
+                UNION ALL SELECT id FROM near UNION ALL SELECT id FROM journal)
+            OR dst NOT IN (SELECT id FROM long UNION ALL SELECT id FROM short
+                UNION ALL SELECT id FROM near UNION ALL SELECT id FROM journal);
+        ALTER TABLE long DROP COLUMN derived_from;
+    """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     m001_initial,
     m002_consolidation,
     m003_vocabulary,
     m004_deletions,
+    m005_edges_are_the_sources,
 ]
 
 

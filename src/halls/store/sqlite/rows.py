@@ -1,0 +1,280 @@
+"""Rows <-> records for the SQLite store: each statement that writes a record
+is spelled once here, and every part of the store (records, consolidation,
+purge) goes through it.
+
+The edges table is the one truth about a fact's sources: ``LongFact.
+derived_from`` is not a column but read from the fact's ``derived_from``
+edges (``FACTS``), in the order they were made. Kept the other way round (a
+JSON column beside the edges), revert and age-out had to keep two copies in
+step and did not; an edge table also answers "what came from this entry?"
+with an index, which a JSON column cannot.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import numpy as np
+
+from halls.models import (
+    Brief,
+    Edge,
+    JournalEvent,
+    LongFact,
+    OpenLoop,
+    ShortEntry,
+    to_datetime,
+)
+from halls.store.sqlite.db import blob, chunks, marks, ts
+
+# A fact row with its sources, in one statement: the search path reads facts
+# through this too, so the sources cost no extra query.
+FACTS = (
+    "SELECT l.*, (SELECT json_group_array(dst) FROM (SELECT e.dst FROM edges e "
+    "WHERE e.src = l.id AND e.kind = 'derived_from' ORDER BY e.created_at, e.rowid)) "
+    "AS derived_from FROM long l"
+)
+
+TIER_TABLE = {"s": "short", "n": "near", "l": "long"}
+
+
+def loads(text: str) -> Any:
+    # Most records carry no metadata: skip the JSON parser for that (a
+    # search converts a hundred records).
+    if text == "{}":
+        return {}
+    if text == "[]":
+        return []
+    return json.loads(text)
+
+
+# -- reading --
+
+
+def short_of(row: sqlite3.Row) -> ShortEntry:
+    return ShortEntry(
+        id=row["id"],
+        content=row["content"],
+        topic=row["topic"],
+        source=row["source"],
+        pinned=bool(row["pinned"]),
+        metadata=loads(row["metadata"]),
+        created_at=to_datetime(row["created_at"]),
+        occurred_at=to_datetime(row["occurred_at"]),
+        expires_at=to_datetime(row["expires_at"]),
+    )
+
+
+def loop_of(row: sqlite3.Row) -> OpenLoop:
+    return OpenLoop(
+        id=row["id"],
+        intent=row["intent"],
+        topic=row["topic"],
+        trigger_type=row["trigger_type"],
+        trigger_value=row["trigger_value"],
+        expires_at=to_datetime(row["expires_at"]),
+        status=row["status"],
+        closed_at=to_datetime(row["closed_at"]),
+        metadata=loads(row["metadata"]),
+        created_at=to_datetime(row["created_at"]),
+        occurred_at=to_datetime(row["occurred_at"]),
+    )
+
+
+def fact_of(row: sqlite3.Row) -> LongFact:
+    """A fact from a row read through ``FACTS`` (which adds ``derived_from``)."""
+    return LongFact(
+        id=row["id"],
+        content=row["content"],
+        topic=row["topic"],
+        category=row["category"],
+        evidence_count=row["evidence_count"],
+        first_seen=to_datetime(row["first_seen"]),
+        last_confirmed=to_datetime(row["last_confirmed"]),
+        status=row["status"],
+        supersedes=row["supersedes"],
+        superseded_by=row["superseded_by"],
+        derived_from=loads(row["derived_from"]),
+        metadata=loads(row["metadata"]),
+        created_at=to_datetime(row["created_at"]),
+        occurred_at=to_datetime(row["occurred_at"]),
+    )
+
+
+def journal_of(r: sqlite3.Row) -> JournalEvent:
+    return JournalEvent(
+        id=r["id"],
+        content=r["content"],
+        role=r["role"],
+        session_id=r["session_id"],
+        redactions=r["redactions"],
+        topic=r["topic"],
+        metadata=json.loads(r["metadata"]),
+        created_at=to_datetime(r["created_at"]),
+        occurred_at=to_datetime(r["occurred_at"]),
+    )
+
+
+def brief_of(r: sqlite3.Row) -> Brief:
+    return Brief(
+        id=r["id"],
+        summary=r["summary"],
+        promote_hints=json.loads(r["promote_hints"]),
+        completed_intents=json.loads(r["completed_intents"]),
+        noise=json.loads(r["noise"]),
+        created_at=to_datetime(r["created_at"]),
+    )
+
+
+def matrix(rows: Sequence[sqlite3.Row]) -> np.ndarray:
+    """The ``vec`` column of ``rows`` as one float32 matrix."""
+    if not rows:
+        return np.zeros((0, 0), dtype=np.float32)
+    joined = b"".join(r["vec"] for r in rows)
+    return np.frombuffer(joined, dtype=np.float32).reshape(len(rows), -1).copy()
+
+
+# -- writing --
+
+
+def index_doc(
+    db: sqlite3.Connection,
+    item: ShortEntry | OpenLoop | LongFact,
+    text: str,
+    active: bool,
+    vector: np.ndarray,
+) -> None:
+    """The record's search row (filters, vector) and its full-text row."""
+    cur = db.execute(
+        "INSERT INTO docs(item_id, tier, topic, occurred_at, active, vec) "
+        "VALUES (?, ?, ?, ?, ?, ?)",
+        (item.id, item.tier, item.topic, ts(item.occurred_at), int(active), blob(vector)),
+    )
+    db.execute("INSERT INTO docs_fts(rowid, content) VALUES (?, ?)", (cur.lastrowid, text))
+
+
+def set_active(db: sqlite3.Connection, item_id: str, active: bool, topic: Any) -> None:
+    db.execute(
+        "UPDATE docs SET active = ?, topic = ? WHERE item_id = ?", (int(active), topic, item_id)
+    )
+
+
+def insert_short(
+    db: sqlite3.Connection,
+    entry: ShortEntry,
+    vector: np.ndarray,
+    consolidated_into: str | None = None,
+) -> None:
+    db.execute(
+        "INSERT INTO short(id, content, topic, source, pinned, metadata, created_at, "
+        "occurred_at, expires_at, consolidated_into) VALUES (?,?,?,?,?,?,?,?,?,?)",
+        (
+            entry.id,
+            entry.content,
+            entry.topic,
+            entry.source,
+            int(entry.pinned),
+            json.dumps(entry.metadata),
+            ts(entry.created_at),
+            ts(entry.occurred_at),
+            ts(entry.expires_at),
+            consolidated_into,
+        ),
+    )
+    index_doc(db, entry, entry.content, consolidated_into is None, vector)
+
+
+def insert_fact(db: sqlite3.Connection, fact: LongFact, vector: np.ndarray) -> None:
+    """The fact, its search rows, and its sources as edges stamped with its creation."""
+    db.execute(
+        "INSERT INTO long(id, content, topic, category, evidence_count, first_seen, "
+        "last_confirmed, status, supersedes, superseded_by, metadata, created_at, occurred_at) "
+        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        (
+            fact.id,
+            fact.content,
+            fact.topic,
+            fact.category,
+            fact.evidence_count,
+            ts(fact.first_seen),
+            ts(fact.last_confirmed),
+            fact.status,
+            fact.supersedes,
+            fact.superseded_by,
+            json.dumps(fact.metadata),
+            ts(fact.created_at),
+            ts(fact.occurred_at),
+        ),
+    )
+    index_doc(db, fact, fact.content, fact.status != "superseded", vector)
+    when = fact.created_at.timestamp()
+    add_edges(db, [Edge(fact.id, s, "derived_from", when) for s in fact.derived_from])
+
+
+def update_fact(db: sqlite3.Connection, fact: LongFact) -> None:
+    """Overwrite a fact's mutable fields; not its sources (those are edges)."""
+    db.execute(
+        "UPDATE long SET content = ?, topic = ?, category = ?, evidence_count = ?, "
+        "last_confirmed = ?, status = ?, supersedes = ?, superseded_by = ?, metadata = ? "
+        "WHERE id = ?",
+        (
+            fact.content,
+            fact.topic,
+            fact.category,
+            fact.evidence_count,
+            ts(fact.last_confirmed),
+            fact.status,
+            fact.supersedes,
+            fact.superseded_by,
+            json.dumps(fact.metadata),
+            fact.id,
+        ),
+    )
+    set_active(db, fact.id, fact.status != "superseded", fact.topic)
+
+
+def delete_rows(db: sqlite3.Connection, table: str, ids: Sequence[str]) -> int:
+    """Delete records of one table with their search rows and every edge touching them."""
+    gone = 0
+    for chunk in chunks(ids):
+        q = marks(chunk)
+        gone += db.execute(f"DELETE FROM {table} WHERE id IN ({q})", chunk).rowcount
+        if table != "journal":
+            db.execute(f"DELETE FROM docs WHERE item_id IN ({q})", chunk)
+        db.execute(f"DELETE FROM edges WHERE src IN ({q}) OR dst IN ({q})", (*chunk, *chunk))
+    return gone
+
+
+# -- edges --
+
+
+def add_edges(db: sqlite3.Connection, edges: Iterable[Edge]) -> None:
+    db.executemany(
+        "INSERT OR IGNORE INTO edges(src, dst, kind, created_at) VALUES (?, ?, ?, ?)",
+        [(e.src, e.dst, e.kind, e.created_at) for e in edges],
+    )
+
+
+def remove_edges(db: sqlite3.Connection, edges: Iterable[Edge]) -> None:
+    db.executemany(
+        "DELETE FROM edges WHERE src = ? AND dst = ? AND kind = ?", [e.key for e in edges]
+    )
+
+
+def edges_of(db: sqlite3.Connection, ids: Sequence[str], kinds: Sequence[str] | None) -> list[Edge]:
+    out: dict[tuple[str, str, str], Edge] = {}
+    kind_sql = "" if kinds is None else f" AND kind IN ({marks(kinds)})"
+    for chunk in chunks(ids):
+        q = marks(chunk)
+        rows = db.execute(
+            f"SELECT src, dst, kind, created_at FROM edges "
+            f"WHERE (src IN ({q}) OR dst IN ({q})){kind_sql} ORDER BY created_at, rowid",
+            (*chunk, *chunk, *(kinds or ())),
+        )
+        for r in rows:
+            edge = Edge(r[0], r[1], r[2], float(r[3]))
+            out.setdefault(edge.key, edge)
+    return sorted(out.values(), key=lambda e: (e.created_at, e.src, e.dst, e.kind))

@@ -1,0 +1,408 @@
+"""The SQLite store: one file per named store, WAL, one writer, many readers.
+
+``SQLiteStore`` is the ``Store`` protocol over one file. It owns the
+records (the CRUD of each tier, meta, edges, maintenance) and composes the
+other parts, each a plain class over the same ``Database``: ``Search`` (the
+recall primitives), ``RunLog`` and ``Consolidation`` (a run's inputs, lock
+and changes) and ``Purger`` (the one true deletion).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from halls.models import (
+    Brief,
+    Edge,
+    ForgetFlag,
+    JournalEvent,
+    LongFact,
+    Match,
+    OpenLoop,
+    Record,
+    Run,
+    SearchFilter,
+    ShortEntry,
+    Written,
+    to_datetime,
+)
+from halls.store import changes as ch
+from halls.store.sqlite import rows
+from halls.store.sqlite.consolidation import Consolidation, ConsolidationLock, RunLog
+from halls.store.sqlite.db import Database, blob, chunks, marks, translated, ts
+from halls.store.sqlite.purge import Purger
+from halls.store.sqlite.schema import migrate
+from halls.store.sqlite.search import Search
+
+# The supersession chain of a fact, both ways, in one statement.
+_CHAIN = f"""
+    WITH RECURSIVE
+        older(id, depth) AS (
+            SELECT ?, 0
+            UNION SELECT l.supersedes, o.depth - 1 FROM long l JOIN older o ON l.id = o.id
+            WHERE l.supersedes IS NOT NULL AND o.depth > -10000
+        ),
+        newer(id, depth) AS (
+            SELECT ?, 0
+            UNION SELECT l.superseded_by, n.depth + 1 FROM long l JOIN newer n ON l.id = n.id
+            WHERE l.superseded_by IS NOT NULL AND n.depth < 10000
+        ),
+        chain(id, depth) AS (SELECT id, depth FROM older UNION SELECT id, depth FROM newer)
+    SELECT f.* FROM ({rows.FACTS}) f
+    JOIN (SELECT id, MIN(depth) AS depth FROM chain GROUP BY id) c ON c.id = f.id
+    ORDER BY c.depth
+"""
+
+
+@translated
+class SQLiteStore:
+    def __init__(self, path: Path, name: str, synchronous: str = "FULL") -> None:
+        self.name = name
+        self.path = path
+        self._db = Database(path, synchronous)
+        migrate(self._db.writer)
+        self._search = Search(self._db)
+        self._runs = RunLog(self._db, name)
+        self._lock = ConsolidationLock(Path(f"{path}.consolidate.lock"))
+        self._cons = Consolidation(self._db, self._runs)
+        self._purger = Purger(self._db)
+
+    def close(self) -> None:
+        self._db.close()
+
+    # -- meta --
+
+    def get_meta(self, key: str) -> str | None:
+        row = self._db.reader().execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return None if row is None else row[0]
+
+    def set_meta(self, key: str, value: str) -> None:
+        with self._db.tx() as db:
+            db.execute(
+                "INSERT INTO meta(key, value) VALUES (?, ?) "
+                "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                (key, value),
+            )
+
+    # -- short-term --
+
+    def add_short(self, entries: list[ShortEntry], vectors: np.ndarray) -> None:
+        with self._db.tx() as db:
+            for entry, vector in zip(entries, vectors, strict=True):
+                rows.insert_short(db, entry, vector)
+
+    def get_short(self, id: str) -> ShortEntry | None:
+        row = self._db.reader().execute("SELECT * FROM short WHERE id = ?", (id,)).fetchone()
+        return None if row is None else rows.short_of(row)
+
+    def list_short(self, limit: int, offset: int) -> list[ShortEntry]:
+        found = self._db.reader().execute(
+            "SELECT * FROM short ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
+        )
+        return [rows.short_of(r) for r in found]
+
+    def delete_short(self, id: str) -> bool:
+        with self._db.tx() as db:
+            return rows.delete_rows(db, "short", [id]) > 0
+
+    # -- near-term --
+
+    def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None:
+        with self._db.tx() as db:
+            db.execute(
+                "INSERT INTO near(id, intent, topic, trigger_type, trigger_value, expires_at, "
+                "status, closed_at, metadata, created_at, occurred_at) "
+                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                (
+                    loop.id,
+                    loop.intent,
+                    loop.topic,
+                    loop.trigger_type,
+                    loop.trigger_value,
+                    ts(loop.expires_at),
+                    loop.status,
+                    ts(loop.closed_at),
+                    json.dumps(loop.metadata),
+                    ts(loop.created_at),
+                    ts(loop.occurred_at),
+                ),
+            )
+            rows.index_doc(db, loop, loop.intent, loop.status == "open", vector)
+
+    def get_loop(self, id: str) -> OpenLoop | None:
+        row = self._db.reader().execute("SELECT * FROM near WHERE id = ?", (id,)).fetchone()
+        return None if row is None else rows.loop_of(row)
+
+    def list_loops(self, status: str | None, limit: int, offset: int) -> list[OpenLoop]:
+        sql, args = "SELECT * FROM near", []
+        if status:
+            sql, args = sql + " WHERE status = ?", [status]
+        found = self._db.reader().execute(
+            sql + " ORDER BY id DESC LIMIT ? OFFSET ?", (*args, limit, offset)
+        )
+        return [rows.loop_of(r) for r in found]
+
+    def update_loop(self, loop: OpenLoop) -> None:
+        with self._db.tx() as db:
+            db.execute(
+                "UPDATE near SET status = ?, closed_at = ?, expires_at = ?, topic = ? WHERE id = ?",
+                (loop.status, ts(loop.closed_at), ts(loop.expires_at), loop.topic, loop.id),
+            )
+            rows.set_active(db, loop.id, loop.status == "open", loop.topic)
+
+    def delete_loop(self, id: str) -> bool:
+        with self._db.tx() as db:
+            return rows.delete_rows(db, "near", [id]) > 0
+
+    # -- long-term --
+
+    def add_fact(self, fact: LongFact, vector: np.ndarray) -> None:
+        with self._db.tx() as db:
+            rows.insert_fact(db, fact, vector)
+
+    def get_fact(self, id: str) -> LongFact | None:
+        row = self._db.reader().execute(f"{rows.FACTS} WHERE l.id = ?", (id,)).fetchone()
+        return None if row is None else rows.fact_of(row)
+
+    def list_facts(self, status: str | None, limit: int, offset: int) -> list[LongFact]:
+        sql, args = rows.FACTS, []
+        if status:
+            sql, args = sql + " WHERE l.status = ?", [status]
+        found = self._db.reader().execute(
+            sql + " ORDER BY l.id DESC LIMIT ? OFFSET ?", (*args, limit, offset)
+        )
+        return [rows.fact_of(r) for r in found]
+
+    def update_fact(self, fact: LongFact) -> None:
+        with self._db.tx() as db:
+            rows.update_fact(db, fact)
+
+    def fact_chain(self, id: str) -> list[LongFact]:
+        found = self._db.reader().execute(_CHAIN, (id, id)).fetchall()
+        return [rows.fact_of(r) for r in found]
+
+    # -- journal --
+
+    def add_journal(self, events: list[JournalEvent]) -> None:
+        with self._db.tx() as db:
+            db.executemany(
+                "INSERT INTO journal(id, content, role, session_id, redactions, topic, metadata, "
+                "created_at, occurred_at) VALUES (?,?,?,?,?,?,?,?,?)",
+                [
+                    (
+                        e.id,
+                        e.content,
+                        e.role,
+                        e.session_id,
+                        e.redactions,
+                        e.topic,
+                        json.dumps(e.metadata),
+                        ts(e.created_at),
+                        ts(e.occurred_at),
+                    )
+                    for e in events
+                ],
+            )
+
+    def list_journal(self, limit: int, offset: int) -> list[JournalEvent]:
+        found = self._db.reader().execute(
+            "SELECT * FROM journal ORDER BY seq DESC LIMIT ? OFFSET ?", (limit, offset)
+        )
+        return [rows.journal_of(r) for r in found]
+
+    # -- briefs and forget flags --
+
+    def add_brief(self, brief: Brief) -> None:
+        with self._db.tx() as db:
+            db.execute(
+                "INSERT INTO briefs(id, summary, promote_hints, completed_intents, created_at, "
+                "noise) VALUES (?,?,?,?,?,?)",
+                (
+                    brief.id,
+                    brief.summary,
+                    json.dumps(brief.promote_hints),
+                    json.dumps(brief.completed_intents),
+                    ts(brief.created_at),
+                    json.dumps(brief.noise),
+                ),
+            )
+
+    def list_briefs(self, limit: int, offset: int) -> list[Brief]:
+        found = self._db.reader().execute(
+            "SELECT * FROM briefs ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
+        )
+        return [rows.brief_of(r) for r in found]
+
+    def add_flag(self, flag: ForgetFlag) -> None:
+        with self._db.tx() as db:
+            db.execute(
+                "INSERT INTO forget_flags(id, fact_id, reason, status, created_at) "
+                "VALUES (?,?,?,?,?)",
+                (flag.id, flag.fact_id, flag.reason, flag.status, ts(flag.created_at)),
+            )
+
+    def list_flags(self, status: str | None) -> list[ForgetFlag]:
+        sql, args = "SELECT * FROM forget_flags", []
+        if status:
+            sql, args = sql + " WHERE status = ?", [status]
+        found = self._db.reader().execute(sql + " ORDER BY id", args)
+        return [
+            ForgetFlag(
+                id=r["id"],
+                fact_id=r["fact_id"],
+                reason=r["reason"],
+                status=r["status"],
+                created_at=to_datetime(r["created_at"]),
+            )
+            for r in found
+        ]
+
+    def get_records(self, ids: list[str]) -> dict[str, Record]:
+        out: dict[str, Record] = {}
+        db = self._db.reader()
+        by_table: dict[str, list[str]] = {}
+        for i in ids:
+            table = rows.TIER_TABLE.get(i[:1])
+            if table:
+                by_table.setdefault(table, []).append(i)
+        for table, wanted in by_table.items():
+            for chunk in chunks(wanted):
+                if table == "long":
+                    sql = f"{rows.FACTS} WHERE l.id IN ({marks(chunk)})"
+                    out.update((r["id"], rows.fact_of(r)) for r in db.execute(sql, chunk))
+                    continue
+                convert = rows.short_of if table == "short" else rows.loop_of
+                sql = f"SELECT * FROM {table} WHERE id IN ({marks(chunk)})"
+                out.update((r["id"], convert(r)) for r in db.execute(sql, chunk))
+        return out
+
+    # -- edges --
+
+    def edges(self, ids: Sequence[str], kinds: Sequence[str] | None = None) -> list[Edge]:
+        return rows.edges_of(self._db.reader(), ids, kinds)
+
+    # -- maintenance --
+
+    def counts(self) -> dict[str, int]:
+        db = self._db.reader()
+        out = {}
+        for table in ("short", "near", "long", "journal", "briefs", "forget_flags"):
+            out[table] = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+        return out
+
+    def size_bytes(self) -> int:
+        return sum(p.stat().st_size for p in self.files() if p.exists())
+
+    def files(self) -> list[Path]:
+        """The files that hold this store's data (the database, its WAL and index)."""
+        return [Path(str(self.path) + suffix) for suffix in ("", "-wal", "-shm")]
+
+    def holds(self, value: str) -> bool:
+        data = value.encode()
+        return any(data in p.read_bytes() for p in self.files() if p.exists())
+
+    def iter_texts(self, batch: int) -> Iterator[list[tuple[str, str]]]:
+        db = self._db.reader()
+        last = 0
+        while True:
+            found = db.execute(
+                "SELECT d.rowid, d.item_id, f.content FROM docs d "
+                "JOIN docs_fts f ON f.rowid = d.rowid WHERE d.rowid > ? ORDER BY d.rowid LIMIT ?",
+                (last, batch),
+            ).fetchall()
+            if not found:
+                return
+            last = found[-1][0]
+            yield [(r[1], r[2]) for r in found]
+
+    def set_vectors(self, ids: list[str], vectors: np.ndarray) -> None:
+        with self._db.tx() as db:
+            db.executemany(
+                "UPDATE docs SET vec = ? WHERE item_id = ?",
+                [(blob(v), i) for i, v in zip(ids, vectors, strict=True)],
+            )
+            db.execute("UPDATE counters SET value = value + 1 WHERE name = 'vec_generation'")
+
+    # -- search (Search) --
+
+    def text_search(self, terms: list[str], filt: SearchFilter, limit: int) -> list[Match]:
+        return self._search.text_search(terms, filt, limit)
+
+    def vector_search(self, vector: np.ndarray, filt: SearchFilter, limit: int) -> list[Match]:
+        return self._search.vector_search(vector, filt, limit)
+
+    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
+        return self._search.vectors(ids)
+
+    def neighbours(self, ids: Sequence[str], radius: int, filt: SearchFilter) -> list[Written]:
+        return self._search.neighbours(ids, radius, filt)
+
+    def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
+        return self._search.term_counts(terms)
+
+    # -- consolidation lock (ConsolidationLock) --
+
+    def try_lock_consolidation(self) -> bool:
+        return self._lock.try_acquire()
+
+    def unlock_consolidation(self) -> None:
+        self._lock.release()
+
+    def consolidation_locked(self) -> bool:
+        return self._lock.held()
+
+    # -- consolidation inputs and changes (Consolidation) --
+
+    def short_for_consolidation(self) -> tuple[list[ShortEntry], list[str | None], np.ndarray]:
+        return self._cons.short_for_consolidation()
+
+    def facts_with_vectors(self, status: str) -> tuple[list[LongFact], np.ndarray]:
+        return self._cons.facts_with_vectors(status)
+
+    def open_loops_with_vectors(self) -> tuple[list[OpenLoop], np.ndarray]:
+        return self._cons.open_loops_with_vectors()
+
+    def journal_since(self, since: float | None) -> list[JournalEvent]:
+        return self._cons.journal_since(since)
+
+    def briefs_since(self, since: float | None) -> list[Brief]:
+        return self._cons.briefs_since(since)
+
+    def apply_changes(self, changes: Sequence[ch.Change], run: Run) -> None:
+        self._cons.apply_changes(changes, run)
+
+    # -- run records (RunLog) --
+
+    def save_run(self, run: Run) -> None:
+        self._runs.save(run)
+
+    def get_run(self, id: str) -> Run | None:
+        return self._runs.get(id)
+
+    def list_runs(self, limit: int, offset: int) -> list[Run]:
+        return self._runs.recent(limit, offset)
+
+    def last_applied_run(self) -> Run | None:
+        return self._runs.last_applied()
+
+    def runs_after(self, run: Run) -> list[str]:
+        return self._runs.after(run)
+
+    def fail_stale_runs(self, now: float) -> int:
+        return self._runs.fail_stale(now)
+
+    # -- purge (Purger) --
+
+    def purge(
+        self,
+        facts: Sequence[str],
+        short: Sequence[str],
+        journal: Sequence[str],
+        values: Sequence[str],
+        flags: Sequence[str],
+    ) -> None:
+        self._purger.purge(facts, short, journal, values, flags)
