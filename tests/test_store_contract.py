@@ -1,149 +1,38 @@
-"""The Store contract: every backend must pass this same suite.
+"""The Store contract, records and search: every backend must pass this suite.
 
-One parametrized fixture runs each test against each backend (litestar
-style). A new backend adds one ``Backend`` to ``BACKENDS``: how to open a
-handle on a fresh store, how to open a second handle on the same store (as
-another process would), and which exception its integrity violations raise.
-
-Vectors here are small hand-made unit vectors (dimension 8), so that the
-expected dense ranking is known exactly; the model is tested elsewhere.
+Fixtures and builders live in ``store_contract`` (shared with
+``test_store_contract_runs``); ``test_every_protocol_method_has_a_contract_test``
+there keeps the suite complete.
 """
 
 from __future__ import annotations
 
-import sqlite3
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
-from datetime import datetime
-from pathlib import Path
-
 import numpy as np
 import pytest
 
-from halls.models import (
-    Brief,
-    ForgetFlag,
-    JournalEvent,
-    LongFact,
-    OpenLoop,
-    SearchFilter,
-    ShortEntry,
-    new_id,
-    to_datetime,
+from halls.errors import AlreadyExists
+from halls.models import Brief, ForgetFlag, SearchFilter, new_id
+from halls.store import Store
+from store_contract import (
+    ALL,
+    DIM,
+    T0,
+    WITH_HIDDEN,
+    Opened,
+    at,
+    axis,
+    fact,
+    journal,
+    loop,
+    opened,
+    short,
+    store,
+    text_ids,
+    vec,
+    vec_ids,
 )
-from halls.store.base import Store
-from halls.store.sqlite import SQLiteStore
 
-DIM = 8
-T0 = 1_700_000_000.0  # a fixed epoch keeps every stored time exact in tests
-
-
-@dataclass(frozen=True)
-class Backend:
-    name: str
-    # open(location) -> a new handle on the store at ``location``
-    open: Callable[[Path], Store]
-    integrity_error: type[Exception]
-
-
-BACKENDS = [
-    Backend("sqlite", lambda where: SQLiteStore(where / "s.sqlite3", "s"), sqlite3.IntegrityError),
-]
-
-
-@dataclass
-class Opened:
-    backend: Backend
-    location: Path
-    handles: list[Store]
-
-    def open(self) -> Store:
-        handle = self.backend.open(self.location)
-        self.handles.append(handle)
-        return handle
-
-
-@pytest.fixture(params=BACKENDS, ids=lambda b: b.name)
-def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opened]:
-    """A fresh store location of each backend; ``.open()`` gives another handle on it."""
-    o = Opened(request.param, tmp_path, [])
-    yield o
-    for handle in o.handles:
-        handle.close()
-
-
-@pytest.fixture
-def store(opened: Opened) -> Store:
-    return opened.open()
-
-
-# -- helpers --
-
-
-def vec(*parts: float) -> np.ndarray:
-    v = np.zeros(DIM, dtype=np.float32)
-    v[: len(parts)] = parts
-    return v / np.linalg.norm(v)
-
-
-def axis(i: int) -> np.ndarray:
-    v = np.zeros(DIM, dtype=np.float32)
-    v[i] = 1.0
-    return v
-
-
-def at(offset: float) -> datetime:
-    return to_datetime(T0 + offset)  # type: ignore[return-value]
-
-
-def short(content: str, topic: str | None = None, when: float = 0.0, **extra: object) -> ShortEntry:
-    return ShortEntry(
-        id=new_id("short"),
-        content=content,
-        topic=topic,
-        created_at=at(when),
-        occurred_at=at(when),
-        **extra,  # type: ignore[arg-type]
-    )
-
-
-def loop(intent: str, topic: str | None = None, when: float = 0.0) -> OpenLoop:
-    return OpenLoop(
-        id=new_id("near"), intent=intent, topic=topic, created_at=at(when), occurred_at=at(when)
-    )
-
-
-def fact(
-    content: str, status: str = "active", topic: str | None = None, when: float = 0.0
-) -> LongFact:
-    return LongFact(
-        id=new_id("long"),
-        content=content,
-        topic=topic,
-        status=status,  # type: ignore[arg-type]
-        first_seen=at(when),
-        last_confirmed=at(when),
-        created_at=at(when),
-        occurred_at=at(when),
-    )
-
-
-def journal(content: str, when: float = 0.0) -> JournalEvent:
-    return JournalEvent(
-        id=new_id("journal"), content=content, created_at=at(when), occurred_at=at(when)
-    )
-
-
-ALL = SearchFilter()
-WITH_HIDDEN = SearchFilter(include_superseded=True)
-
-
-def text_ids(s: Store, terms: list[str], filt: SearchFilter = ALL, limit: int = 50) -> list[str]:
-    return [m.id for m in s.text_search(terms, filt, limit)]
-
-
-def vec_ids(s: Store, v: np.ndarray, filt: SearchFilter = ALL, limit: int = 50) -> list[str]:
-    return [m.id for m in s.vector_search(v, filt, limit)]
+__all__ = ["opened", "store"]  # fixtures, imported for pytest
 
 
 # -- meta --
@@ -206,7 +95,7 @@ def test_add_short_batch_is_all_or_nothing(opened: Opened, store: Store) -> None
     first = short("already here alpha")
     store.add_short([first], np.stack([axis(0)]))
     batch = [short("brand new bravo"), first.model_copy(update={"content": "dup charlie"})]
-    with pytest.raises(opened.backend.integrity_error):
+    with pytest.raises(AlreadyExists):
         store.add_short(batch, np.stack([axis(1), axis(2)]))
     assert store.get_short(batch[0].id) is None
     assert [e.id for e in store.list_short(10, 0)] == [first.id]
@@ -219,7 +108,7 @@ def test_add_short_batch_is_all_or_nothing(opened: Opened, store: Store) -> None
 def test_add_short_duplicate_inside_one_batch_leaves_nothing(opened: Opened, store: Store) -> None:
     """Two entries with one id in the same batch: the whole batch is refused."""
     a = short("one")
-    with pytest.raises(opened.backend.integrity_error):
+    with pytest.raises(AlreadyExists):
         store.add_short([a, a], np.stack([axis(0), axis(1)]))
     assert store.counts()["short"] == 0
     assert vec_ids(store, axis(0)) == []

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import sqlite3
 from pathlib import Path
 
 from halls.config import SqliteSettings
 from halls.errors import StoreNotFound
+from halls.store.sqlite.db import translate
 from halls.store.sqlite.store import SQLiteStore
 
 _SUFFIX = ".sqlite3"
@@ -29,7 +31,10 @@ class SQLiteBackend:
                     f"no store named '{name}' (a store is created by its first write)"
                 )
             self.data_dir.mkdir(parents=True, exist_ok=True)
-        return SQLiteStore(path, name, synchronous=self._settings.synchronous)
+        try:
+            return SQLiteStore(path, name, synchronous=self._settings.synchronous)
+        except sqlite3.Error as err:  # not a database, unreadable, a failed migration
+            raise translate(err) from err
 
     def exists(self, name: str) -> bool:
         return self._path(name).exists()

@@ -1,0 +1,90 @@
+"""What only the SQLite backend does: its migrations, files and driver errors."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from halls.config import SqliteSettings, StorageSettings
+from halls.errors import StoreUnavailable
+from halls.store import open_backend
+from halls.store.sqlite import SQLiteBackend, SQLiteStore
+from halls.store.sqlite.schema import MIGRATIONS
+
+T0 = 1_780_000_000.0
+JULIAN_T0 = T0 / 86400.0 + 2440587.5
+
+
+def _at_version(path: Path, version: int) -> sqlite3.Connection:
+    db = sqlite3.connect(path, isolation_level=None)
+    for number, step in enumerate(MIGRATIONS[:version], start=1):
+        db.executescript(f"BEGIN;\n{step()}\nPRAGMA user_version = {number};\nCOMMIT;")
+    return db
+
+
+def test_migration_5_makes_the_edges_the_sources_in_unix_seconds(tmp_path: Path) -> None:
+    """m005: derived_from JSON wins over drifted edges; dangling edges go; Julian days -> unix."""
+    path = tmp_path / "old.sqlite3"
+    db = _at_version(path, 4)
+    for sid in ("s_1", "s_2", "s_3", "s_4"):
+        db.execute(
+            "INSERT INTO short(id, content, created_at, occurred_at) VALUES (?, 'x', ?, ?)",
+            (sid, T0, T0),
+        )
+    db.execute(
+        "INSERT INTO long(id, content, evidence_count, first_seen, last_confirmed, status, "
+        "derived_from, created_at, occurred_at) VALUES ('l_1', 'f', 1, ?, ?, 'active', ?, ?, ?)",
+        (T0, T0, json.dumps(["s_1", "s_2", "j_gone"]), T0, T0),
+    )
+    # A reverted confirm left s_3 and s_4; s_gone was aged out.
+    for dst in ("s_1", "s_2", "s_3", "s_4", "s_gone"):
+        db.execute(
+            "INSERT INTO edges(src, dst, kind, created_at) VALUES ('l_1', ?, 'derived_from', ?)",
+            (dst, JULIAN_T0),
+        )
+    db.close()
+
+    store = SQLiteStore(path, "old")
+    fact = store.get_fact("l_1")
+    assert fact is not None and fact.derived_from == ["s_1", "s_2"]
+    edges = store.edges(["l_1"])
+    assert [e.dst for e in edges] == ["s_1", "s_2"]
+    assert all(e.created_at == pytest.approx(T0, abs=1e-3) for e in edges)
+    columns = {r[1] for r in store._db.reader().execute("PRAGMA table_info(long)")}
+    assert "derived_from" not in columns
+    store.close()
+
+
+def test_a_file_that_is_not_a_database_is_store_unavailable(tmp_path: Path) -> None:
+    """sqlite3 errors never leave the store: a garbage file opens as StoreUnavailable."""
+    (tmp_path / "junk.sqlite3").write_bytes(b"not a database at all" * 200)
+    with pytest.raises(StoreUnavailable) as err:
+        SQLiteBackend(tmp_path).open("junk", False)
+    assert "junk" not in err.value.message and str(tmp_path) not in err.value.message
+
+
+def test_storage_settings_pick_sqlite_and_its_synchronous(tmp_path: Path) -> None:
+    """storage.sqlite.synchronous reaches the pragma; the old storage.synchronous still does."""
+    for storage in (
+        StorageSettings(sqlite=SqliteSettings(synchronous="NORMAL")),
+        StorageSettings.model_validate({"synchronous": "NORMAL"}),
+    ):
+        backend = open_backend(storage, tmp_path)
+        assert isinstance(backend, SQLiteBackend)
+        store = backend.open("sync", True)
+        assert store._db.writer.execute("PRAGMA synchronous").fetchone()[0] == 1  # NORMAL
+        store.close()
+
+
+def test_delete_removes_every_file_of_the_store(tmp_path: Path) -> None:
+    """Backend.delete leaves no file of the store behind (database, WAL, lock)."""
+    backend = SQLiteBackend(tmp_path)
+    store = backend.open("gone", True)
+    assert store.try_lock_consolidation()
+    store.unlock_consolidation()
+    store.close()
+    assert backend.delete("gone")
+    assert list(tmp_path.iterdir()) == []
