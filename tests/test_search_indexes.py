@@ -71,11 +71,11 @@ def test_text_index_ranks_exactly_as_fts5_bm25(tmp_path: Path) -> None:
     texts = corpus.memories(random.Random(5), 600) + EXTRA
     store = _store_with(tmp_path, texts)
     try:
-        db = store._reader()
+        db = store._db.reader()
         queries = corpus.questions(random.Random(6), 60) + EXTRA + ["cat fish", "run", "the"]
 
         def check() -> None:
-            index = store._text_index()
+            index = store._search._text_index()
             assert index.live == db.execute("SELECT COUNT(*) FROM docs_fts").fetchone()[0]
             for q in queries:
                 terms = query_terms(q) or q.split()
@@ -99,14 +99,14 @@ def test_text_index_ranks_exactly_as_fts5_bm25(tmp_path: Path) -> None:
         for i in ids[:50]:
             store.delete_short(i)
         check()
-        assert len(store._text_index()) == store._text_index().live + 50
+        assert len(store._search._text_index()) == store._search._text_index().live + 50
         more = corpus.memories(random.Random(99), 20)
         store.add_short(_entries(more), np.ones((20, 8), dtype=np.float32))
         check()
         for i in ids[50:250]:
             store.delete_short(i)
         check()
-        assert len(store._text_index()) == store._text_index().live
+        assert len(store._search._text_index()) == store._search._text_index().live
     finally:
         store.close()
 
@@ -118,7 +118,7 @@ def test_text_search_uses_fts5_for_phrases_and_filters_the_index_hits(tmp_path: 
         assert [len(TOKENS.of(["e-mail"])["e-mail"])] == [2]
         found = store.text_search(["e-mail", "rosa"], SearchFilter(), 5)
         assert len(found) == 2 and found[0].score > found[1].score
-        db = store._reader()
+        db = store._db.reader()
         want = _fts5_ranking(db, ["email", "rosa"], 5)
         got = store.text_search(["email", "rosa"], SearchFilter(), 5)
         assert [m.score for m in got] == pytest.approx([s for _, s in want], rel=1e-9)
@@ -226,15 +226,15 @@ def test_stored_vectors_come_from_the_index_or_the_rows_and_skip_deleted_ones(
     texts = [f"note {n} about the garden" for n in range(6)]
     store = _store_with(tmp_path, texts)
     try:
-        db = store._reader()
+        db = store._db.reader()
         rows = [r[0] for r in db.execute("SELECT rowid FROM docs ORDER BY rowid")]
         blobs = dict(db.execute("SELECT rowid, vec FROM docs").fetchall())
-        from_blobs = store._vectors_of(rows)  # no index yet: every vector from its row
+        from_blobs = store._search._vectors_of(rows)  # no index yet: every vector from its row
         store.vector_search(np.ones(8, dtype=np.float32), SearchFilter(), 3)  # builds it
         more = _entries(["a later note", "another"])
         store.add_short(more, np.full((2, 8), 2.0, dtype=np.float32))  # not in the index yet
         later = db.execute("SELECT MAX(rowid) FROM docs").fetchone()[0]
-        assert store._vectors_of([later])[later].tolist() == [2.0] * 8  # from its row
+        assert store._search._vectors_of([later])[later].tolist() == [2.0] * 8  # from its row
         store.delete_short(
             db.execute("SELECT item_id FROM docs WHERE rowid = ?", (rows[0],)).fetchone()[0]
         )
@@ -244,11 +244,11 @@ def test_stored_vectors_come_from_the_index_or_the_rows_and_skip_deleted_ones(
         with other:
             other.execute("DELETE FROM docs WHERE rowid = ?", (later,))
         other.close()
-        found = store._vectors_of([*rows[1:], later])
+        found = store._search._vectors_of([*rows[1:], later])
         assert set(from_blobs) == set(rows)
         assert all(np.array_equal(from_blobs[r], np.frombuffer(blobs[r], np.float32)) for r in rows)
         assert set(found) == set(rows[1:])
         assert all(np.array_equal(found[r], from_blobs[r]) for r in rows[1:])
-        assert store._vectors_of([later]) == {}
+        assert store._search._vectors_of([later]) == {}
     finally:
         store.close()

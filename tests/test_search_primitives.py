@@ -183,7 +183,7 @@ def test_term_counts_equal_a_count_per_term_over_full_text(tmp_path: Path) -> No
         store.add_short(entries, unit)
         words = sorted({w for t in texts for w in query_terms(t, limit=1000)})
         words += ["cafe", "ZOË", "they're", "o'brien", "run-book", '"', "*", "absent", "naive"]
-        db = store._reader()
+        db = store._db.reader()
 
         def check(expected_total: int) -> None:
             total, df = store.term_counts(words)
