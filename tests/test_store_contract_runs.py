@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from halls.errors import AlreadyExists, StoreNotFound
+from halls.errors import AlreadyExists, InvalidInput, StoreNotFound
 from halls.models import Action, Brief, Edge, ForgetFlag, Run, SearchFilter, new_id, new_run_id
 from halls.store import Store
 from halls.store import base as protocols
@@ -135,6 +135,22 @@ def test_deleting_a_record_deletes_its_edges(store: Store) -> None:
     store.apply_changes([ch.DeleteShort((b.id,)), ch.DeleteFact(f.id)], run())
     assert store.edges([a.id, b.id, lp.id, f.id]) == []
     assert store.get_fact(g.id).derived_from == []  # type: ignore[union-attr]
+
+
+def test_supersedes_edges_are_the_facts_links(store: Store) -> None:
+    """edges() reads supersedes from the facts; adding one as an edge is refused;
+    deleting the newer fact takes the link with it."""
+    old = fact("v1", status="superseded")
+    new = fact("v2", when=30).model_copy(update={"supersedes": old.id})
+    old = old.model_copy(update={"superseded_by": new.id})
+    store.add_fact(old, axis(0))
+    store.add_fact(new, axis(1))
+    assert store.edges([old.id]) == [Edge(new.id, old.id, "supersedes", at(30).timestamp())]
+    with pytest.raises(InvalidInput):
+        store.apply_changes([ch.AddEdges((Edge(new.id, old.id, "supersedes", 1.0),))], run())
+    store.apply_changes([ch.DeleteFact(new.id)], run())
+    assert store.edges([old.id]) == []
+    assert store.get_fact(old.id).superseded_by is None  # type: ignore[union-attr]
 
 
 def test_fact_chain_follows_supersession_both_ways(store: Store) -> None:

@@ -26,7 +26,8 @@ def _at_version(path: Path, version: int) -> sqlite3.Connection:
 
 
 def test_migration_5_makes_the_edges_the_sources_in_unix_seconds(tmp_path: Path) -> None:
-    """m005: derived_from JSON wins over drifted edges; dangling edges go; Julian days -> unix."""
+    """m005: derived_from JSON wins over drifted edges; dangling and supersedes edges go;
+    Julian days become unix seconds."""
     path = tmp_path / "old.sqlite3"
     db = _at_version(path, 4)
     for sid in ("s_1", "s_2", "s_3", "s_4"):
@@ -39,7 +40,11 @@ def test_migration_5_makes_the_edges_the_sources_in_unix_seconds(tmp_path: Path)
         "derived_from, created_at, occurred_at) VALUES ('l_1', 'f', 1, ?, ?, 'active', ?, ?, ?)",
         (T0, T0, json.dumps(["s_1", "s_2", "j_gone"]), T0, T0),
     )
-    # A reverted confirm left s_3 and s_4; s_gone was aged out.
+    # A reverted confirm left s_3 and s_4; s_gone was aged out; supersedes
+    # edges are the facts' links now.
+    db.execute(
+        "INSERT INTO edges(src, dst, kind, created_at) VALUES ('l_1', 's_1', 'supersedes', 1)"
+    )
     for dst in ("s_1", "s_2", "s_3", "s_4", "s_gone"):
         db.execute(
             "INSERT INTO edges(src, dst, kind, created_at) VALUES ('l_1', ?, 'derived_from', ?)",

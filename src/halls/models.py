@@ -295,9 +295,11 @@ class Edge:
 
     ``derived_from``: a fact (src) was distilled from a short-term entry or a
     journal event (dst); a fact's ``derived_from`` list is read from these.
-    ``supersedes``: a fact (src) replaced an older one (dst). ``created_at``
-    is unix seconds from the service's clock, never the database's. An edge
-    is identified by (src, dst, kind); its time is when it was first made.
+    ``supersedes``: a fact (src) replaced an older one (dst); read from the
+    facts' ``supersedes`` links (stamped with the newer fact's creation),
+    never added as an edge. ``created_at`` is unix seconds from the service's
+    clock, never the database's. An edge is identified by (src, dst, kind);
+    its time is when it was first made.
     """
 
     src: str

@@ -249,13 +249,12 @@ class Runner:
                     facts[old.id] = retired
                     changes.append(ch.SetFact(retired))
                 # AddFact makes the new fact's derived_from edges (stamped
-                # created_at = now); withdrawing it on revert removes every edge.
+                # created_at = now), and its supersedes link is its supersedes
+                # edge; withdrawing it on revert removes every edge.
                 changes += [
                     ch.AddFact(new, np.asarray(p.vector, dtype=np.float32)),
                     ch.MarkShort(tuple(p.members), fid),
                 ]
-                if old is not None:
-                    changes.append(ch.AddEdges((Edge(fid, old.id, "supersedes", now),)))
                 facts[fid] = new
                 undo: dict[str, Any] = {"members": p.members, "new_fact": fid}
                 if old is not None:

@@ -27,7 +27,8 @@ against each backend through ``halls.store.open_backend``):
 - The searchable tiers are short, near and long; a record is *active*
   (visible to a default search) when it is a short entry not consolidated
   into a fact, an open loop, or a fact that is not superseded.
-- Deleting a record (any method, any tier) deletes the edges touching it.
+- Deleting a record (any method, any tier) deletes the edges touching it,
+  and a deleted fact's neighbours lose their supersession link to it.
 """
 
 from __future__ import annotations
@@ -142,7 +143,8 @@ class Records(Protocol):
 
     def edges(self, ids: Sequence[str], kinds: Sequence[str] | None = None) -> list[Edge]:
         """Every edge with ``src`` or ``dst`` among ``ids`` (of ``kinds``, when
-        given), oldest first; each edge once."""
+        given), oldest first; each edge once. ``supersedes`` edges are the
+        facts' ``supersedes`` links (time: the newer fact's ``created_at``)."""
         ...
 
 

@@ -80,7 +80,10 @@ class SetFlag:
 
 @dataclass(frozen=True, slots=True)
 class AddEdges:
-    """Association edges, stamped by the runner; an edge already there keeps its time."""
+    """Association edges, stamped by the runner; an edge already there keeps its time.
+
+    Not ``supersedes`` edges (``InvalidInput``): those are the facts' links.
+    """
 
     edges: tuple[Edge, ...]
 

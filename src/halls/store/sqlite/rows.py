@@ -4,7 +4,9 @@ purge) goes through it.
 
 The edges table is the one truth about a fact's sources: ``LongFact.
 derived_from`` is not a column but read from the fact's ``derived_from``
-edges (``FACTS``), in the order they were made. Kept the other way round (a
+edges (``FACTS``), in the order they were made. Supersession goes the other
+way: a fact's ``supersedes`` column is the truth, and ``edges_of`` reads
+``supersedes`` edges from it, so neither can drift from a copy. Kept the other way round (a
 JSON column beside the edges), revert and age-out had to keep two copies in
 step and did not; an edge table also answers "what came from this entry?"
 with an index, which a JSON column cannot.
@@ -19,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from halls.errors import InvalidInput
 from halls.models import (
     Brief,
     Edge,
@@ -245,6 +248,10 @@ def delete_rows(db: sqlite3.Connection, table: str, ids: Sequence[str]) -> int:
         if table != "journal":
             db.execute(f"DELETE FROM docs WHERE item_id IN ({q})", chunk)
         db.execute(f"DELETE FROM edges WHERE src IN ({q}) OR dst IN ({q})", (*chunk, *chunk))
+        if table == "long":
+            # The supersedes edges of a deleted fact are its neighbours' links.
+            db.execute(f"UPDATE long SET supersedes = NULL WHERE supersedes IN ({q})", chunk)
+            db.execute(f"UPDATE long SET superseded_by = NULL WHERE superseded_by IN ({q})", chunk)
     return gone
 
 
@@ -252,9 +259,11 @@ def delete_rows(db: sqlite3.Connection, table: str, ids: Sequence[str]) -> int:
 
 
 def add_edges(db: sqlite3.Connection, edges: Iterable[Edge]) -> None:
+    rows = [(e.src, e.dst, e.kind, e.created_at) for e in edges]
+    if any(r[2] == "supersedes" for r in rows):
+        raise InvalidInput("supersedes edges are the facts' supersedes links: set those")
     db.executemany(
-        "INSERT OR IGNORE INTO edges(src, dst, kind, created_at) VALUES (?, ?, ?, ?)",
-        [(e.src, e.dst, e.kind, e.created_at) for e in edges],
+        "INSERT OR IGNORE INTO edges(src, dst, kind, created_at) VALUES (?, ?, ?, ?)", rows
     )
 
 
@@ -269,9 +278,13 @@ def edges_of(db: sqlite3.Connection, ids: Sequence[str], kinds: Sequence[str] | 
     kind_sql = "" if kinds is None else f" AND kind IN ({marks(kinds)})"
     for chunk in chunks(ids):
         q = marks(chunk)
+        # A supersedes edge is made when the newer fact is: its created_at.
         rows = db.execute(
-            f"SELECT src, dst, kind, created_at FROM edges "
-            f"WHERE (src IN ({q}) OR dst IN ({q})){kind_sql} ORDER BY created_at, rowid",
+            "SELECT src, dst, kind, created_at FROM ("
+            "SELECT src, dst, kind, created_at, rowid AS n FROM edges "
+            "UNION ALL SELECT id, supersedes, 'supersedes', created_at, 0 FROM long "
+            "WHERE supersedes IS NOT NULL) "
+            f"WHERE (src IN ({q}) OR dst IN ({q})){kind_sql} ORDER BY created_at, n",
             (*chunk, *chunk, *(kinds or ())),
         )
         for r in rows:

@@ -221,6 +221,10 @@ def m005_edges_are_the_sources() -> str:
             OR dst NOT IN (SELECT id FROM long UNION ALL SELECT id FROM short
                 UNION ALL SELECT id FROM near UNION ALL SELECT id FROM journal);
         ALTER TABLE long DROP COLUMN derived_from;
+        -- Supersession is the facts' own supersedes link; edges() reads it
+        -- from there (by this index) instead of from a copy in edges.
+        DELETE FROM edges WHERE kind = 'supersedes';
+        CREATE INDEX long_supersedes ON long(supersedes);
     """
 
 
