@@ -22,10 +22,10 @@ from mcp.types import ContentBlock, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from halls import __version__
-from halls.context import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from halls.errors import HallsError
 from halls.mcp.backend import JSON, Backend
 from halls.models import MAX_CONTENT_CHARS
+from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 
 log = logging.getLogger("halls.mcp")
 T = TypeVar("T")
