@@ -197,16 +197,17 @@ class Settings(BaseSettings):
 
 
 class _YamlSource(PydanticBaseSettingsSource):
-    """Reads the file named by HALLS_CONFIG (set by ``load_settings``)."""
+    """Reads the YAML file of ``model_config["yaml_file"]``, else the one named by HALLS_CONFIG."""
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        path = os.environ.get("HALLS_CONFIG")
+        path = self.settings_cls.model_config.get("yaml_file") or os.environ.get("HALLS_CONFIG")
         if not path:
             return {}
-        return read_yaml(Path(path))
+        # pydantic-settings types yaml_file as possibly many paths; load_settings sets one.
+        return read_yaml(Path(path))  # type: ignore[arg-type]
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
@@ -226,10 +227,16 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
 
     ``overrides`` take nested dicts (``server={"port": 1}``) and win over all.
     """
-    if config is not None:
-        os.environ["HALLS_CONFIG"] = str(config)
     clean = {k: v for k, v in overrides.items() if v is not None}
-    return Settings(**clean)
+    if config is None:
+        return Settings(**clean)
+    # The file is passed in the class's model_config, not through the process
+    # environment: a second load with another file (a test, an embedding
+    # application) must not inherit the first one's.
+    config_cls = type(
+        "Settings", (Settings,), {"model_config": {**Settings.model_config, "yaml_file": config}}
+    )
+    return config_cls(**clean)
 
 
 __all__ = [

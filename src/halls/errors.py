@@ -10,7 +10,6 @@ MCP) translate these at the edge. The core never speaks in HTTP codes::
     │   └── StoreNotFound     no such store (stores are made by a first write)
     ├── Conflict              the request clashes with the current state
     │   └── EmbedderMismatch  the store was embedded by another model
-    ├── Unauthorized          missing or wrong bearer token
     ├── EmbeddingFailed       the embedder could not embed (remote down, ...)
     └── ConsolidationFailed   a consolidation run aborted (its engine is down, ...)
 
@@ -55,10 +54,6 @@ class EmbedderMismatch(Conflict):
     code = "embedder_mismatch"
 
 
-class Unauthorized(HallsError):
-    code = "unauthorized"
-
-
 class EmbeddingFailed(HallsError):
     code = "embedding_failed"
 
@@ -77,5 +72,4 @@ __all__ = [
     "InvalidStoreName",
     "NotFound",
     "StoreNotFound",
-    "Unauthorized",
 ]
