@@ -319,6 +319,10 @@ ActionKind = Literal[
 ]
 ACTION_KINDS: tuple[str, ...] = get_args(ActionKind)
 RunStatus = Literal["planned", "running", "done", "failed", "reverted"]
+# How an attempt to consolidate ended, as counted for /metrics: "planned" is a
+# dry run, "busy" another run held the store.
+RunOutcome = Literal["done", "planned", "failed", "busy"]
+RUN_OUTCOMES: tuple[str, ...] = get_args(RunOutcome)
 RUN_ID_RE = re.compile(r"^r_[0-9A-HJKMNP-TV-Z]{26}$")
 
 

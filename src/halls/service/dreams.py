@@ -26,9 +26,9 @@ Embed = Callable[[list[str]], np.ndarray]
 class RunOutcomes:
     """How many consolidations this process attempted, by outcome (for /metrics).
 
-    Outcomes: ``done``, ``planned`` (a dry run), ``failed``, ``busy`` (another
-    run held the store). Kept here rather than in an adapter so that runs of
-    the scheduler thread count as well as runs on request.
+    Outcomes are ``halls.models.RunOutcome``. Kept here rather than in an
+    adapter so that runs of the scheduler thread count as well as runs on
+    request.
     """
 
     def __init__(self) -> None:

@@ -53,7 +53,7 @@ from halls.service.session import (
     assemble,
     token_counter,
 )
-from halls.service.stores import Stores, check_store_name
+from halls.service.stores import Stores
 
 # The newest CONTEXT_POOL active facts are ranked for the session block;
 # older ones reach it through the query's recalls, which search every fact.
@@ -121,9 +121,7 @@ class Memory:
         return self._stores.names()
 
     def create_store(self, name: str) -> str:
-        check_store_name(name)  # "" must not fall back to the default store
-        self._stores.embedded(name, create=True)
-        return name
+        return self._stores.create(name)
 
     # -- records (short-term, open loops, journal, long-term, briefs) --
 

@@ -18,7 +18,7 @@ from halls.store.base import Store
 
 FINGERPRINT_KEY = "embedder"
 
-__all__ = ["FINGERPRINT_KEY", "Store", "Stores", "check_store_name"]
+__all__ = ["FINGERPRINT_KEY", "Stores"]
 
 
 class Stores:
@@ -57,6 +57,12 @@ class Stores:
             )
         self._checked.add(s.name)
         return s
+
+    def create(self, name: str) -> str:
+        """Create the store ``name`` (if new) and bind it to the configured embedder."""
+        check_store_name(name)  # "" must not fall back to the default store
+        self.embedded(name, create=True)
+        return name
 
     def mark_embedded(self, s: Store) -> None:
         """Record that every vector of ``s`` now comes from the configured embedder."""
