@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, Field, SecretStr, field_validator
@@ -168,6 +168,10 @@ class Settings(BaseSettings):
         extra="forbid",
     )
 
+    # The YAML file to read (set by load_settings on a subclass); None: the
+    # file named by HALLS_CONFIG, if any.
+    config_file: ClassVar[Path | None] = None
+
     data_dir: Path = Field(default_factory=_default_data_dir)
     default_store: str = "default"
     server: ServerSettings = Field(default_factory=ServerSettings)
@@ -197,17 +201,16 @@ class Settings(BaseSettings):
 
 
 class _YamlSource(PydanticBaseSettingsSource):
-    """Reads the YAML file of ``model_config["yaml_file"]``, else the one named by HALLS_CONFIG."""
+    """Reads the YAML file of ``Settings.config_file``, else the one named by HALLS_CONFIG."""
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        path = self.settings_cls.model_config.get("yaml_file") or os.environ.get("HALLS_CONFIG")
+        path = getattr(self.settings_cls, "config_file", None) or os.environ.get("HALLS_CONFIG")
         if not path:
             return {}
-        # pydantic-settings types yaml_file as possibly many paths; load_settings sets one.
-        return read_yaml(Path(path))  # type: ignore[arg-type]
+        return read_yaml(Path(path))
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
@@ -230,12 +233,10 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
     clean = {k: v for k, v in overrides.items() if v is not None}
     if config is None:
         return Settings(**clean)
-    # The file is passed in the class's model_config, not through the process
-    # environment: a second load with another file (a test, an embedding
-    # application) must not inherit the first one's.
-    config_cls = type(
-        "Settings", (Settings,), {"model_config": {**Settings.model_config, "yaml_file": config}}
-    )
+    # The file is passed on a subclass, not through the process environment:
+    # a second load with another file (a test, an embedding application) must
+    # not inherit the first one's.
+    config_cls = type("Settings", (Settings,), {"config_file": config})
     return config_cls(**clean)
 
 
