@@ -1,4 +1,4 @@
-"""Session-start context: budget, due loops, ranking, dedup; pure, service and HTTP."""
+"""The session-start block (/context): budget, due loops, ranking, dedup; pure, service and HTTP."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Score fusion, conversation context and the /search retrievers."""
+"""Score fusion, neighbours and episodes, speakers, and the /search retrievers."""
 
 from __future__ import annotations
 
