@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import yaml
@@ -66,3 +67,39 @@ def test_readme_quick_start_matches_ci() -> None:
     ci = (REPO / ".ci" / "run").read_text()
     assert "make run" in readme and "make test" in readme
     assert "make test" in ci
+
+
+# Settings this check cannot see read, each with why. Keep it short: a
+# setting read by name at run time (getattr) belongs here, a dead one does not.
+EXEMPT: frozenset[str] = frozenset()
+
+
+def _attributes_read(root: Path) -> set[str]:
+    """Every attribute name read (``x.name``) anywhere under ``root``, config.py aside."""
+    names: set[str] = set()
+    for path in root.rglob("*.py"):
+        if path.name == "config.py" and path.parent == root:
+            continue  # defining a setting is not reading it
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Attribute):
+                names.add(node.attr)
+    return names
+
+
+def unread_settings(root: Path) -> list[str]:
+    """The settings (dotted) whose own name no code under ``root`` reads as an attribute."""
+    read = _attributes_read(root)
+    return [f for f in _fields(Settings) if f.rsplit(".", 1)[-1] not in read | EXEMPT]
+
+
+def test_every_setting_is_read_by_some_code() -> None:
+    """A setting no code in src/halls reads is dead: remove it, or use it."""
+    assert unread_settings(REPO / "src" / "halls") == []
+
+
+def test_unread_setting_is_caught(tmp_path: Path) -> None:
+    """The check fails on a package where a setting is never read (synthetic case)."""
+    (tmp_path / "config.py").write_text("x.server.port\n")  # config.py itself does not count
+    (tmp_path / "use.py").write_text("def f(s):\n    return s.server.host\n")
+    missing = unread_settings(tmp_path)
+    assert "server.port" in missing and "server.host" not in missing

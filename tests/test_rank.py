@@ -7,8 +7,9 @@ import math
 import pytest
 
 from halls.config import RecallSettings
-from halls.models import LongFact, OpenLoop, Record, ShortEntry, new_id, to_datetime
-from halls.recall.rank import DAY, Candidate, rank, recency, score, tier_weight
+from halls.models import Hit, LongFact, OpenLoop, Record, ShortEntry, new_id, to_datetime
+from halls.recall.fusion import rrf
+from halls.recall.rank import DAY, Candidate, rank, recency, tier_weight
 
 NOW = 1_700_000_000.0
 CFG = RecallSettings()
@@ -40,13 +41,20 @@ def fact(evidence: int = 1, status: str = "active", confirmed: float = NOW) -> L
 
 
 def cand(record: Record, bm25_rank: int | None = 1, dense_rank: int | None = 1) -> Candidate:
+    """A candidate fused by reciprocal rank over two lists."""
     return Candidate(
         record=record,
         bm25_rank=bm25_rank,
         bm25=None if bm25_rank is None else 10.0 / bm25_rank,
         dense_rank=dense_rank,
         cosine=None if dense_rank is None else 1.0 / dense_rank,
+        relevance=rrf((bm25_rank, dense_rank), K, lists=2),
     )
+
+
+def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
+    """The hit of one candidate ranked alone."""
+    return rank([c], now, cfg, 1)[0]
 
 
 def test_superseded_fact_ranks_below_its_replacement() -> None:

@@ -12,8 +12,8 @@ from halls import Memory, Settings
 from halls.config import RecallSettings
 from halls.embed.local import LocalEmbedder
 from halls.models import NewShort, ShortEntry, new_id, to_datetime
-from halls.recall.context import without_label
 from halls.recall.rank import Candidate, rank
+from halls.recall.speakers import without_label
 from halls.recall.substance import stated_words, substance_bonus
 
 NOW = 1_700_000_000.0

@@ -16,7 +16,6 @@ from halls.errors import (
     InvalidStoreName,
     NotFound,
     StoreNotFound,
-    Unauthorized,
 )
 from halls.models import (
     Brief,
@@ -53,7 +52,6 @@ __all__ = [
     "Settings",
     "ShortEntry",
     "StoreNotFound",
-    "Unauthorized",
     "__version__",
     "load_settings",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
 
 import yaml
 from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
@@ -190,6 +190,10 @@ class Settings(BaseSettings):
         extra="forbid",
     )
 
+    # The YAML file to read (set by load_settings on a subclass); None: the
+    # file named by HALLS_CONFIG, if any.
+    config_file: ClassVar[Path | None] = None
+
     data_dir: Path = Field(default_factory=_default_data_dir)
     default_store: str = "default"
     server: ServerSettings = Field(default_factory=ServerSettings)
@@ -219,13 +223,13 @@ class Settings(BaseSettings):
 
 
 class _YamlSource(PydanticBaseSettingsSource):
-    """Reads the file named by HALLS_CONFIG (set by ``load_settings``)."""
+    """Reads the YAML file of ``Settings.config_file``, else the one named by HALLS_CONFIG."""
 
     def get_field_value(self, field: Any, field_name: str) -> tuple[Any, str, bool]:
         return None, field_name, False
 
     def __call__(self) -> dict[str, Any]:
-        path = os.environ.get("HALLS_CONFIG")
+        path = getattr(self.settings_cls, "config_file", None) or os.environ.get("HALLS_CONFIG")
         if not path:
             return {}
         return read_yaml(Path(path))
@@ -248,10 +252,14 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
 
     ``overrides`` take nested dicts (``server={"port": 1}``) and win over all.
     """
-    if config is not None:
-        os.environ["HALLS_CONFIG"] = str(config)
     clean = {k: v for k, v in overrides.items() if v is not None}
-    return Settings(**clean)
+    if config is None:
+        return Settings(**clean)
+    # The file is passed on a subclass, not through the process environment:
+    # a second load with another file (a test, an embedding application) must
+    # not inherit the first one's.
+    config_cls = type("Settings", (Settings,), {"config_file": config})
+    return config_cls(**clean)
 
 
 __all__ = [

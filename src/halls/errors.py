@@ -11,7 +11,6 @@ MCP) translate these at the edge. The core never speaks in HTTP codes::
     ├── Conflict              the request clashes with the current state
     │   ├── EmbedderMismatch  the store was embedded by another model
     │   └── AlreadyExists     a record with that id is already stored
-    ├── Unauthorized          missing or wrong bearer token
     ├── EmbeddingFailed       the embedder could not embed (remote down, ...)
     ├── ConsolidationFailed   a consolidation run aborted (its engine is down, ...)
     └── StoreUnavailable      the storage backend failed (busy, disk full, corrupt, ...)
@@ -61,10 +60,6 @@ class AlreadyExists(Conflict):
     code = "already_exists"
 
 
-class Unauthorized(HallsError):
-    code = "unauthorized"
-
-
 class EmbeddingFailed(HallsError):
     code = "embedding_failed"
 
@@ -91,5 +86,4 @@ __all__ = [
     "NotFound",
     "StoreNotFound",
     "StoreUnavailable",
-    "Unauthorized",
 ]

@@ -19,11 +19,22 @@ from pydantic import BaseModel, Field
 
 from halls.errors import InvalidInput
 
+# Every enumeration of the domain has its one source here: a Literal for the
+# types, and the tuple of its values (``get_args``) for validation, HTTP
+# schemas, CLI choices and MCP tool parameters.
 Tier = Literal["short", "near", "long", "journal"]
-SEARCH_TIERS: tuple[str, ...] = ("short", "near", "long")
+SearchTier = Literal["short", "near", "long"]
+SEARCH_TIERS: tuple[str, ...] = get_args(SearchTier)
 TriggerType = Literal["time", "topic", "session", "manual"]
+TRIGGER_TYPES: tuple[str, ...] = get_args(TriggerType)
 LoopStatus = Literal["open", "done", "cancelled", "expired"]
+LOOP_STATUSES: tuple[str, ...] = get_args(LoopStatus)
 FactStatus = Literal["active", "superseded", "demoted"]
+FACT_STATUSES: tuple[str, ...] = get_args(FactStatus)
+# "full": fused BM25 and dense with conversation context; "fused": without
+# context; "bm25" or "dense": one search alone.
+Retriever = Literal["full", "fused", "bm25", "dense"]
+RETRIEVERS: tuple[str, ...] = get_args(Retriever)
 
 # Id prefixes tell the tier at a glance and let a bad id be refused early.
 ID_PREFIX = {"short": "s", "near": "n", "long": "l", "journal": "j", "brief": "b", "flag": "f"}
@@ -334,6 +345,10 @@ ActionKind = Literal[
 ]
 ACTION_KINDS: tuple[str, ...] = get_args(ActionKind)
 RunStatus = Literal["planned", "running", "done", "failed", "reverted"]
+# How an attempt to consolidate ended, as counted for /metrics: "planned" is a
+# dry run, "busy" another run held the store.
+RunOutcome = Literal["done", "planned", "failed", "busy"]
+RUN_OUTCOMES: tuple[str, ...] = get_args(RunOutcome)
 RUN_ID_RE = re.compile(r"^r_[0-9A-HJKMNP-TV-Z]{26}$")
 
 

@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import re
 
-_PATTERNS: list[tuple[str, re.Pattern[str]]] = [
+# The shapes of secrets, by kind: what the journal redacts, and what the
+# consolidator's PII detection (halls.consolidate.pii) also looks for.
+SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     (
         "private_key",
         re.compile(
@@ -33,7 +35,7 @@ _PATTERNS: list[tuple[str, re.Pattern[str]]] = [
             r"(?P<sep>\s*[=:]\s*)(?P<val>\"[^\"]+\"|'[^']+'|\S+)"
         ),
     ),
-]
+)
 
 
 def _credential_like(value: str) -> bool:
@@ -46,7 +48,7 @@ def redact(text: str) -> tuple[str, int]:
     """Return the text with secrets replaced by ``[REDACTED:kind]``, and the count."""
     count = 0
 
-    for kind, pattern in _PATTERNS:
+    for kind, pattern in SECRET_PATTERNS:
 
         def _sub(m: re.Match[str], kind: str = kind) -> str:
             nonlocal count
@@ -67,4 +69,4 @@ def redact(text: str) -> tuple[str, int]:
     return text, count
 
 
-__all__ = ["redact"]
+__all__ = ["SECRET_PATTERNS", "redact"]

@@ -26,7 +26,7 @@ import httpx
 
 from halls.bench.perf import BenchError, latency_summary, machine
 from halls.errors import InvalidInput
-from halls.recall.fusion import RETRIEVERS
+from halls.models import RETRIEVERS
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (1, 5, 10, 20)

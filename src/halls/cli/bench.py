@@ -13,6 +13,7 @@ import click
 
 from halls.cli._app import main
 from halls.errors import HallsError
+from halls.models import RETRIEVERS
 
 # -- benchmarks: `halls bench NAME`; each benchmark is one subcommand of this group --
 
@@ -145,7 +146,7 @@ def bench_perf(
     "--retriever",
     default="full",
     show_default=True,
-    type=click.Choice(["full", "fused", "bm25", "dense"]),
+    type=click.Choice(RETRIEVERS),
     help="Which of /search's retrievers to measure.",
 )
 @click.option("--limit-conversations", type=click.IntRange(1), help="Use the first N only.")

@@ -20,6 +20,7 @@ from halls.cli._app import (
     main,
 )
 from halls.config import Settings
+from halls.models import SEARCH_TIERS
 
 
 @main.command()
@@ -94,7 +95,7 @@ def remember(
 @click.argument("query")
 @click.option("--store", help="Store name (default: the configured store).")
 @click.option("-n", "--n-results", default=5, show_default=True, type=int)
-@click.option("--tier", "tiers", multiple=True, help="short, near or long; repeatable.")
+@click.option("--tier", "tiers", multiple=True, help=f"{', '.join(SEARCH_TIERS)}; repeatable.")
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
 def recall(
     config: Path | None,
@@ -199,12 +200,11 @@ def doctor(config: Path | None, data_dir: Path | None) -> None:
         ok = ok and good
         click.echo(f"{'ok ' if good else 'FAIL'}  {what}")
 
-    from halls.embed import build_embedder, fingerprint
+    from halls.service import Memory
 
     try:
-        embedder = build_embedder(settings.embedder)
-        mine = fingerprint(embedder)
-        embedder.embed(["doctor"])
+        with Memory(settings) as trial:
+            mine: str | None = trial.probe_embedder()
         report(True, f"embedder loads and embeds: {mine}")
     except Exception as exc:  # any failure here is what doctor exists to report
         mine = None
@@ -218,8 +218,6 @@ def doctor(config: Path | None, data_dir: Path | None) -> None:
         report(True, f"data directory is writable: {settings.data_dir}")
     except OSError as exc:
         report(False, f"data directory {settings.data_dir}: {exc.strerror}")
-
-    from halls.service import Memory
 
     with Memory(settings) as memory:
         for name in memory.stores():

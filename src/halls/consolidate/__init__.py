@@ -6,6 +6,7 @@ intents), ``reconcile`` (ADD/UPDATE/DELETE/NONE against known facts), ``pii``
 (PII and secret detection, forget-flag classes), ``decay``. The engines
 (``heuristic``, ``llm``) decide, behind the ``engine.Engine`` protocol; the
 ``runner`` reads through the Store, asks the engine, applies the plan in one
-transaction and writes the run record; ``revert`` undoes a run;
-``schedule`` runs it on a timer with one run per store at a time.
+transaction and writes the run record; ``revert`` undoes a run; ``due``
+keeps when a store is next due (the timer itself is the service's
+``halls.service.scheduler``).
 """

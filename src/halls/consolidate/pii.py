@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from halls.redact import _PATTERNS as SECRET_PATTERNS  # one list of secret shapes, shared
+from halls.redact import SECRET_PATTERNS  # one list of secret shapes, shared
 
 _PII: list[tuple[str, re.Pattern[str]]] = [
     ("ssn", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),

@@ -11,7 +11,6 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from halls import __version__
-from halls.consolidate.schedule import start_scheduler
 from halls.http import errors
 from halls.http.metrics import Metrics, RequestMetrics, RouteTemplates
 from halls.http.metrics import router as metrics_router
@@ -40,15 +39,13 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
             memory.create_store(memory.settings.default_store)
             memory.embedder.embed(["warm up"])
         # consolidator.mode thread: the timer runs inside the server process.
-        scheduler = start_scheduler(memory)
+        memory.start_background()
         async with AsyncExitStack() as stack:
             if mcp is not None:
                 # The MCP session manager's task group lives as long as the app.
                 await stack.enter_async_context(mcp.session_manager.run())
             yield
-        if scheduler is not None:
-            scheduler.stop()
-        memory.close()
+        memory.close()  # stops the timer first
 
     app = FastAPI(
         title="halls",

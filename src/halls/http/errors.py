@@ -21,7 +21,6 @@ log = logging.getLogger("halls.http")
 
 STATUS: list[tuple[type[e.HallsError], int]] = [
     (e.InvalidInput, 400),
-    (e.Unauthorized, 401),
     (e.NotFound, 404),
     (e.Conflict, 409),
     (e.EmbeddingFailed, 503),

@@ -29,12 +29,11 @@ from starlette.routing import BaseRoute, Match, compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from halls import __version__
+from halls.models import RUN_OUTCOMES, SEARCH_TIERS
 from halls.service import Memory
 
 UNMATCHED = "other"
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"})
-TIERS = ("short", "near", "long")
-OUTCOMES = ("done", "planned", "failed", "busy")
 # 1 ms (a cached read) to 10 s (a consolidation run, a cold model load).
 BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
 
@@ -68,7 +67,7 @@ class ServiceCollector(Collector):
         counts = self.memory.open_store_counts()
         opened.add_metric([], len(counts))
         for store, per_table in sorted(counts.items()):
-            for tier in TIERS:
+            for tier in SEARCH_TIERS:
                 memories.add_metric([store, tier], per_table[tier])
         runs = CounterMetricFamily(
             "halls_consolidation_runs",
@@ -77,7 +76,7 @@ class ServiceCollector(Collector):
             labels=["outcome"],
         )
         seen = self.memory.run_outcomes.snapshot()
-        for outcome in sorted(set(OUTCOMES) | set(seen)):
+        for outcome in sorted(set(RUN_OUTCOMES) | set(seen)):
             runs.add_metric([outcome], seen.get(outcome, 0))
         yield from (build, opened, memories, runs)
 

@@ -6,11 +6,11 @@ interface serialises a record the same way.
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
 
-from halls.models import MAX_CONTENT_CHARS
+from halls.models import MAX_CONTENT_CHARS, Retriever
 
 Content = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
 
@@ -88,9 +88,7 @@ class SearchIn(_Body):
     since: Time = None
     until: Time = None
     include_superseded: bool = False
-    # "full": fused BM25 + dense with conversation context; "fused": without
-    # context; "bm25" / "dense": one search alone (for comparison).
-    retriever: Literal["full", "fused", "bm25", "dense"] = "full"
+    retriever: Retriever = "full"
 
 
 class StoreIn(_Body):

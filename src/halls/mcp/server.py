@@ -22,10 +22,10 @@ from mcp.types import ContentBlock, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from halls import __version__
-from halls.context import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 from halls.errors import HallsError
 from halls.mcp.backend import JSON, Backend
-from halls.models import MAX_CONTENT_CHARS
+from halls.models import MAX_CONTENT_CHARS, LoopStatus, SearchTier, TriggerType
+from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 
 log = logging.getLogger("halls.mcp")
 T = TypeVar("T")
@@ -196,7 +196,7 @@ def build_server(
             ),
         ],
         trigger_type: Annotated[
-            Literal["session", "time", "topic", "manual"],
+            TriggerType,
             Field(
                 description="session: next session start; time: at trigger_value; topic: when "
                 "the conversation touches trigger_value; manual: only when recalled."
@@ -257,7 +257,7 @@ def build_server(
             int, Field(ge=1, le=100, description="How many hits, best first.")
         ] = 5,
         tiers: Annotated[
-            list[Literal["short", "near", "long"]] | None,
+            list[SearchTier] | None,
             Field(
                 description="Narrow the search: short = recent notes, near = open loops, long = "
                 "consolidated facts. Default: all three."
@@ -399,7 +399,7 @@ def build_server(
     @tool(READ)
     async def list_open_loops(
         status: Annotated[
-            Literal["open", "done", "cancelled", "expired"],
+            LoopStatus,
             Field(description="Which loops to list."),
         ] = "open",
         limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 50,

@@ -12,8 +12,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from dataclasses import replace
 
-from halls.recall.context import speaker_of
+import numpy as np
+
+from halls.config import RecallSettings
+from halls.models import Match
+from halls.recall.fusion import Normaliser, Signals, cosines
+from halls.recall.speakers import query_words, speaker_of
 from halls.recall.text import query_terms
 
 # Below this many memories holding it, a word is never too common to use.
@@ -52,3 +58,49 @@ def choose(
         weighed.append((-(n * idf), term))
     weighed.sort()
     return [t for _, t in weighed[:limit]]
+
+
+def top(found: Mapping[str, Signals], n: int) -> list[str]:
+    """The ids of the ``n`` most relevant records (ties by id): the feedback documents."""
+    return sorted(found, key=lambda i: (-found[i].relevance, i))[:n]
+
+
+def query_exclusions(query: str) -> frozenset[str]:
+    """Words of the query itself, which a feedback query must not repeat."""
+    return frozenset(query_terms(query)) | query_words(query)
+
+
+def _useful(hits: Sequence[Match]) -> bool:
+    return bool(hits) and hits[0].score > 0
+
+
+def unscored(found: Mapping[str, Signals], hits: Sequence[Match], norm: Normaliser) -> list[str]:
+    """The feedback hits that are new and can be scored: their vectors are wanted."""
+    if not _useful(hits) or not norm.scores_unranked:
+        return []
+    return [m.id for m in hits if m.id not in found]
+
+
+def with_feedback(
+    found: Mapping[str, Signals],
+    hits: Sequence[Match],
+    vectors: Mapping[str, np.ndarray],
+    query: np.ndarray,
+    norm: Normaliser,
+    cfg: RecallSettings,
+) -> dict[str, Signals]:
+    """``found`` with the feedback hits: a bonus for those found, new ones scored by cosine.
+
+    ``vectors`` are the stored vectors of the ``unscored`` hits (in the
+    store's order; one gone meanwhile is simply missing). The bonus is
+    ``feedback_weight`` x the hit's score relative to the best feedback hit.
+    """
+    out = dict(found)
+    if not _useful(hits):
+        return out
+    for i, c in zip(vectors, cosines(list(vectors.values()), query), strict=True):
+        out[i] = Signals(cosine=c, relevance=norm.relevance(None, c))
+    for m in hits:
+        if m.id in out:
+            out[m.id] = replace(out[m.id], feedback=cfg.feedback_weight * m.score / hits[0].score)
+    return out

@@ -17,17 +17,18 @@ Two ways, chosen by ``recall.fusion``:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
 
 from halls.config import RecallSettings
 from halls.models import Match
 
-RETRIEVERS = ("full", "fused", "bm25", "dense")
 
-
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class Signals:
-    """What the two primitive searches said about one record."""
+    """What the searches said about one record (a value: stages return new ones)."""
 
     bm25_rank: int | None = None
     bm25: float | None = None
@@ -47,16 +48,18 @@ def signals(text: list[Match], dense: list[Match]) -> dict[str, Signals]:
     """Per id: its 1-based rank and raw score in each list it appears in."""
     out: dict[str, Signals] = {}
     for rank, m in enumerate(text, start=1):
-        sig = out.setdefault(m.id, Signals())
-        sig.bm25_rank, sig.bm25 = rank, m.score
+        out[m.id] = replace(out.get(m.id, Signals()), bm25_rank=rank, bm25=m.score)
     for rank, m in enumerate(dense, start=1):
-        sig = out.setdefault(m.id, Signals())
-        sig.dense_rank, sig.cosine = rank, m.score
+        out[m.id] = replace(out.get(m.id, Signals()), dense_rank=rank, cosine=m.score)
     return out
 
 
 class Normaliser:
-    """Maps raw BM25 and cosine scores to the shared [0, 1] relevance."""
+    """Maps raw BM25 and cosine scores to the shared [0, 1] relevance.
+
+    Built once per search from the two primitive lists; every stage that
+    gives a record a relevance (fusion, feedback, neighbours) uses this one.
+    """
 
     def __init__(self, text: list[Match], dense: list[Match], cfg: RecallSettings) -> None:
         self.use_text = bool(text)
@@ -66,17 +69,51 @@ class Normaliser:
         both = self.use_text and self.use_dense
         self.w_text = cfg.bm25_weight if both else float(self.use_text)
         self.w_dense = (1.0 - cfg.bm25_weight) if both else float(self.use_dense)
+        # A record neither search ranked (a feedback hit, a neighbour) gets a
+        # relevance from its cosine alone; rank fusion has no score to give it.
+        self.scores_unranked = cfg.fusion == "score" and self.use_dense
 
     def relevance(self, bm25: float | None, cosine: float | None) -> float:
         text = bm25 / self.best_bm25 if bm25 and self.best_bm25 > 0 else 0.0
         dense = max(cosine, 0.0) / self.best_cosine if cosine and self.best_cosine > 0 else 0.0
         return self.w_text * text + self.w_dense * dense
 
+    @property
+    def lists(self) -> int:
+        """How many searches took part."""
+        return int(self.use_text) + int(self.use_dense)
 
-def fuse(
-    found: dict[str, Signals], text: list[Match], dense: list[Match], cfg: RecallSettings
-) -> None:
-    """Set the fused relevance of every record in ``found``.
+
+def rrf(ranks: Sequence[int | None], k: int, lists: int) -> float:
+    """Reciprocal-rank fusion of 1-based ranks (None = not in that list), in [0, 1].
+
+    The sum of 1/(k + rank), divided by its best value lists/(k + 1).
+    """
+    best = lists / (k + 1) if lists else 1.0
+    return sum(1.0 / (k + r) for r in ranks if r is not None) / best
+
+
+def cosines(vectors: Sequence[np.ndarray], query: np.ndarray) -> list[float]:
+    """The cosine of each stored (unit) vector with the query vector."""
+    if not vectors:
+        return []
+    # One matrix product over the rows in the order given (the store's write
+    # order): the same rows in the same order give the same floats to the last bit.
+    return (np.stack(list(vectors)) @ query).tolist()  # type: ignore[no-any-return]
+
+
+def with_cosines(
+    found: Mapping[str, Signals], vectors: Mapping[str, np.ndarray], query: np.ndarray
+) -> dict[str, Signals]:
+    """``found`` with the cosines of ``vectors`` set (a record not in it joins with the cosine)."""
+    out = dict(found)
+    for i, c in zip(vectors, cosines(list(vectors.values()), query), strict=True):
+        out[i] = replace(out.get(i, Signals()), cosine=c)
+    return out
+
+
+def fuse(found: Mapping[str, Signals], norm: Normaliser, cfg: RecallSettings) -> dict[str, Signals]:
+    """``found`` with the fused relevance of every record set.
 
     With score fusion, a record found by one search only should carry its
     score in the other too (the service fills in cosines): counting a
@@ -84,13 +121,11 @@ def fuse(
     101st in one list.
     """
     if cfg.fusion == "rrf":
-        k = cfg.rrf_k
-        lists = int(bool(text)) + int(bool(dense))
-        best = lists / (k + 1) if lists else 1.0
-        for sig in found.values():
-            rrf = sum(1.0 / (k + r) for r in (sig.bm25_rank, sig.dense_rank) if r is not None)
-            sig.relevance = rrf / best
-        return
-    norm = Normaliser(text, dense, cfg)
-    for sig in found.values():
-        sig.relevance = norm.relevance(sig.bm25, sig.cosine)
+        k, lists = cfg.rrf_k, norm.lists
+        return {
+            i: replace(sig, relevance=rrf((sig.bm25_rank, sig.dense_rank), k, lists))
+            for i, sig in found.items()
+        }
+    return {
+        i: replace(sig, relevance=norm.relevance(sig.bm25, sig.cosine)) for i, sig in found.items()
+    }

@@ -1,13 +1,14 @@
-"""Cross-tier ranking (pure): fuse the two searches, weigh by tier and time.
+"""Cross-tier ranking (pure): the fused relevance and bonuses, weighed by tier and time.
 
     score = relevance x tier_weight x evidence x recency
 
 - relevance: the fused relevance of the BM25 and dense searches, in
   [0, 1] (``halls.recall.fusion``: normalised scores by default, or
   reciprocal-rank fusion), plus, with the full retriever, the feedback
-  bonus of ``halls.recall.feedback``, the context, episode and speaker
-  bonuses of ``halls.recall.context``, the date bonuses of
-  ``halls.recall.when`` and the substance prior of ``halls.recall.substance``.
+  bonus of ``halls.recall.feedback``, the context and episode bonuses of
+  ``halls.recall.neighbours``, the speaker bonus of ``halls.recall.speakers``,
+  the date bonuses of ``halls.recall.when`` and the substance prior of
+  ``halls.recall.substance``.
 - tier_weight: short 1.0, near 0.9, long 0.8 (configurable).
 - evidence (long only): 1 + gain x ln(evidence_count), so a fact confirmed
   10 times outranks a one-off mention; a demoted or superseded fact is
@@ -36,8 +37,8 @@ class Candidate:
     bm25: float | None
     dense_rank: int | None
     cosine: float | None
-    # Set by the fusion of halls.recall.fusion; None means plain RRF of the ranks.
-    relevance: float | None = None
+    # The fused relevance of halls.recall.fusion, in [0, 1].
+    relevance: float
     context: float = 0.0
     episode: float = 0.0
     speaker: float = 0.0
@@ -82,14 +83,6 @@ class _Weighed:
 
 def _weigh(c: Candidate, now: float, cfg: RecallSettings) -> _Weighed:
     relevance = c.relevance
-    if relevance is None:
-        k = cfg.rrf_k
-        rrf = 0.0
-        if c.bm25_rank is not None:
-            rrf += 1.0 / (k + c.bm25_rank)
-        if c.dense_rank is not None:
-            rrf += 1.0 / (k + c.dense_rank)
-        relevance = rrf / (2.0 / (k + 1))
     weight, evidence = tier_weight(c.record, cfg)
     fresh = recency(c.record, now, cfg)
     bonus = c.feedback + c.context + c.episode + c.speaker + c.time + c.substance
@@ -125,10 +118,6 @@ def _hit(w: _Weighed) -> Hit:
             "recency": round(w.fresh, 4),
         },
     )
-
-
-def score(c: Candidate, now: float, cfg: RecallSettings) -> Hit:
-    return _hit(_weigh(c, now, cfg))
 
 
 def rank(

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 
 from halls.config import RecallSettings
-from halls.recall.context import without_label
+from halls.recall.speakers import without_label
 from halls.recall.text import STOPWORDS
 
 # A sentence ends at . ! ? (or their full-width forms) followed by a space.

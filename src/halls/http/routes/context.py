@@ -5,9 +5,9 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from halls.context import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
 from halls.http.deps import MemoryDep, StoreParam
 from halls.models import MAX_CONTENT_CHARS
+from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
 
 router = APIRouter(tags=["context"])
 

@@ -10,7 +10,7 @@ from fastapi import APIRouter, Query
 
 from halls.http.deps import Limit, MemoryDep, Offset, StoreParam
 from halls.http.schemas import ForgetIn
-from halls.models import ForgetFlag, LongFact
+from halls.models import FACT_STATUSES, ForgetFlag, LongFact
 
 router = APIRouter(prefix="/long", tags=["long"])
 
@@ -23,7 +23,7 @@ class FactWithChain(LongFact):
 def list_long(
     memory: MemoryDep,
     store: StoreParam = None,
-    status: str | None = Query(default=None, description="active, superseded or demoted"),
+    status: str | None = Query(default=None, description=", ".join(FACT_STATUSES)),
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> list[LongFact]:

@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query, Response
 
 from halls.http.deps import Limit, MemoryDep, Offset, StoreParam
 from halls.http.schemas import NearIn
-from halls.models import OpenLoop
+from halls.models import LOOP_STATUSES, OpenLoop
 
 router = APIRouter(prefix="/near", tags=["near"])
 
@@ -20,7 +20,7 @@ def add_loop(body: NearIn, memory: MemoryDep, store: StoreParam = None) -> OpenL
 def list_loops(
     memory: MemoryDep,
     store: StoreParam = None,
-    status: str | None = Query(default=None, description="open, done, cancelled or expired"),
+    status: str | None = Query(default=None, description=", ".join(LOOP_STATUSES)),
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> list[OpenLoop]:

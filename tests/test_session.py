@@ -1,4 +1,4 @@
-"""Session-start context: budget, due loops, ranking, dedup; pure, service and HTTP."""
+"""The session-start block (/context): budget, due loops, ranking, dedup; pure, service and HTTP."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from typing import Any
 import pytest
 
 from halls import InvalidInput, Memory, Settings
-from halls.context import (
+from halls.models import Hit, LongFact, OpenLoop, new_id, to_datetime
+from halls.service.session import (
     HEADER,
     assemble,
     due_loops,
@@ -16,7 +17,6 @@ from halls.context import (
     rank_facts,
     token_counter,
 )
-from halls.models import Hit, LongFact, OpenLoop, new_id
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 
@@ -144,7 +144,7 @@ def test_token_counter_uses_the_tokenizer(embedder: Any) -> None:
 
 
 def _seed_facts(memory: Memory, n: int) -> list[LongFact]:
-    store = memory._embedding_store("facts", create=True)
+    store = memory._stores.embedded("facts", create=True)
     texts = [
         f"Fact {i}: service {i % 37} runs on host {i % 11} and owner {i % 23} reviews its "
         f"deploys every {i % 5 + 1} weeks"
@@ -189,7 +189,7 @@ def test_context_budget_with_1000_facts(memory: Memory, embedder: Any) -> None:
 
 def test_context_due_time_loop_appears_future_does_not(memory: Memory) -> None:
     """A time-triggered loop whose time has passed is in the block; a future one is not."""
-    now = memory.now()
+    now = to_datetime(memory.clock())
     due = memory.add_loop(
         "Renew the TLS certificate for halls.example",
         store="loops",

@@ -1,4 +1,4 @@
-"""Score fusion, conversation context and the /search retrievers."""
+"""Score fusion, neighbours and episodes, speakers, and the /search retrievers."""
 
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ import pytest
 
 from halls.config import RecallSettings
 from halls.models import Match, NewShort
-from halls.recall.context import Placed, boosts
-from halls.recall.fusion import fuse, signals
+from halls.recall.fusion import Normaliser, fuse, signals
+from halls.recall.neighbours import Placed, boosts
 
 
 def _m(i: str, score: float) -> Match:
@@ -18,8 +18,8 @@ def test_score_fusion_normalises_each_list_by_its_best() -> None:
     """The best of both lists scores 1; a BM25-only hit scores its share of the BM25 half."""
     text = [_m("a", 8.0), _m("b", 4.0)]
     dense = [_m("a", 0.6), _m("c", 0.3)]
-    found = signals(text, dense)
-    fuse(found, text, dense, RecallSettings(bm25_weight=0.5))
+    cfg = RecallSettings(bm25_weight=0.5)
+    found = fuse(signals(text, dense), Normaliser(text, dense, cfg), cfg)
     assert found["a"].relevance == pytest.approx(1.0)
     assert found["b"].relevance == pytest.approx(0.25)
     assert found["c"].relevance == pytest.approx(0.25)
@@ -29,24 +29,24 @@ def test_score_fusion_normalises_each_list_by_its_best() -> None:
 def test_score_fusion_with_one_list_uses_it_whole() -> None:
     """With BM25 alone (retriever bm25), relevance is the BM25 share of the best."""
     text = [_m("a", 8.0), _m("b", 2.0)]
-    found = signals(text, [])
-    fuse(found, text, [], RecallSettings())
+    cfg = RecallSettings()
+    found = fuse(signals(text, []), Normaliser(text, [], cfg), cfg)
     assert found["b"].relevance == pytest.approx(0.25)
 
 
 def test_negative_cosines_add_nothing() -> None:
     """A cosine below zero is no evidence of relevance, not negative evidence."""
     dense = [_m("a", 0.5), _m("b", -0.2)]
-    found = signals([], dense)
-    fuse(found, [], dense, RecallSettings())
+    cfg = RecallSettings()
+    found = fuse(signals([], dense), Normaliser([], dense, cfg), cfg)
     assert found["b"].relevance == 0.0
 
 
 def test_rrf_fusion_is_kept_as_an_option() -> None:
     """fusion=rrf gives 1.0 to a record first in both lists, by the RRF formula."""
     text, dense = [_m("a", 3.0), _m("b", 1.0)], [_m("a", 0.9)]
-    found = signals(text, dense)
-    fuse(found, text, dense, RecallSettings(fusion="rrf", rrf_k=60))
+    cfg = RecallSettings(fusion="rrf", rrf_k=60)
+    found = fuse(signals(text, dense), Normaliser(text, dense, cfg), cfg)
     assert found["a"].relevance == pytest.approx(1.0)
     assert found["b"].relevance == pytest.approx((1 / 62) / (2 / 61))
 
@@ -183,7 +183,7 @@ def test_time_bonus_is_full_inside_and_halves_outside() -> None:
 
 def test_speaker_labels_match_names_in_the_query() -> None:
     """'Caroline: ...' is said by Caroline; a colon later in a sentence is no label."""
-    from halls.recall.context import query_words, speaker_bonus, speaker_of
+    from halls.recall.speakers import query_words, speaker_bonus, speaker_of
 
     cfg = RecallSettings(speaker_weight=0.2)
     assert speaker_of("Caroline: I went to a support group") == {"caroline"}

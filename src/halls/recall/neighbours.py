@@ -1,4 +1,4 @@
-"""Conversation context in ranking: neighbouring memories and episodes (pure).
+"""Neighbours in ranking: the memories written next to a hit, and episodes (pure).
 
 A memory is rarely self-contained. "Yes, it was so powerful" is the answer
 to "how was the support group?" only next to the turn before it; a question
@@ -16,23 +16,21 @@ signals bring that context into the score, with no model and no LLM:
   relevance in its episode, so that among equal matches those of the
   conversation the question is about come first.
 
-- speakers: a transcript line starting with a speaker label ("Caroline:
-  ...", "user: ...") gains ``speaker_weight`` when the query names that
-  speaker: "what did Caroline research?" is about what Caroline said.
-
-All act on the fused relevance of the candidates and of their neighbours
+Both act on the fused relevance of the candidates and of their neighbours
 (which the service fetches); none can make a memory outrank the best
 direct match by more than the weights allow.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+import numpy as np
+
 from halls.config import RecallSettings
-from halls.recall.text import STOPWORDS
+from halls.models import Written
+from halls.recall.fusion import Normaliser, Signals, cosines
 
 
 @dataclass(frozen=True, slots=True)
@@ -79,6 +77,36 @@ def boosts(
     return out
 
 
+def around(found: Mapping[str, Signals], n: int) -> list[str]:
+    """The ids of the ``n`` best records by total (ties by id): whose neighbours to fetch."""
+    return sorted(found, key=lambda i: (-found[i].total, i))[:n]
+
+
+def with_neighbours(
+    found: Mapping[str, Signals],
+    written: Sequence[Written],
+    query: np.ndarray,
+    norm: Normaliser,
+    cfg: RecallSettings,
+) -> tuple[dict[str, Signals], dict[str, Boost]]:
+    """``found`` with the new neighbours scored by cosine, and every placed record's bonus.
+
+    ``written`` are the records around the best hits (the hits among them),
+    as the store returns them. A neighbour no search found joins only when
+    it can be scored (score fusion with a dense list): otherwise it only
+    passes its place on to the hits around it.
+    """
+    out = dict(found)
+    totals = {i: sig.total for i, sig in found.items()}
+    new = [w for w in written if w.id not in found]
+    if new and norm.scores_unranked:
+        for w, c in zip(new, cosines([w.vector for w in new], query), strict=True):
+            sig = out[w.id] = Signals(cosine=c, relevance=norm.relevance(None, c))
+            totals[w.id] = sig.total
+    placed = [Placed(w.id, w.tier, w.seq, w.occurred_at) for w in written]
+    return out, boosts(totals, placed, cfg)
+
+
 def _episode_best(
     members: list[Placed], relevance: Mapping[str, float], gap: float
 ) -> dict[str, float]:
@@ -94,33 +122,3 @@ def _episode_best(
                 out[p.id] = best
             start = i
     return out
-
-
-# A transcript line's speaker label: "Caroline: ...", "user: ...", "Dr. Lee: ...".
-_LABEL = re.compile(r"^\s*([^\W\d_][\w.'’ -]{0,38}?)\s*:\s", re.UNICODE)
-_NAME = re.compile(r"[^\W\d_]+", re.UNICODE)
-
-
-def speaker_of(content: str) -> frozenset[str]:
-    """The lower-cased words of a memory's leading speaker label, if it has one."""
-    m = _LABEL.match(content)
-    if m is None:
-        return frozenset()
-    words = [w.lower() for w in _NAME.findall(m.group(1))]
-    return frozenset(w for w in words if w not in STOPWORDS) if len(words) <= 3 else frozenset()
-
-
-def without_label(content: str) -> str:
-    """``content`` without its leading speaker label, if ``speaker_of`` finds one."""
-    m = _LABEL.match(content)
-    return content[m.end() :] if m is not None and speaker_of(content) else content
-
-
-def query_words(query: str) -> frozenset[str]:
-    """Lower-cased words of a query, possessives stripped ("Caroline's" -> "caroline")."""
-    return frozenset(w.lower() for w in _NAME.findall(query.replace("’", "'")))
-
-
-def speaker_bonus(content: str, words: frozenset[str], cfg: RecallSettings) -> float:
-    """``speaker_weight`` when the memory was said by someone the query names."""
-    return cfg.speaker_weight if speaker_of(content) & words else 0.0

@@ -1,4 +1,4 @@
-"""Session-start context (pure): a token-budgeted block for a system prompt.
+"""The session-start block (pure): what `/context` returns, budgeted in tokens for a system prompt.
 
 The service fetches; this module only chooses, orders and renders. In order
 of precedence, because an agent can act on the first and only look up the

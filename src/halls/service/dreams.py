@@ -1,33 +1,34 @@
 """Consolidation ("dreaming") as seen from the service: run, review, revert, purge.
 
-A mixin of ``Memory``: the steps and engines live in ``halls.consolidate``;
-this composes them with the store, the embedder and the clock. Imports of
-the engines are deferred so that a server that never dreams does not load
-them (the llm engine pulls in an HTTP client and its schemas).
+The steps and engines live in ``halls.consolidate``; ``Dreams`` composes them
+with the stores, the embedder and the clock, and ``Memory`` delegates to it.
+Imports of the engines are deferred so that a server that never dreams does
+not load them (the llm engine pulls in an HTTP client and its schemas).
 """
 
 from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from halls.errors import Conflict, NotFound
+from halls.config import Settings
+from halls.consolidate.due import next_due, set_next_due
+from halls.errors import Conflict, ConsolidationFailed, NotFound
 from halls.models import Run, check_id, check_page, check_run_id, to_datetime
+from halls.service.stores import Stores
 
-if TYPE_CHECKING:
-    from halls.config import Settings
-    from halls.store.base import Store
+Embed = Callable[[list[str]], np.ndarray]
 
 
 class RunOutcomes:
     """How many consolidations this process attempted, by outcome (for /metrics).
 
-    Outcomes: ``done``, ``planned`` (a dry run), ``failed``, ``busy`` (another
-    run held the store). Kept here rather than in an adapter so that runs of
-    the scheduler thread count as well as runs on request.
+    Outcomes are ``halls.models.RunOutcome``. Kept here rather than in an
+    adapter so that runs of the scheduler thread count as well as runs on
+    request.
     """
 
     def __init__(self) -> None:
@@ -43,18 +44,17 @@ class RunOutcomes:
             return dict(self._counts)
 
 
-class Dreaming:
-    """The consolidation methods of ``Memory``."""
+class Dreams:
+    """Consolidation runs of every store: run, list, review, revert, schedule, purge."""
 
-    settings: Settings
-    clock: Callable[[], float]
-    run_outcomes: RunOutcomes
-
-    if TYPE_CHECKING:
-
-        def _store(self, store: str | None, *, create: bool = False) -> Store: ...
-        def _embedding_store(self, store: str | None, *, create: bool = False) -> Store: ...
-        def _embed(self, texts: list[str]) -> np.ndarray: ...
+    def __init__(
+        self, stores: Stores, settings: Settings, clock: Callable[[], float], embed: Embed
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self._stores = stores
+        self._embed = embed
+        self.run_outcomes = RunOutcomes()
 
     def _consolidation_engine(self) -> Any:
         cfg = self.settings.consolidator
@@ -69,11 +69,9 @@ class Dreaming:
     def consolidate(self, *, store: str | None = None, dry_run: bool = False) -> Run:
         """Run the consolidator on a store now; a dry run returns the plan, changes nothing."""
         from halls.consolidate.runner import Runner
-        from halls.consolidate.schedule import set_next_due
-        from halls.errors import ConsolidationFailed
 
         cfg = self.settings.consolidator
-        s = self._embedding_store(store)
+        s = self._stores.embedded(store)
         runner = Runner(s, self._consolidation_engine(), cfg, self._embed, self.clock)
         try:
             run = runner.run(dry_run=dry_run)
@@ -96,10 +94,10 @@ class Dreaming:
 
     def list_runs(self, *, store: str | None = None, limit: int = 50, offset: int = 0) -> list[Run]:
         """Consolidation run records, newest first."""
-        return self._store(store).list_runs(*check_page(limit, offset))
+        return self._stores.open(store).list_runs(*check_page(limit, offset))
 
     def get_run(self, id: str, *, store: str | None = None) -> Run:
-        run = self._store(store).get_run(check_run_id(id))
+        run = self._stores.open(store).get_run(check_run_id(id))
         if run is None:
             raise NotFound(f"no consolidation run {id}")
         return run
@@ -109,7 +107,7 @@ class Dreaming:
         from halls.consolidate.revert import revert
 
         run = self.get_run(id, store=store)
-        s = self._embedding_store(store)
+        s = self._stores.embedded(store)
         if not s.try_lock_consolidation():
             raise Conflict(f"a consolidation run for store '{s.name}' is in progress")
         try:
@@ -118,17 +116,16 @@ class Dreaming:
             s.unlock_consolidation()
 
     def consolidation_due(self, store: str) -> bool:
-        from halls.consolidate.schedule import next_due
-
         now = self.clock()
-        return next_due(self._store(store), now, self.settings.consolidator.interval_seconds) <= now
+        return (
+            next_due(self._stores.open(store), now, self.settings.consolidator.interval_seconds)
+            <= now
+        )
 
     def consolidation_status(self, *, store: str | None = None) -> dict[str, Any]:
         """Mode, next due time, whether a run is in progress, and the last run."""
-        from halls.consolidate.schedule import next_due
-
         cfg = self.settings.consolidator
-        s = self._store(store)
+        s = self._stores.open(store)
         last = s.list_runs(1, 0)
         due = next_due(s, self.clock(), cfg.interval_seconds)
         return {
@@ -153,7 +150,7 @@ class Dreaming:
         """The operator's emergency door: purge one fact now, recorded as a run."""
         from halls.consolidate.runner import operator_purge
 
-        s = self._store(store)
+        s = self._stores.open(store)
         fact = s.get_fact(check_id(id, "long"))
         if fact is None:
             raise NotFound(f"no long-term fact {id}")

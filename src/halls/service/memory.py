@@ -1,0 +1,405 @@
+"""The Memory service: the one layer that HTTP, MCP, the CLI and Python call.
+
+``Memory`` is a facade: it composes the service's parts and delegates to
+them, so that every adapter sees one object with one set of methods.
+
+- ``Stores`` (``stores.py``): named stores and their embedder check;
+- ``Records`` (``records.py``): short-term, open loops, journal, long-term, briefs;
+- the recall pipeline (``recall.py``) and the session-start block (``session.py``);
+- ``Dreams`` (``dreams.py``): consolidation runs, and the ``Scheduler``
+  (``scheduler.py``) that runs them on a timer, started by ``start_background``.
+
+Every public method takes a ``store`` name (``None`` = the configured default
+store). Ids, times and embeddings are stamped here, never by the store.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from halls.config import Settings
+from halls.embed import Embedder, build_embedder, fingerprint
+from halls.errors import InvalidInput
+from halls.models import (
+    RETRIEVERS,
+    SEARCH_TIERS,
+    Brief,
+    ForgetFlag,
+    Hit,
+    JournalEvent,
+    LongFact,
+    NewJournal,
+    NewShort,
+    OpenLoop,
+    Run,
+    SearchFilter,
+    ShortEntry,
+    check_content,
+    parse_time,
+)
+from halls.service.dreams import Dreams, RunOutcomes
+from halls.service.recall import search
+from halls.service.records import Records
+from halls.service.scheduler import Scheduler
+from halls.service.session import (
+    DEFAULT_BUDGET,
+    MAX_BUDGET,
+    MIN_BUDGET,
+    ContextBlock,
+    assemble,
+    token_counter,
+)
+from halls.service.stores import Stores
+
+# The newest CONTEXT_POOL active facts are ranked for the session block;
+# older ones reach it through the query's recalls, which search every fact.
+CONTEXT_POOL = 1000
+CONTEXT_RECALLS = 8
+
+
+class Memory:
+    """Memory for LLM agents: short-term, open loops, journal, long-term, recall."""
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        embedder: Embedder | None = None,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
+        self.settings = settings or Settings()
+        self.clock = clock
+        self._embedder = embedder
+        self._stores = Stores(self.settings, lambda: self.embedder)
+        self._records = Records(self._stores, self.settings, clock, self._embed)
+        self._dreams = Dreams(self._stores, self.settings, clock, self._embed)
+        self._scheduler: Scheduler | None = None
+
+    # -- composition --
+
+    @property
+    def embedder(self) -> Embedder:
+        if self._embedder is None:
+            self._embedder = build_embedder(self.settings.embedder)
+        return self._embedder
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        return self.embedder.embed(texts)
+
+    @property
+    def run_outcomes(self) -> RunOutcomes:
+        """Consolidations attempted by this process, by outcome (for /metrics)."""
+        return self._dreams.run_outcomes
+
+    def start_background(self) -> None:
+        """Start the consolidation timer when ``consolidator.mode`` is thread; else nothing."""
+        cfg = self.settings.consolidator
+        if cfg.mode == "thread" and self._scheduler is None:
+            self._scheduler = Scheduler(self, cfg.poll_seconds)
+            self._scheduler.start()
+
+    def close(self) -> None:
+        """Stop the consolidation timer (letting a run finish), then close every store."""
+        if self._scheduler is not None:
+            self._scheduler.stop()
+            self._scheduler = None
+        self._stores.close()
+
+    def __enter__(self) -> Memory:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- stores --
+
+    def stores(self) -> list[str]:
+        return self._stores.names()
+
+    def create_store(self, name: str) -> str:
+        return self._stores.create(name)
+
+    # -- records (short-term, open loops, journal, long-term, briefs) --
+
+    def remember(
+        self,
+        content: str,
+        *,
+        store: str | None = None,
+        topic: str | None = None,
+        source: str | None = None,
+        pinned: bool = False,
+        metadata: dict[str, Any] | None = None,
+        occurred_at: Any = None,
+    ) -> ShortEntry:
+        return self._records.remember(
+            content,
+            store=store,
+            topic=topic,
+            source=source,
+            pinned=pinned,
+            metadata=metadata,
+            occurred_at=occurred_at,
+        )
+
+    def remember_many(
+        self, items: Sequence[NewShort], *, store: str | None = None
+    ) -> list[ShortEntry]:
+        """Remember a batch atomically: every entry is stored, or none is."""
+        return self._records.remember_many(items, store=store)
+
+    def list_short(
+        self, *, store: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[ShortEntry]:
+        return self._records.list_short(store=store, limit=limit, offset=offset)
+
+    def get_short(self, id: str, *, store: str | None = None) -> ShortEntry:
+        return self._records.get_short(id, store=store)
+
+    def delete_short(self, id: str, *, store: str | None = None) -> None:
+        return self._records.delete_short(id, store=store)
+
+    def add_loop(
+        self,
+        intent: str,
+        *,
+        store: str | None = None,
+        topic: str | None = None,
+        trigger_type: str = "manual",
+        trigger_value: str | None = None,
+        expires_at: Any = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> OpenLoop:
+        return self._records.add_loop(
+            intent,
+            store=store,
+            topic=topic,
+            trigger_type=trigger_type,
+            trigger_value=trigger_value,
+            expires_at=expires_at,
+            metadata=metadata,
+        )
+
+    def list_loops(
+        self,
+        *,
+        store: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[OpenLoop]:
+        return self._records.list_loops(store=store, status=status, limit=limit, offset=offset)
+
+    def get_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
+        return self._records.get_loop(id, store=store)
+
+    def complete_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
+        return self._records.complete_loop(id, store=store)
+
+    def delete_loop(self, id: str, *, store: str | None = None) -> None:
+        return self._records.delete_loop(id, store=store)
+
+    def journal(
+        self, events: Sequence[NewJournal], *, store: str | None = None
+    ) -> list[JournalEvent]:
+        """Append raw events, secrets redacted before anything is stored."""
+        return self._records.journal(events, store=store)
+
+    def list_journal(
+        self, *, store: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[JournalEvent]:
+        return self._records.list_journal(store=store, limit=limit, offset=offset)
+
+    def list_long(
+        self,
+        *,
+        store: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[LongFact]:
+        return self._records.list_long(store=store, status=status, limit=limit, offset=offset)
+
+    def get_long(self, id: str, *, store: str | None = None) -> tuple[LongFact, list[LongFact]]:
+        """The fact and its whole supersession chain, oldest first."""
+        return self._records.get_long(id, store=store)
+
+    def flag_forget(self, id: str, reason: str, *, store: str | None = None) -> ForgetFlag:
+        """Record a forget flag; the consolidator acts on it at its next run."""
+        return self._records.flag_forget(id, reason, store=store)
+
+    def submit_brief(
+        self,
+        summary: str,
+        *,
+        store: str | None = None,
+        promote_hints: Sequence[str] = (),
+        completed_intents: Sequence[str] = (),
+        noise: Sequence[str] = (),
+    ) -> Brief:
+        return self._records.submit_brief(
+            summary,
+            store=store,
+            promote_hints=promote_hints,
+            completed_intents=completed_intents,
+            noise=noise,
+        )
+
+    # -- recall --
+
+    def search(
+        self,
+        query: str,
+        *,
+        store: str | None = None,
+        n_results: int = 5,
+        tiers: Sequence[str] | None = None,
+        topic: str | None = None,
+        since: Any = None,
+        until: Any = None,
+        include_superseded: bool = False,
+        retriever: str = "full",
+    ) -> list[Hit]:
+        """Hybrid search across tiers, merged by one explained score.
+
+        ``retriever`` is "full" (fused BM25 and dense, with conversation
+        context), "fused" (without context), "bm25" or "dense" alone.
+        """
+        check_content(query, "query")
+        if not 1 <= n_results <= 100:
+            raise InvalidInput("n_results must be between 1 and 100")
+        if retriever not in RETRIEVERS:
+            raise InvalidInput(f"retriever must be one of {', '.join(RETRIEVERS)}")
+        chosen = tuple(dict.fromkeys(tiers)) if tiers else SEARCH_TIERS
+        unknown = [t for t in chosen if t not in SEARCH_TIERS]
+        if unknown:
+            raise InvalidInput(f"unknown tier '{unknown[0]}': use {', '.join(SEARCH_TIERS)}")
+        filt = SearchFilter(
+            tiers=chosen,
+            topic=topic,
+            since=parse_time(since, "since"),
+            until=parse_time(until, "until"),
+            include_superseded=include_superseded,
+        )
+        s = self._stores.embedded(store)
+        return search(
+            s, self.embedder, self.settings.recall, query, filt, n_results, retriever, self.clock()
+        )
+
+    def context(
+        self,
+        *,
+        store: str | None = None,
+        query: str | None = None,
+        budget_tokens: int = DEFAULT_BUDGET,
+    ) -> ContextBlock:
+        """A token-budgeted block for a system prompt: due loops, recalls, top facts."""
+        if (
+            isinstance(budget_tokens, bool)
+            or not isinstance(budget_tokens, int)
+            or not (MIN_BUDGET <= budget_tokens <= MAX_BUDGET)
+        ):
+            raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
+        query = query if query and query.strip() else None
+        s = self._stores.open(store)
+        facts = s.list_facts("active", CONTEXT_POOL, 0)
+        loops = s.list_loops("open", CONTEXT_POOL, 0)
+        hits = self.search(query, store=store, n_results=CONTEXT_RECALLS) if query else []
+        return assemble(
+            facts=facts,
+            loops=loops,
+            hits=hits,
+            now=self.clock(),
+            query=query,
+            budget_tokens=budget_tokens,
+            count_tokens=token_counter(getattr(self.embedder, "tokenizer", None)),
+            cfg=self.settings.recall,
+        )
+
+    # -- stats and maintenance --
+
+    def stats(self, *, store: str | None = None) -> dict[str, Any]:
+        s = self._stores.open(store)
+        counts = s.counts()
+        return {
+            "store": s.name,
+            "counts": {
+                "short": counts["short"],
+                "near": counts["near"],
+                "long": counts["long"],
+                "journal": counts["journal"],
+                "briefs": counts["briefs"],
+                "forget_flags": counts["forget_flags"],
+            },
+            "size_bytes": s.size_bytes(),
+            "embedder": self._stores.fingerprint_of(s.name),
+        }
+
+    def open_store_counts(self) -> dict[str, dict[str, int]]:
+        """The counts of ``stats`` for each store open in this process; opens none.
+
+        For monitoring: a scrape must not open (and so keep open) every store
+        on disk.
+        """
+        return {s.name: s.counts() for s in self._stores.opened()}
+
+    def reembed(
+        self, *, store: str | None = None, progress: Callable[[int], None] | None = None
+    ) -> int:
+        """Re-embed every record of a store with the configured embedder."""
+        s = self._stores.open(store)
+        done = 0
+        batch = max(self.settings.embedder.batch_size, 64)
+        for rows in s.iter_texts(batch):
+            ids = [r[0] for r in rows]
+            s.set_vectors(ids, self._embed([r[1] for r in rows]))
+            done += len(rows)
+            if progress:
+                progress(len(rows))
+        self._stores.mark_embedded(s)
+        return done
+
+    def count_embedded(self, *, store: str | None = None) -> int:
+        c = self._stores.open(store).counts()
+        return c["short"] + c["near"] + c["long"]
+
+    def fingerprint_of(self, store: str) -> str | None:
+        """The fingerprint of the embedder that wrote the store's vectors, if any yet."""
+        return self._stores.fingerprint_of(store)
+
+    def probe_embedder(self) -> str:
+        """Load the configured embedder, embed one text, and return its fingerprint."""
+        self.embedder.embed(["probe"])
+        return fingerprint(self.embedder)
+
+    # -- consolidation ("dreaming") --
+
+    def consolidate(self, *, store: str | None = None, dry_run: bool = False) -> Run:
+        """Run the consolidator on a store now; a dry run returns the plan, changes nothing."""
+        return self._dreams.consolidate(store=store, dry_run=dry_run)
+
+    def list_runs(self, *, store: str | None = None, limit: int = 50, offset: int = 0) -> list[Run]:
+        """Consolidation run records, newest first."""
+        return self._dreams.list_runs(store=store, limit=limit, offset=offset)
+
+    def get_run(self, id: str, *, store: str | None = None) -> Run:
+        return self._dreams.get_run(id, store=store)
+
+    def revert_run(self, id: str, *, store: str | None = None) -> Run:
+        """Undo a run's non-purge actions (purges are irreversible by design)."""
+        return self._dreams.revert_run(id, store=store)
+
+    def consolidation_due(self, store: str) -> bool:
+        return self._dreams.consolidation_due(store)
+
+    def consolidation_status(self, *, store: str | None = None) -> dict[str, Any]:
+        """Mode, next due time, whether a run is in progress, and the last run."""
+        return self._dreams.consolidation_status(store=store)
+
+    def purge_fact(self, id: str, *, store: str | None = None) -> Run:
+        """The operator's emergency door: purge one fact now, recorded as a run."""
+        return self._dreams.purge_fact(id, store=store)

@@ -1,0 +1,115 @@
+"""The search pipeline: retrieve -> fuse -> expand (feedback, neighbours) -> weigh -> rank.
+
+``Memory.search`` validates the request; this module runs it against one
+store. Each stage is at most one store fetch followed by one pure function
+of ``halls.recall`` that returns a new value; nothing here does arithmetic,
+and no helper mutates what another stage holds. The ``Normaliser`` (how raw
+BM25 and cosine scores become one relevance) is built once, from the two
+primitive lists, and used by every stage that scores a record.
+"""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+
+from halls.config import RecallSettings
+from halls.embed import Embedder
+from halls.models import Hit, Match, SearchFilter
+from halls.recall import feedback, neighbours, query_terms, rank, weigh
+from halls.recall.fusion import Normaliser, Signals, fuse, signals, with_cosines
+from halls.recall.neighbours import Boost
+from halls.store.base import Store
+
+# The full-text query and the query embedding (then the vector scan) are
+# independent and both release the GIL (SQLite; torch and BLAS), so on two
+# cores they overlap. One persistent pool: a pool per query costs a thread
+# start each time. Its threads each keep a store reader connection.
+_TEXT_POOL = ThreadPoolExecutor(max_workers=4, thread_name_prefix="halls-text")
+
+
+def search(
+    s: Store,
+    embedder: Embedder,
+    cfg: RecallSettings,
+    query: str,
+    filt: SearchFilter,
+    n_results: int,
+    retriever: str,
+    now: float,
+) -> list[Hit]:
+    """Ranked hits for ``query`` in store ``s``; ``retriever`` picks the mode."""
+    full = retriever == "full"
+    # retrieve: full text (on the pool) beside the query embedding and vector scan.
+    pool = max(cfg.candidates, n_results)
+    terms = query_terms(query) if retriever != "dense" else []
+    fill = cfg.fusion == "score" and retriever != "bm25"
+    texts = _TEXT_POOL.submit(_text_branch, s, terms, filt, pool, fill) if terms else None
+    vector = embedder.embed([query])[0] if retriever != "bm25" else np.zeros(0, np.float32)
+    dense_hits = s.vector_search(vector, filt, pool) if retriever != "bm25" else []
+    text_hits, stored = texts.result() if texts is not None else ([], {})
+    norm = Normaliser(text_hits, dense_hits, cfg)
+
+    # fuse: the stored vectors give the text hits the dense search missed their cosine.
+    found = signals(text_hits, dense_hits)
+    if fill and text_hits and dense_hits:
+        found = with_cosines(
+            found, {i: v for i, v in stored.items() if found[i].cosine is None}, vector
+        )
+    found = fuse(found, norm, cfg)
+
+    # expand: feedback, then the neighbours of the best hits.
+    if full and cfg.feedback_weight > 0 and text_hits:
+        found = _feedback(s, cfg, found, query, vector, norm, filt)
+    boost: dict[str, Boost] = {}
+    if full and (cfg.context_weight > 0 or cfg.episode_weight > 0):
+        written = s.neighbours(
+            neighbours.around(found, cfg.context_candidates), cfg.context_radius, filt
+        )
+        found, boost = neighbours.with_neighbours(found, written, vector, norm, cfg)
+
+    # weigh: read only the records that can reach the top n, then rank them.
+    best = weigh.shortlist(found, boost, max(3 * n_results, cfg.weigh_candidates))
+    records = s.get_records(best)
+    candidates = weigh.candidates(found, boost, records, query, cfg, full)
+    return rank(candidates, now, cfg, n_results, substance=full)
+
+
+def _text_branch(
+    s: Store, terms: list[str], filt: SearchFilter, pool: int, vectors: bool
+) -> tuple[list[Match], dict[str, np.ndarray]]:
+    """The full-text hits and, if wanted, their stored vectors.
+
+    The vectors are read here, beside the query embedding, rather than after
+    it: those of the hits the dense search misses give them their cosine.
+    """
+    hits = s.text_search(terms, filt, pool)
+    return hits, (s.vectors([m.id for m in hits]) if vectors and hits else {})
+
+
+def _feedback(
+    s: Store,
+    cfg: RecallSettings,
+    found: dict[str, Signals],
+    query: str,
+    vector: np.ndarray,
+    norm: Normaliser,
+    filt: SearchFilter,
+) -> dict[str, Signals]:
+    """Pseudo-relevance feedback: the best hits' rare words as a second full-text query.
+
+    Four fetches, each followed by its pure step: the best hits' texts ->
+    their shared words; those words' counts -> the terms; the second query
+    -> the hits no search found; their vectors -> the new value of ``found``.
+    """
+    top = feedback.top(found, cfg.feedback_docs)
+    records = s.get_records(top)
+    texts = [getattr(records[i], "content", "") for i in top if i in records]
+    shared = feedback.candidate_terms(texts, feedback.query_exclusions(query))
+    total, df = s.term_counts(list(shared))
+    terms = feedback.choose(shared, df, total, cfg.feedback_terms, cfg.feedback_max_share)
+    hits = s.text_search(terms, filt, cfg.candidates) if terms else []
+    new = feedback.unscored(found, hits, norm)
+    stored = s.vectors(new) if new else {}
+    return feedback.with_feedback(found, hits, stored, vector, norm, cfg)

@@ -1,0 +1,312 @@
+"""The records of every tier: short-term entries, open loops, journal, long-term facts, briefs.
+
+Each method validates its input, stamps ids and times, embeds what is
+searched, and writes through the store; ``Memory`` delegates to ``Records``.
+Long-term facts are read and flagged here, never written: only the
+consolidator writes them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from halls.config import Settings
+from halls.errors import Conflict, InvalidInput, NotFound
+from halls.models import (
+    FACT_STATUSES,
+    LOOP_STATUSES,
+    TRIGGER_TYPES,
+    Brief,
+    ForgetFlag,
+    JournalEvent,
+    LongFact,
+    NewJournal,
+    NewShort,
+    OpenLoop,
+    ShortEntry,
+    check_content,
+    check_id,
+    check_page,
+    new_id,
+    parse_time,
+    to_datetime,
+)
+from halls.redact import redact
+from halls.service.stores import Stores
+
+MAX_BATCH = 1000
+
+
+def _metadata(value: Any) -> dict[str, Any]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict):
+        raise InvalidInput("metadata must be a JSON object")
+    return value
+
+
+class Records:
+    """Reads and writes of the records of one or many stores."""
+
+    def __init__(
+        self,
+        stores: Stores,
+        settings: Settings,
+        clock: Callable[[], float],
+        embed: Callable[[list[str]], np.ndarray],
+    ) -> None:
+        self.settings = settings
+        self.clock = clock
+        self._stores = stores
+        self._embed = embed
+
+    # -- short-term --
+
+    def remember(
+        self,
+        content: str,
+        *,
+        store: str | None = None,
+        topic: str | None = None,
+        source: str | None = None,
+        pinned: bool = False,
+        metadata: dict[str, Any] | None = None,
+        occurred_at: Any = None,
+    ) -> ShortEntry:
+        try:
+            item = NewShort(
+                content=content,
+                topic=topic,
+                source=source,
+                pinned=pinned,
+                metadata=metadata or {},
+                occurred_at=occurred_at,
+            )
+        except ValidationError as exc:
+            first = exc.errors()[0]
+            where = ".".join(str(p) for p in first.get("loc", ()))
+            raise InvalidInput(f"{where}: {first.get('msg', 'invalid value')}") from None
+        return self.remember_many([item], store=store)[0]
+
+    def remember_many(
+        self, items: Sequence[NewShort], *, store: str | None = None
+    ) -> list[ShortEntry]:
+        """Remember a batch atomically: every entry is stored, or none is."""
+        if not items:
+            raise InvalidInput("items must not be empty")
+        if len(items) > MAX_BATCH:
+            raise InvalidInput(f"at most {MAX_BATCH} items per batch")
+        now = self.clock()
+        ttl = self.settings.short.ttl_seconds
+        entries = []
+        for n, item in enumerate(items):
+            where = f"items[{n}]." if len(items) > 1 else ""
+            check_content(item.content, f"{where}content")
+            occurred = parse_time(item.occurred_at, f"{where}occurred_at") or now
+            entries.append(
+                ShortEntry(
+                    id=new_id("short"),
+                    content=item.content,
+                    topic=item.topic,
+                    source=item.source,
+                    pinned=item.pinned,
+                    metadata=_metadata(item.metadata),
+                    created_at=to_datetime(now),
+                    occurred_at=to_datetime(occurred),
+                    expires_at=None if item.pinned else to_datetime(now + ttl),
+                )
+            )
+        s = self._stores.embedded(store, create=True)
+        vectors = self._embed([e.content for e in entries])
+        s.add_short(entries, vectors)
+        return entries
+
+    def list_short(
+        self, *, store: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[ShortEntry]:
+        return self._stores.open(store).list_short(*check_page(limit, offset))
+
+    def get_short(self, id: str, *, store: str | None = None) -> ShortEntry:
+        entry = self._stores.open(store).get_short(check_id(id, "short"))
+        if entry is None:
+            raise NotFound(f"no short-term entry {id}")
+        return entry
+
+    def delete_short(self, id: str, *, store: str | None = None) -> None:
+        if not self._stores.open(store).delete_short(check_id(id, "short")):
+            raise NotFound(f"no short-term entry {id}")
+
+    # -- near-term: open loops --
+
+    def add_loop(
+        self,
+        intent: str,
+        *,
+        store: str | None = None,
+        topic: str | None = None,
+        trigger_type: str = "manual",
+        trigger_value: str | None = None,
+        expires_at: Any = None,
+        metadata: dict[str, Any] | None = None,
+    ) -> OpenLoop:
+        check_content(intent, "intent")
+        if trigger_type not in TRIGGER_TYPES:
+            raise InvalidInput(f"trigger_type must be one of {', '.join(TRIGGER_TYPES)}")
+        if trigger_type == "time":
+            due = parse_time(trigger_value, "trigger_value")
+            if due is None:
+                raise InvalidInput("a time trigger needs trigger_value (ISO-8601 or unix seconds)")
+            trigger_value = to_datetime(due).isoformat()  # type: ignore[union-attr]
+        if trigger_type == "topic" and not (trigger_value or topic):
+            raise InvalidInput("a topic trigger needs trigger_value or topic")
+        now = self.clock()
+        loop = OpenLoop(
+            id=new_id("near"),
+            intent=intent,
+            topic=topic,
+            trigger_type=trigger_type,  # type: ignore[arg-type]
+            trigger_value=trigger_value,
+            expires_at=to_datetime(parse_time(expires_at, "expires_at")),
+            metadata=_metadata(metadata),
+            created_at=to_datetime(now),
+            occurred_at=to_datetime(now),
+        )
+        s = self._stores.embedded(store, create=True)
+        s.add_loop(loop, self._embed([intent])[0])
+        return loop
+
+    def list_loops(
+        self,
+        *,
+        store: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[OpenLoop]:
+        if status is not None and status not in LOOP_STATUSES:
+            raise InvalidInput(f"status must be one of {', '.join(LOOP_STATUSES)}")
+        return self._stores.open(store).list_loops(status, *check_page(limit, offset))
+
+    def get_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
+        loop = self._stores.open(store).get_loop(check_id(id, "near"))
+        if loop is None:
+            raise NotFound(f"no open loop {id}")
+        return loop
+
+    def complete_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
+        s = self._stores.open(store)
+        loop = self.get_loop(id, store=store)
+        if loop.status != "open":
+            raise Conflict(f"open loop {id} is already {loop.status}")
+        done = loop.model_copy(update={"status": "done", "closed_at": to_datetime(self.clock())})
+        s.update_loop(done)
+        return done
+
+    def delete_loop(self, id: str, *, store: str | None = None) -> None:
+        if not self._stores.open(store).delete_loop(check_id(id, "near")):
+            raise NotFound(f"no open loop {id}")
+
+    # -- journal --
+
+    def journal(
+        self, events: Sequence[NewJournal], *, store: str | None = None
+    ) -> list[JournalEvent]:
+        """Append raw events, secrets redacted before anything is stored."""
+        if not events:
+            raise InvalidInput("items must not be empty")
+        if len(events) > MAX_BATCH:
+            raise InvalidInput(f"at most {MAX_BATCH} items per batch")
+        now = self.clock()
+        out = []
+        for n, event in enumerate(events):
+            where = f"items[{n}]." if len(events) > 1 else ""
+            check_content(event.content, f"{where}content")
+            text, hidden = redact(event.content)
+            occurred = parse_time(event.occurred_at, f"{where}occurred_at") or now
+            out.append(
+                JournalEvent(
+                    id=new_id("journal"),
+                    content=text,
+                    role=event.role,
+                    session_id=event.session_id,
+                    redactions=hidden,
+                    metadata=_metadata(event.metadata),
+                    created_at=to_datetime(now),
+                    occurred_at=to_datetime(occurred),
+                )
+            )
+        self._stores.open(store, create=True).add_journal(out)
+        return out
+
+    def list_journal(
+        self, *, store: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[JournalEvent]:
+        return self._stores.open(store).list_journal(*check_page(limit, offset))
+
+    # -- long-term (read, flag) --
+
+    def list_long(
+        self,
+        *,
+        store: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> list[LongFact]:
+        if status is not None and status not in FACT_STATUSES:
+            raise InvalidInput(f"status must be one of {', '.join(FACT_STATUSES)}")
+        return self._stores.open(store).list_facts(status, *check_page(limit, offset))
+
+    def get_long(self, id: str, *, store: str | None = None) -> tuple[LongFact, list[LongFact]]:
+        """The fact and its whole supersession chain, oldest first."""
+        chain = self._stores.open(store).fact_chain(check_id(id, "long"))
+        fact = next((f for f in chain if f.id == id), None)
+        if fact is None:
+            raise NotFound(f"no long-term fact {id}")
+        return fact, chain
+
+    def flag_forget(self, id: str, reason: str, *, store: str | None = None) -> ForgetFlag:
+        """Record a forget flag; the consolidator acts on it at its next run."""
+        check_content(reason, "reason")
+        s = self._stores.open(store)
+        if s.get_fact(check_id(id, "long")) is None:
+            raise NotFound(f"no long-term fact {id}")
+        flag = ForgetFlag(
+            id=new_id("flag"), fact_id=id, reason=reason, created_at=to_datetime(self.clock())
+        )
+        s.add_flag(flag)
+        return flag
+
+    # -- briefs --
+
+    def submit_brief(
+        self,
+        summary: str,
+        *,
+        store: str | None = None,
+        promote_hints: Sequence[str] = (),
+        completed_intents: Sequence[str] = (),
+        noise: Sequence[str] = (),
+    ) -> Brief:
+        check_content(summary, "summary")
+        for field, values in (
+            ("promote_hints", promote_hints),
+            ("completed_intents", completed_intents),
+            ("noise", noise),
+        ):
+            if len(values) > MAX_BATCH or not all(isinstance(v, str) and v.strip() for v in values):
+                raise InvalidInput(f"{field} must be a list of non-empty strings")
+        brief = Brief(
+            id=new_id("brief"),
+            summary=summary,
+            promote_hints=list(promote_hints),
+            completed_intents=list(completed_intents),
+            noise=list(noise),
+            created_at=to_datetime(self.clock()),
+        )
+        self._stores.open(store, create=True).add_brief(brief)
+        return brief
