@@ -16,7 +16,7 @@ import halls
 from halls import Memory, Settings
 from halls.cli import main
 from halls.config import EmbedderSettings
-from halls.embed.local import LocalEmbedder
+from halls.embed import Embedder
 from openai_stub import OpenAIStub
 
 REPO = Path(__file__).resolve().parent.parent
@@ -199,7 +199,7 @@ def test_stats_of_missing_store_is_one_line_error(data: Path) -> None:
 # -- doctor --
 
 
-def test_doctor_on_a_good_setup(data: Path, embedder: LocalEmbedder) -> None:
+def test_doctor_on_a_good_setup(data: Path, embedder: Embedder) -> None:
     """doctor checks model, data dir, each store and the port, and exits 0."""
     with Memory(Settings(data_dir=data), embedder=embedder) as m:
         m.remember("hello", store="fine")
@@ -215,7 +215,7 @@ def test_doctor_on_a_good_setup(data: Path, embedder: LocalEmbedder) -> None:
     assert "is free" in text
 
 
-def test_doctor_flags_a_store_from_another_embedder(data: Path, embedder: LocalEmbedder) -> None:
+def test_doctor_flags_a_store_from_another_embedder(data: Path, embedder: Embedder) -> None:
     """A store embedded by another model makes doctor exit 1 and name `halls reembed`."""
     with OpenAIStub(dim=16) as stub:
         other = Settings(
