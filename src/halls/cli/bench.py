@@ -120,7 +120,7 @@ def bench_perf(
         raise click.ClickException(exc.message) from None
     table = Table(
         title=f"halls bench perf ({result['machine']['cpus']} CPUs, "
-        f"{result['machine']['cpu_model']})"
+        f"{result['machine']['cpu_model']}; {' '.join(result['machine']['cpu_flags'])})"
     )
     for header in perf.TABLE_HEADERS:
         table.add_column(header, justify="right")
