@@ -16,14 +16,16 @@ worker thread.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from pydantic_core import to_jsonable_python
 
 from halls.client import HallsClient, error_from_wire
 from halls.models import NewJournal
-from halls.service import Memory
+
+if TYPE_CHECKING:  # the service (store, indexes) loads only where a LocalBackend is built
+    from halls.service import Memory
 
 JSON = dict[str, Any]
 __all__ = ["Backend", "LocalBackend", "RemoteBackend", "error_from_wire"]
