@@ -97,6 +97,21 @@ def test_remote_commands_never_load_the_model(server: LiveServer, store_name: st
     assert proc.stdout.strip().splitlines()[-1] == "[]"
 
 
+def test_hooks_never_load_the_mcp_sdk_or_the_service() -> None:
+    """A Claude Code hook imports the HTTP client only: no MCP SDK, service or model."""
+    code = (
+        "import sys\n"
+        "import halls.cli, halls.integrations.hooks\n"
+        "heavy = ('mcp', 'halls.mcp.server', 'halls.service', 'onnxruntime', 'torch', 'fastapi')\n"
+        "print(sorted(m for m in heavy if m in sys.modules))\n"
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.strip() == "[]"
+
+
 def test_a_token_server_needs_the_token(server_factory, store_name: str) -> None:  # type: ignore[no-untyped-def]
     """HALLS_TOKEN (or --token) is sent; without it the refusal is one clear line."""
     guarded = server_factory(env={"HALLS_SERVER__BEARER_TOKEN": "s3cret-token-1234"})
