@@ -1,6 +1,8 @@
 # The two commands of the README's quick start: `make run` and `make test`.
-# Both create .venv on first use. torch is installed first and pinned:
-# 2.13.0 is a CPU wheel, while an unpinned torch pulls a multi-GB CUDA build.
+# Both create .venv on first use. The default embedder needs no torch; the
+# tests also cover the torch backend, so the venv gets the [torch] extra with
+# torch installed first and pinned: 2.13.0 is a CPU wheel, while an unpinned
+# torch pulls a multi-GB CUDA build.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -8,22 +10,30 @@ STAMP := $(VENV)/.installed
 
 .PHONY: run test lint bench-perf clean chromium
 
-$(STAMP): pyproject.toml
+RUN_STAMP := $(VENV)/.installed-run
+
+# The server: halls and its default (ONNX) embedder, no torch.
+$(RUN_STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet -e .
+	touch $(RUN_STAMP)
+
+# The tests: the same venv plus the dev tools and the torch backend.
+$(STAMP): $(RUN_STAMP)
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev]'
+	$(BIN)/pip install --quiet -e '.[dev,torch]'
 	touch $(STAMP)
 
-run: $(STAMP)
+run: $(RUN_STAMP)
 	$(BIN)/halls serve
 
 test: $(STAMP) chromium
 	$(BIN)/python -m pytest
 
 lint: $(STAMP)
-	$(BIN)/ruff check src tests
-	$(BIN)/ruff format --check src tests
+	$(BIN)/ruff check src tests scripts
+	$(BIN)/ruff format --check src tests scripts
 	$(BIN)/mypy
 
 bench-perf: $(STAMP)

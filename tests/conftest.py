@@ -22,19 +22,28 @@ import httpx
 import pytest
 
 from halls import Memory, Settings
-from halls.embed.local import LocalEmbedder
+from halls.config import EmbedderSettings
+from halls.embed import Embedder, build_embedder
 
 REPO = Path(__file__).resolve().parent.parent
 
 
 @pytest.fixture(scope="session")
-def embedder() -> LocalEmbedder:
-    """The packaged all-MiniLM-L6-v2, loaded once per test session."""
+def embedder() -> Embedder:
+    """The default embedder (packaged int8 all-MiniLM-L6-v2 on ONNX), loaded once."""
+    return build_embedder(EmbedderSettings())
+
+
+@pytest.fixture(scope="session")
+def torch_embedder() -> Embedder:
+    """The torch backend (halls[torch]) with the same packaged weights, loaded once."""
+    from halls.embed.local import LocalEmbedder
+
     return LocalEmbedder()
 
 
 @pytest.fixture
-def memory(tmp_path: Path, embedder: LocalEmbedder) -> Iterator[Memory]:
+def memory(tmp_path: Path, embedder: Embedder) -> Iterator[Memory]:
     """The real service on a fresh data directory."""
     with Memory(Settings(data_dir=tmp_path / "data"), embedder=embedder) as m:
         yield m

@@ -38,7 +38,15 @@ WEB = ("fastapi", "starlette", "click", "mcp", "uvicorn")
 # What any adapter may import besides its own package: the service's public
 # face (the package, not its modules), the values it speaks in, and the
 # root package (for __version__).
-ADAPTER_MAY_IMPORT = ("halls.service", "halls.models", "halls.errors", "halls.config")
+# halls.client is how an adapter reaches a running server instead of the
+# service in its own process (MCP's remote backend, the CLI when a server answers).
+ADAPTER_MAY_IMPORT = (
+    "halls.service",
+    "halls.models",
+    "halls.errors",
+    "halls.config",
+    "halls.client",
+)
 ADAPTER_EXTRA = {
     # The viewer is a static page the HTTP adapter serves.
     "halls.http": ("halls.viewer",),

@@ -16,7 +16,7 @@ import halls
 from halls import Memory, Settings
 from halls.cli import main
 from halls.config import EmbedderSettings
-from halls.embed.local import LocalEmbedder
+from halls.embed import Embedder
 from openai_stub import OpenAIStub
 
 REPO = Path(__file__).resolve().parent.parent
@@ -185,7 +185,7 @@ def test_stats_prints_json(data: Path) -> None:
     assert stats["store"] == "s1"
     assert stats["counts"]["short"] == 2 and stats["counts"]["near"] == 0
     assert stats["size_bytes"] > 0
-    assert stats["embedder"] == "all-MiniLM-L6-v2:384"
+    assert stats["embedder"] == "all-MiniLM-L6-v2/onnx-int8:384"
 
 
 def test_stats_of_missing_store_is_one_line_error(data: Path) -> None:
@@ -199,7 +199,7 @@ def test_stats_of_missing_store_is_one_line_error(data: Path) -> None:
 # -- doctor --
 
 
-def test_doctor_on_a_good_setup(data: Path, embedder: LocalEmbedder) -> None:
+def test_doctor_on_a_good_setup(data: Path, embedder: Embedder) -> None:
     """doctor checks model, data dir, each store and the port, and exits 0."""
     with Memory(Settings(data_dir=data), embedder=embedder) as m:
         m.remember("hello", store="fine")
@@ -209,13 +209,13 @@ def test_doctor_on_a_good_setup(data: Path, embedder: LocalEmbedder) -> None:
     lines = res.stdout.splitlines()
     assert lines and all(line.startswith("ok ") for line in lines), res.stdout
     text = res.stdout
-    assert "embedder loads and embeds: all-MiniLM-L6-v2:384" in text
+    assert "embedder loads and embeds: all-MiniLM-L6-v2/onnx-int8:384" in text
     assert "data directory is writable" in text
-    assert "store 'fine': embedder all-MiniLM-L6-v2:384" in text
+    assert "store 'fine': embedder all-MiniLM-L6-v2/onnx-int8:384" in text
     assert "is free" in text
 
 
-def test_doctor_flags_a_store_from_another_embedder(data: Path, embedder: LocalEmbedder) -> None:
+def test_doctor_flags_a_store_from_another_embedder(data: Path, embedder: Embedder) -> None:
     """A store embedded by another model makes doctor exit 1 and name `halls reembed`."""
     with OpenAIStub(dim=16) as stub:
         other = Settings(

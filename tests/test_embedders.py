@@ -14,7 +14,7 @@ from pydantic import ValidationError
 
 from halls import EmbedderMismatch, EmbeddingFailed, InvalidInput, Memory, Settings
 from halls.config import EmbedderSettings
-from halls.embed import build_embedder, fingerprint
+from halls.embed import Embedder, build_embedder, fingerprint
 from halls.embed.local import LocalEmbedder, cpuinfo_has_bfloat16, native_bfloat16
 from halls.embed.openai import OpenAIEmbedder
 from openai_stub import OpenAIStub, stub_vector
@@ -32,29 +32,40 @@ def cos(a: np.ndarray, b: np.ndarray) -> float:
     return float(a @ b)
 
 
-# -- the local model --
+# -- the local model, on both backends --
 
 
-def test_local_embedder_gives_unit_float32_384(embedder: LocalEmbedder) -> None:
-    """all-MiniLM-L6-v2: (n, 384) float32 rows of unit length; fingerprint names it."""
-    vectors = embedder.embed(["one sentence", "another, longer sentence about the weather"])
+@pytest.fixture(params=["embedder", "torch_embedder"], ids=["onnx", "torch"])
+def local(request: pytest.FixtureRequest) -> Embedder:
+    """Each local backend in turn: the default (ONNX int8) and torch."""
+    return request.getfixturevalue(request.param)
+
+
+def test_local_embedder_gives_unit_float32_384(local: Embedder) -> None:
+    """all-MiniLM-L6-v2: (n, 384) float32 rows of unit length; fingerprint names the backend."""
+    vectors = local.embed(["one sentence", "another, longer sentence about the weather"])
     assert vectors.shape == (2, 384) and vectors.dtype == np.float32
     assert np.linalg.norm(vectors, axis=1) == pytest.approx([1.0, 1.0], abs=1e-5)
-    assert embedder.dim == 384
-    assert fingerprint(embedder) == "all-MiniLM-L6-v2:384"
-    assert embedder.embed([]).shape == (0, 384)
+    assert local.dim == 384
+    torch = isinstance(local, LocalEmbedder)
+    want = "all-MiniLM-L6-v2:384" if torch else "all-MiniLM-L6-v2/onnx-int8:384"
+    assert fingerprint(local) == want
+    assert local.embed([]).shape == (0, 384)
 
 
-def test_local_embedder_is_deterministic_per_text(embedder: LocalEmbedder) -> None:
+def test_local_embedder_is_deterministic_per_text(local: Embedder) -> None:
     """The same text embeds the same, alone or in a batch."""
-    alone = embedder.embed(["Chad prefers absolute paths"])[0]
-    batched = embedder.embed(["something else", "Chad prefers absolute paths"])[1]
+    alone = local.embed(["Chad prefers absolute paths"])[0]
+    batched = local.embed(["something else", "Chad prefers absolute paths"])[1]
+    fillers = [f"filler text number {i}" for i in range(9)]
+    big = local.embed([*fillers, "Chad prefers absolute paths"])
     assert cos(alone, batched) == pytest.approx(1.0, abs=1e-5)
+    assert cos(alone, big[-1]) == pytest.approx(1.0, abs=1e-5)
 
 
-def test_similar_sentences_are_closer_than_unrelated(embedder: LocalEmbedder) -> None:
+def test_similar_sentences_are_closer_than_unrelated(local: Embedder) -> None:
     """A paraphrase is nearer than an unrelated sentence."""
-    a, para, other = embedder.embed(
+    a, para, other = local.embed(
         [
             "Chad prefers absolute paths in config files",
             "In configs, Chad likes paths written out in full from the root",
@@ -149,7 +160,7 @@ def openai_settings(data_dir: Path, stub: OpenAIStub) -> Settings:
 
 
 def test_mismatched_embedder_is_refused_until_reembed(
-    tmp_path: Path, embedder: LocalEmbedder, stub: OpenAIStub
+    tmp_path: Path, embedder: Embedder, stub: OpenAIStub
 ) -> None:
     """Another embedder is refused (naming `halls reembed`); after reembed it searches."""
     data = tmp_path / "data"
@@ -161,7 +172,7 @@ def test_mismatched_embedder_is_refused_until_reembed(
             remote.search("boiler", store="house")
         message = info.value.message
         assert "halls reembed --store house" in message
-        assert "all-MiniLM-L6-v2:384" in message and "openai/stub-embed:16" in message
+        assert fingerprint(embedder) in message and "openai/stub-embed:16" in message
         assert str(data) not in message
         with pytest.raises(EmbedderMismatch):
             remote.remember("must not be stored", store="house")
@@ -184,7 +195,7 @@ def test_mismatched_embedder_is_refused_until_reembed(
         local.search("boiler", store="house")
 
 
-def test_reembed_via_cli(tmp_path: Path, embedder: LocalEmbedder, stub: OpenAIStub) -> None:
+def test_reembed_via_cli(tmp_path: Path, embedder: Embedder, stub: OpenAIStub) -> None:
     """`halls reembed` with HALLS_EMBEDDER__* env re-embeds with progress and reports success."""
     data = tmp_path / "data"
     with Memory(Settings(data_dir=data), embedder=embedder) as local:
@@ -277,10 +288,13 @@ def test_bfloat16_ranks_paraphrases_as_float32_does(
 
 
 def test_precision_reaches_the_embedder_and_auto_follows_the_cpu() -> None:
-    """embedder.precision picks the arithmetic; auto is bfloat16 exactly where the CPU has it."""
-    assert build_embedder(EmbedderSettings(precision="float32")).precision == "float32"
+    """embedder.precision picks torch's arithmetic; auto is bfloat16 exactly where the CPU has
+    it."""
+    chosen = build_embedder(EmbedderSettings(backend="torch", precision="float32"))
+    assert isinstance(chosen, LocalEmbedder) and chosen.precision == "float32"
     auto = "bfloat16" if native_bfloat16() else "float32"
-    assert build_embedder(EmbedderSettings()).precision == auto
+    default = build_embedder(EmbedderSettings(backend="torch"))
+    assert isinstance(default, LocalEmbedder) and default.precision == auto
     with pytest.raises(ValidationError):
         EmbedderSettings(precision="float16")
 

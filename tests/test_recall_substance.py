@@ -10,7 +10,7 @@ import pytest
 
 from halls import Memory, Settings
 from halls.config import RecallSettings
-from halls.embed.local import LocalEmbedder
+from halls.embed import Embedder
 from halls.models import NewShort, ShortEntry, new_id, to_datetime
 from halls.recall.rank import Candidate, rank
 from halls.recall.speakers import without_label
@@ -120,7 +120,7 @@ def test_rank_skips_only_candidates_that_cannot_reach_the_top() -> None:
 
 
 def test_search_explains_substance_for_the_full_retriever_only(
-    tmp_path: Path, embedder: LocalEmbedder, store_name: str
+    tmp_path: Path, embedder: Embedder, store_name: str
 ) -> None:
     """Through Memory.search: the bonus shows in score_detail with 'full', never with 'fused'."""
     entries = [

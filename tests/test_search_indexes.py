@@ -193,8 +193,9 @@ def test_vector_lookup_is_empty_for_another_generation() -> None:
     assert not index.lookup(np.array([4]), 4)[0].any()
 
 
-def test_traced_query_encoder_gives_the_eager_vector(embedder: LocalEmbedder) -> None:
+def test_traced_query_encoder_gives_the_eager_vector(torch_embedder: LocalEmbedder) -> None:
     """A single text takes the traced graph, and its vector is the eager model's."""
+    embedder = torch_embedder
     assert embedder._single is not None
     texts = ["hi", "What did Rosa say about Terraform?", "word " * 400]
     traced = np.stack([embedder.embed([t])[0] for t in texts])

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from halls.bench import corpus
-from halls.embed.local import LocalEmbedder
+from halls.embed import Embedder
 from halls.models import OpenLoop, SearchFilter, ShortEntry, new_id, to_datetime
 from halls.recall import query_terms
 from halls.store.memindex.vectors import Snapshot, VectorIndex
@@ -92,7 +92,7 @@ def test_vector_index_appends_in_batches_and_reloads_on_a_new_generation() -> No
     assert np.allclose(_exact(index, dim)[1], 2 * expected[1400:].sum(axis=1), atol=1e-4)
 
 
-def test_text_search_skips_inactive_best_matches(tmp_path: Path, embedder: LocalEmbedder) -> None:
+def test_text_search_skips_inactive_best_matches(tmp_path: Path, embedder: Embedder) -> None:
     """When the best full-text matches are closed loops, the search widens to active ones."""
     store = SQLiteStore(tmp_path / "s.sqlite3", "s")
     try:
@@ -124,7 +124,7 @@ def test_text_search_skips_inactive_best_matches(tmp_path: Path, embedder: Local
 
 
 def test_vector_search_is_consistent_while_rows_are_added(
-    tmp_path: Path, embedder: LocalEmbedder
+    tmp_path: Path, embedder: Embedder
 ) -> None:
     """Searches running beside batch writes see every acknowledged row and no torn ones."""
     from halls.models import ShortEntry

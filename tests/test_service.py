@@ -18,7 +18,7 @@ from halls import (
     Settings,
     StoreNotFound,
 )
-from halls.embed.local import LocalEmbedder
+from halls.embed import Embedder
 from halls.models import LongFact, new_id, to_datetime
 from halls.store.sqlite import SQLiteStore
 
@@ -42,7 +42,7 @@ def clock() -> Clock:
 
 
 @pytest.fixture
-def timed(tmp_path: Path, embedder: LocalEmbedder, clock: Clock) -> Iterator[Memory]:
+def timed(tmp_path: Path, embedder: Embedder, clock: Clock) -> Iterator[Memory]:
     """The service with an injected clock."""
     with Memory(Settings(data_dir=tmp_path / "timed"), embedder=embedder, clock=clock) as m:
         yield m
@@ -68,7 +68,7 @@ def test_remember_stamps_times_from_the_clock(timed: Memory, clock: Clock) -> No
     assert later.created_at == to_datetime(T0 + 60)
 
 
-def test_ttl_comes_from_settings(tmp_path: Path, embedder: LocalEmbedder) -> None:
+def test_ttl_comes_from_settings(tmp_path: Path, embedder: Embedder) -> None:
     """short.ttl_seconds sets how long an unpinned entry lives."""
     settings = Settings(data_dir=tmp_path / "d", short={"ttl_seconds": 3600})
     with Memory(settings, embedder=embedder, clock=lambda: T0) as m:
@@ -233,7 +233,7 @@ def test_created_store_is_empty_and_readable(memory: Memory) -> None:
     assert memory.list_short(store="fresh") == []
     stats = memory.stats(store="fresh")
     assert stats["counts"]["short"] == 0
-    assert stats["embedder"] == "all-MiniLM-L6-v2:384"
+    assert stats["embedder"] == "all-MiniLM-L6-v2/onnx-int8:384"
 
 
 # -- search --
@@ -396,10 +396,10 @@ def test_stats(memory: Memory) -> None:
     assert s["store"] == "default"
     assert s["counts"]["short"] == 2 and s["counts"]["near"] == 1 and s["counts"]["long"] == 0
     assert s["size_bytes"] > 0
-    assert s["embedder"] == "all-MiniLM-L6-v2:384"
+    assert s["embedder"] == "all-MiniLM-L6-v2/onnx-int8:384"
 
 
-def test_memories_survive_a_new_memory_object(tmp_path: Path, embedder: LocalEmbedder) -> None:
+def test_memories_survive_a_new_memory_object(tmp_path: Path, embedder: Embedder) -> None:
     """Closing and reopening the service on the same data dir keeps everything."""
     settings = Settings(data_dir=tmp_path / "d")
     with Memory(settings, embedder=embedder) as m:

@@ -24,7 +24,7 @@ from playwright.sync_api import BrowserContext, Page, Request, expect, sync_play
 
 from conftest import REPO, LiveServer, free_port, start_server
 from halls import Memory, Settings
-from halls.embed.local import LocalEmbedder
+from halls.embed import Embedder
 from halls.models import LongFact, NewJournal, NewShort, new_id
 from halls.store.sqlite import SQLiteStore
 from halls.viewer import viewer_html
@@ -119,7 +119,7 @@ def _ago(**kw: float) -> str:
     return (datetime.now(UTC) - timedelta(**kw)).isoformat()
 
 
-def _seed(data_dir: Path, embedder: LocalEmbedder) -> Seeded:
+def _seed(data_dir: Path, embedder: Embedder) -> Seeded:
     """Short entries, loops (one done), a journal event through the service;
     long facts (a supersession pair) straight into the store file, since only
     the consolidator writes facts."""
@@ -225,7 +225,7 @@ def _seed(data_dir: Path, embedder: LocalEmbedder) -> Seeded:
 
 @pytest.fixture(scope="module")
 def seeded_server(
-    tmp_path_factory: pytest.TempPathFactory, embedder: LocalEmbedder
+    tmp_path_factory: pytest.TempPathFactory, embedder: Embedder
 ) -> Iterator[tuple[LiveServer, Seeded]]:
     """A live server with a token and CORS for file:// pages, over seeded stores."""
     data_dir = tmp_path_factory.mktemp("viewer") / "data"

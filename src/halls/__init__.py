@@ -6,6 +6,8 @@ with Memory() as memory:
     hits = memory.search("how does Chad like paths written?")
 """
 
+from typing import TYPE_CHECKING, Any
+
 from halls.config import Settings, load_settings
 from halls.errors import (
     Conflict,
@@ -28,9 +30,23 @@ from halls.models import (
     OpenLoop,
     ShortEntry,
 )
-from halls.service import Memory
+
+if TYPE_CHECKING:
+    from halls.service import Memory
 
 __version__ = "0.1.0"
+
+
+def __getattr__(name: str) -> Any:
+    # Memory (the service, its store and index modules) loads on first use:
+    # a CLI command that talks to a running server never needs it, and
+    # importing it cost that command a third of its start-up.
+    if name == "Memory":
+        from halls.service import Memory
+
+        return Memory
+    raise AttributeError(f"module 'halls' has no attribute {name!r}")
+
 
 __all__ = [
     "Brief",

@@ -48,8 +48,12 @@ class ShortSettings(BaseModel):
 
 class EmbedderSettings(BaseModel):
     kind: Literal["local", "openai"] = "local"
-    # local: a sentence-transformers model directory, or "all-MiniLM-L6-v2" for
-    # the packaged copy; openai: the model name sent to the endpoint.
+    # local: which runtime. "onnx" (default, no torch): the packaged int8
+    # all-MiniLM-L6-v2. "torch": sentence-transformers (the halls[torch] extra),
+    # float32/bfloat16, and any local model directory.
+    backend: Literal["onnx", "torch"] = "onnx"
+    # local: "all-MiniLM-L6-v2" for the packaged copy, or (torch) a
+    # sentence-transformers model directory; openai: the model name sent.
     model: str = "all-MiniLM-L6-v2"
     base_url: str | None = None
     api_key: SecretStr | None = None
@@ -58,6 +62,9 @@ class EmbedderSettings(BaseModel):
     # local: the arithmetic of the model. "auto" is bfloat16 on a CPU that
     # computes it natively (AVX512-BF16 or AMX), else float32.
     precision: Literal["auto", "float32", "bfloat16"] = "auto"
+    # local: threads for a batch of texts; 0 = one per core this process may
+    # use. A single query always runs on one thread.
+    threads: int = Field(default=0, ge=0, le=256)
 
 
 class RecallSettings(BaseModel):

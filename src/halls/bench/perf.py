@@ -48,13 +48,32 @@ class BenchError(HallsError):
     """The benchmark could not run: the server failed or answered wrongly."""
 
 
+_SIMD_FLAGS = {
+    "avx2",
+    "fma",
+    "f16c",
+    "avx512f",
+    "avx512bw",
+    "avx512_vnni",
+    "avx512_bf16",
+    "avx512_fp16",
+    "avx_vnni",
+    "amx_bf16",
+    "amx_int8",
+}
+
+
 def machine() -> dict[str, Any]:
     """What the figures were measured on."""
     cpu = ""
+    flags: list[str] = []
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
+            if line.startswith("model name") and not cpu:
                 cpu = line.split(":", 1)[1].strip()
+            elif line.startswith("flags") and not flags:
+                flags = sorted(set(line.split(":", 1)[1].split()) & _SIMD_FLAGS)
+            if cpu and flags:
                 break
     except OSError:
         cpu = platform.processor()
@@ -67,6 +86,8 @@ def machine() -> dict[str, Any]:
     return {
         "cpus": os.cpu_count(),
         "cpu_model": cpu or "unknown",
+        # The SIMD features the kernels (ONNX Runtime, NumKong, torch) choose by.
+        "cpu_flags": flags,
         "ram_gib": round(ram / 2**30, 1) if ram else None,
         # What embedder.precision "auto" (the default, measured here) resolves to.
         "bfloat16_native": cpuinfo_has_bfloat16(Path("/proc/cpuinfo")),

@@ -1,8 +1,11 @@
 """The ``halls`` group and what every command shares: settings, errors, the service.
 
 Commands that touch memories call the same ``Memory`` service as the HTTP
-API, on the local data directory. Errors are printed as one line, never as a
-traceback, and exit with status 1 (2 for bad usage, as click does).
+API. The everyday ones (remember, recall, stats, stores) first ask a running
+server (``--server-url``, else the configured host and port, probed briefly)
+and only open the data directory themselves, loading the model, when none
+answers or ``--data-dir`` names one. Errors are printed as one line, never as
+a traceback, and exit with status 1 (2 for bad usage, as click does).
 """
 
 from __future__ import annotations
@@ -29,6 +32,60 @@ def _common(fn: F) -> F:
         "--data-dir", type=click.Path(file_okay=False, path_type=Path), help="Where stores live."
     )(fn)
     return fn
+
+
+def _server(fn: F) -> F:
+    fn = click.option(
+        "--token",
+        envvar="HALLS_TOKEN",
+        help="Bearer token for the server (env HALLS_TOKEN; default server.bearer_token).",
+    )(fn)
+    fn = click.option(
+        "--server-url",
+        help="Talk to this running halls server (default: the configured one, if it answers).",
+    )(fn)
+    return fn
+
+
+def _remote(
+    settings: Settings, data_dir: Path | None, server_url: str | None, token: str | None
+) -> Any:
+    """A client of the running server this command should use, or None to work locally.
+
+    ``--server-url`` must answer; ``--data-dir`` means this directory, here;
+    otherwise the configured server is used when it answers /healthz within
+    half a second. The server owns its store: a CLI writing beside it would
+    contend for the writer and load a second copy of the model.
+    """
+    from halls.client import HallsClient
+
+    if server_url and data_dir is not None:
+        raise click.UsageError("use either --server-url or --data-dir, not both")
+    if data_dir is not None:
+        return None
+    bearer = token or (
+        settings.server.bearer_token.get_secret_value() if settings.server.bearer_token else None
+    )
+    host = settings.server.host
+    # A server bound to every interface is reached on loopback.
+    host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
+    host = f"[{host}]" if ":" in host else host
+    client = HallsClient(server_url or f"http://{host}:{settings.server.port}", bearer)
+    if client.answers():
+        return client
+    client.close()
+    if server_url:
+        raise click.ClickException(f"no halls server answers at {server_url}")
+    return None
+
+
+@contextmanager
+def _translated() -> Iterator[None]:
+    """HallsErrors (from a server's answer) as one-line CLI errors."""
+    try:
+        yield
+    except HallsError as exc:
+        raise click.ClickException(exc.message) from None
 
 
 def _settings(config: Path | None, data_dir: Path | None, **overrides: Any) -> Settings:

@@ -121,7 +121,7 @@ def bench_perf(
         raise click.ClickException(exc.message) from None
     table = Table(
         title=f"halls bench perf ({result['machine']['cpus']} CPUs, "
-        f"{result['machine']['cpu_model']})"
+        f"{result['machine']['cpu_model']}; {' '.join(result['machine']['cpu_flags'])})"
     )
     for header in perf.TABLE_HEADERS:
         table.add_column(header, justify="right")
@@ -151,15 +151,21 @@ def bench_perf(
 )
 @click.option("--limit-conversations", type=click.IntRange(1), help="Use the first N only.")
 @click.option("--limit-questions", type=click.IntRange(1), help="Ask at most N per conversation.")
+@click.option("--url", help="Measure this running server (new stores); default: start one.")
+@click.option("--token", help="Bearer token for --url.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
 def bench_locomo(
     data: Path,
     retriever: str,
     limit_conversations: int | None,
     limit_questions: int | None,
+    url: str | None,
+    token: str | None,
     out: Path | None,
 ) -> None:
     """Recall@k and nDCG on LoCoMo, through a live server's HTTP API."""
+    from contextlib import nullcontext
+
     from rich.console import Console
     from rich.table import Table
 
@@ -168,13 +174,15 @@ def bench_locomo(
     try:
         conversations = locomo.load(data)[:limit_conversations]
         with _progress() as (bar, progress):
-            bar.console.print("starting a halls server on a temporary data directory...")
-            with perf.live_server() as server:
+            if url is None:
+                bar.console.print("starting a halls server on a temporary data directory...")
+            with perf.live_server() if url is None else nullcontext(perf.Server(url)) as server:
                 result = locomo.run(
                     server.url,
                     conversations,
                     retriever=retriever,
                     limit_questions=limit_questions,
+                    token=token,
                     progress=progress,
                 )
     except HallsError as exc:

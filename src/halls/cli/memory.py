@@ -16,7 +16,10 @@ from halls.cli._app import (
     _is_loopback,
     _memory,
     _one_line,
+    _remote,
+    _server,
     _settings,
+    _translated,
     main,
 )
 from halls.config import Settings
@@ -68,6 +71,7 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
 
 @main.command()
 @_common
+@_server
 @click.argument("content")
 @click.option("--store", help="Store name (default: the configured store).")
 @click.option("--topic")
@@ -76,6 +80,8 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
 def remember(
     config: Path | None,
     data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
     content: str,
     store: str | None,
     topic: str | None,
@@ -83,7 +89,14 @@ def remember(
     occurred_at: str | None,
 ) -> None:
     """Remember CONTENT in short-term memory; prints the new id."""
-    with _memory(_settings(config, data_dir)) as memory:
+    settings = _settings(config, data_dir)
+    remote = _remote(settings, data_dir, server_url, token)
+    if remote is not None:
+        body = {"content": content, "topic": topic, "pinned": pinned, "occurred_at": occurred_at}
+        with remote, _translated():
+            click.echo(remote.call("POST", "/short", store, body)["id"])
+        return
+    with _memory(settings) as memory:
         entry = memory.remember(
             content, store=store, topic=topic, pinned=pinned, occurred_at=occurred_at
         )
@@ -92,6 +105,7 @@ def remember(
 
 @main.command()
 @_common
+@_server
 @click.argument("query")
 @click.option("--store", help="Store name (default: the configured store).")
 @click.option("-n", "--n-results", default=5, show_default=True, type=int)
@@ -100,6 +114,8 @@ def remember(
 def recall(
     config: Path | None,
     data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
     query: str,
     store: str | None,
     n_results: int,
@@ -107,63 +123,128 @@ def recall(
     as_json: bool,
 ) -> None:
     """Search every tier for QUERY and print the ranked hits."""
-    with _memory(_settings(config, data_dir)) as memory:
-        hits = memory.search(query, store=store, n_results=n_results, tiers=tiers or None)
-        if as_json:
-            click.echo(json.dumps([h.model_dump(mode="json") for h in hits], indent=2))
-            return
-        if not hits:
-            click.echo("no memories found", err=True)
-        for hit in hits:
-            click.echo(f"{hit.score:.3f}  {hit.tier:<5}  {hit.id}  {hit.content}")
+    settings = _settings(config, data_dir)
+    remote = _remote(settings, data_dir, server_url, token)
+    if remote is not None:
+        body = {"query": query, "n_results": n_results, "tiers": list(tiers) or None}
+        with remote, _translated():
+            hits = remote.call("POST", "/search", store, body)["results"]
+    else:
+        with _memory(settings) as memory:
+            found = memory.search(query, store=store, n_results=n_results, tiers=tiers or None)
+            hits = [h.model_dump(mode="json") for h in found]
+    if as_json:
+        click.echo(json.dumps(hits, indent=2))
+        return
+    if not hits:
+        click.echo("no memories found", err=True)
+    for hit in hits:
+        click.echo(f"{hit['score']:.3f}  {hit['tier']:<5}  {hit['id']}  {hit['content']}")
+
+
+def _list_stores(
+    settings: Settings, data_dir: Path | None, url: str | None, token: str | None
+) -> None:
+    remote = _remote(settings, data_dir, url, token)
+    if remote is not None:
+        with remote, _translated():
+            names = remote.call("GET", "/stores", None)["stores"]
+    else:
+        with _memory(settings) as memory:
+            names = memory.stores()
+    for name in names:
+        click.echo(name)
 
 
 @main.group(invoke_without_command=True)
 @_common
+@_server
 @click.pass_context
-def stores(ctx: click.Context, config: Path | None, data_dir: Path | None) -> None:
+def stores(
+    ctx: click.Context,
+    config: Path | None,
+    data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
+) -> None:
     """List stores (or create one with `stores create NAME`)."""
-    ctx.obj = _settings(config, data_dir)
+    ctx.obj = (_settings(config, data_dir), data_dir, server_url, token)
     if ctx.invoked_subcommand is None:
-        with _memory(ctx.obj) as memory:
-            for name in memory.stores():
-                click.echo(name)
+        _list_stores(*ctx.obj)
 
 
-def _sub_settings(settings: Settings, config: Path | None, data_dir: Path | None) -> Settings:
+Target = tuple[Settings, Path | None, str | None, str | None]
+
+
+def _sub_target(
+    target: Target, config: Path | None, data_dir: Path | None, url: str | None, tok: str | None
+) -> Target:
     # `halls stores create X --data-dir D` reads naturally; accept the options
     # after the subcommand too, where they win over those before it.
-    return _settings(config, data_dir) if config or data_dir else settings
+    settings, dir0, url0, tok0 = target
+    if config or data_dir:
+        settings = _settings(config, data_dir)
+    return settings, data_dir or dir0, url or url0, tok or tok0
 
 
 @stores.command("list")
 @_common
+@_server
 @click.pass_obj
-def stores_list(settings: Settings, config: Path | None, data_dir: Path | None) -> None:
+def stores_list(
+    target: Target,
+    config: Path | None,
+    data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
+) -> None:
     """List the stores in the data directory."""
-    with _memory(_sub_settings(settings, config, data_dir)) as memory:
-        for name in memory.stores():
-            click.echo(name)
+    _list_stores(*_sub_target(target, config, data_dir, server_url, token))
 
 
 @stores.command("create")
 @_common
+@_server
 @click.argument("name")
 @click.pass_obj
 def stores_create(
-    settings: Settings, config: Path | None, data_dir: Path | None, name: str
+    target: Target,
+    config: Path | None,
+    data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
+    name: str,
 ) -> None:
     """Create an empty store NAME."""
-    with _memory(_sub_settings(settings, config, data_dir)) as memory:
+    settings, where, url, tok = _sub_target(target, config, data_dir, server_url, token)
+    remote = _remote(settings, where, url, tok)
+    if remote is not None:
+        with remote, _translated():
+            click.echo(remote.call("POST", "/stores", None, {"name": name})["name"])
+        return
+    with _memory(settings) as memory:
         click.echo(memory.create_store(name))
 
 
 @main.command()
 @_common
+@_server
 @click.option("--store", help="Store name (default: the configured store).")
-def stats(config: Path | None, data_dir: Path | None, store: str | None) -> None:
+def stats(
+    config: Path | None,
+    data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
+    store: str | None,
+) -> None:
     """Print counts per tier, size and embedder of a store, as JSON."""
-    with _memory(_settings(config, data_dir)) as memory:
+    settings = _settings(config, data_dir)
+    remote = _remote(settings, data_dir, server_url, token)
+    if remote is not None:
+        with remote, _translated():
+            click.echo(json.dumps(remote.call("GET", "/stats", store), indent=2))
+        return
+    with _memory(settings) as memory:
         click.echo(json.dumps(memory.stats(store=store), indent=2))
 
 

