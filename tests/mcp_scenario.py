@@ -14,6 +14,7 @@ TOOLS = {
     "remember",
     "remember_for_later",
     "complete_intent",
+    "cancel_intent",
     "recall",
     "context",
     "journal",
@@ -62,6 +63,20 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
         session, "remember_for_later", intent=LOOP, trigger_type="session", store=store
     )
     assert loop["id"].startswith("n_") and loop["status"] == "open"
+
+    # A session loop is due now: recall shows it beside the hits, with why.
+    due = (await call(session, "recall", query="tax filing", store=store))["due"]
+    assert [(d["id"], d["reason"]) for d in due] == [
+        (loop["id"], "raised at the start of a session")
+    ]
+    dropped = await call(
+        session, "remember_for_later", intent="Send Dana the vault audit", store=store
+    )
+    cancelled = await call(session, "cancel_intent", id=dropped["id"], store=store)
+    assert cancelled["status"] == "cancelled" and cancelled["closed_at"]
+    assert "already cancelled" in await error(
+        session, "complete_intent", id=dropped["id"], store=store
+    )
 
     block = await call(session, "context", query="staging database password", store=store)
     assert LOOP in block["text"] and MEMORY in block["text"]

@@ -236,6 +236,24 @@ class Hit(BaseModel):
     score_detail: dict[str, float | int | None]
 
 
+class DueLoop(BaseModel):
+    """An open loop that is due now, and why: recall shows it beside the hits."""
+
+    id: str
+    intent: str
+    topic: str | None
+    trigger_type: TriggerType
+    trigger_value: str | None
+    reason: str
+
+
+class Recall(BaseModel):
+    """What a search answers: the ranked hits, and the open loops due for this query."""
+
+    results: list[Hit]
+    due: list[DueLoop] = Field(default_factory=list)
+
+
 class NewShort(BaseModel):
     """What a caller gives to remember one short-term entry."""
 

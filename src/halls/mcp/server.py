@@ -83,6 +83,11 @@ def _compact_hit(hit: JSON) -> JSON:
     return {k: hit.get(k) for k in keep}
 
 
+def _compact_due(loop: JSON) -> JSON:
+    keep = ("id", "intent", "reason")
+    return {k: loop.get(k) for k in keep}
+
+
 def _prose(doc: str) -> str:
     """A docstring as one paragraph: indentation and line breaks cost a model tokens."""
     return " ".join(inspect.cleandoc(doc).split())
@@ -242,6 +247,16 @@ def build_server(
         (in brackets) or with list_open_loops. Returns the closed loop."""
         return await run(backend.complete_loop, id, store=pick(store))
 
+    @tool(SETTLE)
+    async def cancel_intent(
+        id: Annotated[str, Field(description="The open loop's id, e.g. 'n_01J...'.")],
+        store: Store = None,
+    ) -> JSON:
+        """Drop an open loop that no longer applies: the user changed their mind, or the
+        follow-up became pointless. It is never raised again. For a loop that was carried out,
+        use complete_intent instead. Returns the cancelled loop."""
+        return await run(backend.cancel_loop, id, store=pick(store))
+
     @tool(READ)
     async def recall(
         query: Annotated[
@@ -271,11 +286,15 @@ def build_server(
         session. One query searches short-term notes, open loops and long-term facts at once, by
         words and by meaning; hits come best first, each with a score. Phrase the query as the
         question you need answered. No hits means halls knows nothing about it: say so rather
-        than guess."""
-        hits = await run(
+        than guess. `due` lists open loops due now (their time came, or the query touches their
+        topic): act on them, then complete_intent or cancel_intent."""
+        found = await run(
             backend.search, query, store=pick(store), n_results=n_results, tiers=tiers, topic=topic
         )
-        return {"results": [_compact_hit(h) for h in hits]}
+        return {
+            "results": [_compact_hit(h) for h in found["results"]],
+            "due": [_compact_due(d) for d in found.get("due", [])],
+        }
 
     @tool(READ)
     async def context(
@@ -291,6 +310,14 @@ def build_server(
             int,
             Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Upper bound on the block's size."),
         ] = DEFAULT_BUDGET,
+        project: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description="The project the session works on, e.g. the repository's name; "
+                "its memories and topic loops come first.",
+            ),
+        ] = None,
         store: Store = None,
     ) -> JSON:
         """Get a compact memory briefing: open loops that are due now, memories relevant to
@@ -299,7 +326,11 @@ def build_server(
         query when you have it), and again when the subject changes sharply. Read the text; act
         on due loops. Returns the text, the ids of the memories in it, and its token count."""
         return await run(
-            backend.context, store=pick(store), query=query, budget_tokens=budget_tokens
+            backend.context,
+            store=pick(store),
+            query=query,
+            project=project,
+            budget_tokens=budget_tokens,
         )
 
     @tool(ADD)

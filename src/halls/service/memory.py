@@ -28,6 +28,7 @@ from halls.models import (
     RETRIEVERS,
     SEARCH_TIERS,
     Brief,
+    DueLoop,
     ForgetFlag,
     Hit,
     JournalEvent,
@@ -35,6 +36,7 @@ from halls.models import (
     NewJournal,
     NewShort,
     OpenLoop,
+    Recall,
     Run,
     SearchFilter,
     ShortEntry,
@@ -51,6 +53,7 @@ from halls.service.session import (
     MIN_BUDGET,
     ContextBlock,
     assemble,
+    explain_due,
     token_counter,
 )
 from halls.service.stores import Stores
@@ -200,6 +203,33 @@ class Memory:
     def complete_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
         return self._records.complete_loop(id, store=store)
 
+    def cancel_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
+        return self._records.cancel_loop(id, store=store)
+
+    def due_loops(
+        self, *, store: str | None = None, query: str | None = None, project: str | None = None
+    ) -> list[DueLoop]:
+        """The open loops due now, with why: time passed, session start, or topic in the query.
+
+        A topic trigger fires when its words appear in ``query`` or in the
+        session's ``project`` name.
+        """
+        s = self._stores.open(store)
+        words = " ".join(w for w in (query, project) if w and w.strip()) or None
+        return [
+            DueLoop(
+                id=loop.id,
+                intent=loop.intent,
+                topic=loop.topic,
+                trigger_type=loop.trigger_type,
+                trigger_value=loop.trigger_value,
+                reason=reason,
+            )
+            for loop, reason in explain_due(
+                s.list_loops("open", CONTEXT_POOL, 0), self.clock(), words
+            )
+        ]
+
     def delete_loop(self, id: str, *, store: str | None = None) -> None:
         return self._records.delete_loop(id, store=store)
 
@@ -290,31 +320,48 @@ class Memory:
             s, self.embedder, self.settings.recall, query, filt, n_results, retriever, self.clock()
         )
 
+    def recall(self, query: str, *, store: str | None = None, **options: Any) -> Recall:
+        """``search``, plus the open loops due for this query when the search covers loops.
+
+        Loops are not ranked with the hits: a due loop is something to act on,
+        shown whatever its similarity to the query.
+        """
+        hits = self.search(query, store=store, **options)
+        tiers = options.get("tiers")
+        due = self.due_loops(store=store, query=query) if not tiers or "near" in tiers else []
+        return Recall(results=hits, due=due)
+
     def context(
         self,
         *,
         store: str | None = None,
         query: str | None = None,
+        project: str | None = None,
         budget_tokens: int = DEFAULT_BUDGET,
     ) -> ContextBlock:
-        """A token-budgeted block for a system prompt: due loops, recalls, top facts."""
+        """A token-budgeted block for a system prompt: due loops, recalls, top facts.
+
+        ``project`` (e.g. the working directory's name) is what the session is
+        about when no query is known yet: memories mentioning it come first, and
+        topic loops on it fire.
+        """
         if (
             isinstance(budget_tokens, bool)
             or not isinstance(budget_tokens, int)
             or not (MIN_BUDGET <= budget_tokens <= MAX_BUDGET)
         ):
             raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
-        query = query if query and query.strip() else None
+        about = " ".join(w.strip() for w in (project, query) if w and w.strip()) or None
         s = self._stores.open(store)
         facts = s.list_facts("active", CONTEXT_POOL, 0)
         loops = s.list_loops("open", CONTEXT_POOL, 0)
-        hits = self.search(query, store=store, n_results=CONTEXT_RECALLS) if query else []
+        hits = self.search(about, store=store, n_results=CONTEXT_RECALLS) if about else []
         return assemble(
             facts=facts,
             loops=loops,
             hits=hits,
             now=self.clock(),
-            query=query,
+            query=about,
             budget_tokens=budget_tokens,
             count_tokens=token_counter(getattr(self.embedder, "tokenizer", None)),
             cfg=self.settings.recall,

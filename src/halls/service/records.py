@@ -24,6 +24,7 @@ from halls.models import (
     ForgetFlag,
     JournalEvent,
     LongFact,
+    LoopStatus,
     NewJournal,
     NewShort,
     OpenLoop,
@@ -198,13 +199,20 @@ class Records:
         return loop
 
     def complete_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
+        return self._close_loop(id, "done", store)
+
+    def cancel_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
+        """Drop a loop unraised: it no longer applies, and will never be shown as due."""
+        return self._close_loop(id, "cancelled", store)
+
+    def _close_loop(self, id: str, status: LoopStatus, store: str | None) -> OpenLoop:
         s = self._stores.open(store)
         loop = self.get_loop(id, store=store)
         if loop.status != "open":
             raise Conflict(f"open loop {id} is already {loop.status}")
-        done = loop.model_copy(update={"status": "done", "closed_at": to_datetime(self.clock())})
-        s.update_loop(done)
-        return done
+        closed = loop.model_copy(update={"status": status, "closed_at": to_datetime(self.clock())})
+        s.update_loop(closed)
+        return closed
 
     def delete_loop(self, id: str, *, store: str | None = None) -> None:
         if not self._stores.open(store).delete_loop(check_id(id, "near")):
