@@ -29,7 +29,8 @@ TriggerType = Literal["time", "topic", "session", "manual"]
 TRIGGER_TYPES: tuple[str, ...] = get_args(TriggerType)
 LoopStatus = Literal["open", "done", "cancelled", "expired"]
 LOOP_STATUSES: tuple[str, ...] = get_args(LoopStatus)
-FactStatus = Literal["active", "superseded", "demoted"]
+# retired: decayed below the consolidator's threshold; kept as history, out of search.
+FactStatus = Literal["active", "superseded", "demoted", "retired"]
 FACT_STATUSES: tuple[str, ...] = get_args(FactStatus)
 # "full": fused BM25 and dense with conversation context; "fused": without
 # context; "bm25" or "dense": one search alone.
@@ -191,6 +192,8 @@ class LongFact(Record):
     first_seen: datetime
     last_confirmed: datetime
     status: FactStatus = "active"
+    # A pinned fact never decays (nor is retired).
+    pinned: bool = False
     supersedes: str | None = None
     superseded_by: str | None = None
     derived_from: list[str] = Field(default_factory=list)
@@ -315,6 +318,18 @@ class Written:
     vector: np.ndarray
 
 
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """How often and how lately a searchable record was recalled (its reinforcement).
+
+    A record nobody recalled yet has none; recall's strength then decays from
+    when the record happened (a fact: when it was last confirmed).
+    """
+
+    access_count: int
+    last_accessed: float
+
+
 EdgeKind = Literal["derived_from", "supersedes"]
 
 
@@ -360,6 +375,7 @@ ActionKind = Literal[
     "purge",
     "demote",
     "decay",
+    "retire",
 ]
 ACTION_KINDS: tuple[str, ...] = get_args(ActionKind)
 RunStatus = Literal["planned", "running", "done", "failed", "reverted"]

@@ -16,9 +16,10 @@ from typing import Any
 
 import numpy as np
 
-from halls.config import ConsolidatorSettings
+from halls.config import ConsolidatorSettings, RecallSettings
 from halls.consolidate.decay import decayed_evidence
 from halls.consolidate.engine import Engine, EngineUnavailable, Inputs, Proposal
+from halls.consolidate.retire import retirements
 from halls.errors import Conflict, ConsolidationFailed
 from halls.models import (
     Action,
@@ -83,12 +84,15 @@ class Runner:
         settings: ConsolidatorSettings,
         embed: Embed,
         clock: Callable[[], float],
+        recall: RecallSettings | None = None,
     ) -> None:
         self.store = store
         self.engine = engine
         self.cfg = settings
         self.embed = embed
         self.clock = clock
+        # How strength decays (for retiring faded facts): recall's own curve.
+        self.recall = recall or RecallSettings()
 
     def run(self, *, dry_run: bool = False) -> Run:
         if not self.store.try_lock_consolidation():
@@ -117,6 +121,14 @@ class Runner:
         try:
             inputs = self.read(now, since)
             plan = self.engine.plan(inputs)
+            plan.proposals += retirements(
+                inputs.facts,
+                plan.proposals,
+                self.store.retention([f.id for f in inputs.facts]),
+                now,
+                self.recall,
+                self.cfg.retire_below,
+            )
             self._embed_missing(plan.proposals)
             actions, changes, purge = self.materialise(plan.proposals, inputs, now)
         except EngineUnavailable as exc:
@@ -304,11 +316,13 @@ class Runner:
                         **common,
                     )
                 )
-            elif p.kind in ("demote", "decay"):
+            elif p.kind in ("demote", "decay", "retire"):
                 old = facts[p.target_id]
                 if p.kind == "demote":
                     status = "superseded" if old.status == "superseded" else "demoted"
                     upd = {"status": status, "evidence_count": 0}
+                elif p.kind == "retire":
+                    upd = {"status": "retired"}
                 else:
                     upd = {
                         "evidence_count": decayed_evidence(old.evidence_count),

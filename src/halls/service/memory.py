@@ -46,6 +46,7 @@ from halls.models import (
 from halls.service.dreams import Dreams, RunOutcomes
 from halls.service.recall import search
 from halls.service.records import Records
+from halls.service.reinforce import Reinforcer
 from halls.service.scheduler import Scheduler
 from halls.service.session import (
     DEFAULT_BUDGET,
@@ -80,6 +81,7 @@ class Memory:
         self._stores = Stores(self.settings, lambda: self.embedder)
         self._records = Records(self._stores, self.settings, clock, self._embed)
         self._dreams = Dreams(self._stores, self.settings, clock, self._embed)
+        self._reinforcer = Reinforcer(self._stores, self.settings.recall.reinforce_flush_seconds)
         self._scheduler: Scheduler | None = None
 
     # -- composition --
@@ -110,6 +112,7 @@ class Memory:
         if self._scheduler is not None:
             self._scheduler.stop()
             self._scheduler = None
+        self._reinforcer.close()
         self._stores.close()
 
     def __enter__(self) -> Memory:
@@ -165,6 +168,12 @@ class Memory:
 
     def delete_short(self, id: str, *, store: str | None = None) -> None:
         return self._records.delete_short(id, store=store)
+
+    def edit_short(
+        self, id: str, changes: dict[str, Any], *, store: str | None = None
+    ) -> ShortEntry:
+        """Change content, topic, pinned or metadata (``changes``); new content is re-embedded."""
+        return self._records.edit_short(id, changes, store=store)
 
     def add_loop(
         self,
@@ -258,6 +267,10 @@ class Memory:
         """The fact and its whole supersession chain, oldest first."""
         return self._records.get_long(id, store=store)
 
+    def pin_fact(self, id: str, pinned: bool = True, *, store: str | None = None) -> LongFact:
+        """Pin a long-term fact (it never decays nor is retired), or unpin it."""
+        return self._records.pin_fact(id, pinned, store=store)
+
     def flag_forget(self, id: str, reason: str, *, store: str | None = None) -> ForgetFlag:
         """Record a forget flag; the consolidator acts on it at its next run."""
         return self._records.flag_forget(id, reason, store=store)
@@ -293,11 +306,14 @@ class Memory:
         until: Any = None,
         include_superseded: bool = False,
         retriever: str = "full",
+        reinforce: bool = True,
     ) -> list[Hit]:
         """Hybrid search across tiers, merged by one explained score.
 
         ``retriever`` is "full" (fused BM25 and dense, with conversation
-        context), "fused" (without context), "bm25" or "dense" alone.
+        context), "fused" (without context), "bm25" or "dense" alone. The best
+        ``recall.reinforce_top`` hits count as recalled unless ``reinforce`` is
+        False (an inspection or an evaluation, not a use of memory).
         """
         check_content(query, "query")
         if not 1 <= n_results <= 100:
@@ -316,9 +332,14 @@ class Memory:
             include_superseded=include_superseded,
         )
         s = self._stores.embedded(store)
-        return search(
-            s, self.embedder, self.settings.recall, query, filt, n_results, retriever, self.clock()
+        now = self.clock()
+        hits = search(
+            s, self.embedder, self.settings.recall, query, filt, n_results, retriever, now
         )
+        if reinforce:
+            top = self.settings.recall.reinforce_top
+            self._reinforcer.note(s.name, [h.id for h in hits[:top]], now)
+        return hits
 
     def recall(self, query: str, *, store: str | None = None, **options: Any) -> Recall:
         """``search``, plus the open loops due for this query when the search covers loops.
@@ -329,6 +350,9 @@ class Memory:
         hits = self.search(query, store=store, **options)
         tiers = options.get("tiers")
         due = self.due_loops(store=store, query=query) if not tiers or "near" in tiers else []
+        if due and options.get("reinforce", True):
+            # A raised loop counts as shown: its access count is how often.
+            self._reinforcer.note(self._stores.name(store), [d.id for d in due], self.clock())
         return Recall(results=hits, due=due)
 
     def context(
@@ -355,8 +379,12 @@ class Memory:
         s = self._stores.open(store)
         facts = s.list_facts("active", CONTEXT_POOL, 0)
         loops = s.list_loops("open", CONTEXT_POOL, 0)
-        hits = self.search(about, store=store, n_results=CONTEXT_RECALLS) if about else []
-        return assemble(
+        hits = (
+            self.search(about, store=store, n_results=CONTEXT_RECALLS, reinforce=False)
+            if about
+            else []
+        )
+        block = assemble(
             facts=facts,
             loops=loops,
             hits=hits,
@@ -366,6 +394,9 @@ class Memory:
             count_tokens=token_counter(getattr(self.embedder, "tokenizer", None)),
             cfg=self.settings.recall,
         )
+        # What the block shows is what the agent is reminded of: recalled.
+        self._reinforcer.note(s.name, block.ids, self.clock())
+        return block
 
     # -- stats and maintenance --
 
@@ -427,6 +458,8 @@ class Memory:
 
     def consolidate(self, *, store: str | None = None, dry_run: bool = False) -> Run:
         """Run the consolidator on a store now; a dry run returns the plan, changes nothing."""
+        # Strength decays from the recalls counted so far: write them first.
+        self._reinforcer.flush(self._stores.name(store))
         return self._dreams.consolidate(store=store, dry_run=dry_run)
 
     def list_runs(self, *, store: str | None = None, limit: int = 50, offset: int = 0) -> list[Run]:

@@ -8,7 +8,7 @@ consolidator writes them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -136,6 +136,42 @@ class Records:
         if entry is None:
             raise NotFound(f"no short-term entry {id}")
         return entry
+
+    def edit_short(
+        self, id: str, changes: Mapping[str, Any], *, store: str | None = None
+    ) -> ShortEntry:
+        """Change an entry's content, topic, pinned or metadata; new content is re-embedded.
+
+        Pinning keeps the entry until it is deleted; unpinning starts its TTL
+        from now.
+        """
+        allowed = {"content", "topic", "pinned", "metadata"}
+        unknown = sorted(set(changes) - allowed)
+        if unknown:
+            raise InvalidInput(f"cannot change '{unknown[0]}': only {', '.join(sorted(allowed))}")
+        if not changes:
+            raise InvalidInput("nothing to change: give content, topic, pinned or metadata")
+        s = self._stores.embedded(store)
+        old = self.get_short(id, store=store)
+        upd: dict[str, Any] = dict(changes)
+        if "content" in upd:
+            if not isinstance(upd["content"], str):
+                raise InvalidInput("content must be a string")
+            check_content(upd["content"], "content")
+        if "pinned" in upd and not isinstance(upd["pinned"], bool):
+            raise InvalidInput("pinned must be true or false")
+        if "topic" in upd and upd["topic"] is not None and not isinstance(upd["topic"], str):
+            raise InvalidInput("topic must be a string or null")
+        if "metadata" in upd:
+            upd["metadata"] = _metadata(upd["metadata"])
+        if "pinned" in upd and upd["pinned"] != old.pinned:
+            ttl = self.settings.short.ttl_seconds
+            upd["expires_at"] = None if upd["pinned"] else to_datetime(self.clock() + ttl)
+        new = old.model_copy(update=upd)
+        vector = self._embed([new.content])[0] if new.content != old.content else None
+        if not s.update_short(new, vector):
+            raise NotFound(f"no short-term entry {id}")
+        return new
 
     def delete_short(self, id: str, *, store: str | None = None) -> None:
         if not self._stores.open(store).delete_short(check_id(id, "short")):
@@ -276,6 +312,27 @@ class Records:
         if fact is None:
             raise NotFound(f"no long-term fact {id}")
         return fact, chain
+
+    def pin_fact(self, id: str, pinned: bool, *, store: str | None = None) -> LongFact:
+        """Pin (never decays, never retired) or unpin a long-term fact.
+
+        Only the consolidator writes facts otherwise: a pin waits for no run,
+        and refuses while one holds the store (it would overwrite the fact).
+        """
+        s = self._stores.open(store)
+        check_id(id, "long")
+        if not s.try_lock_consolidation():
+            raise Conflict(f"a consolidation run for store '{s.name}' is in progress; retry")
+        try:
+            fact = s.get_fact(id)
+            if fact is None:
+                raise NotFound(f"no long-term fact {id}")
+            if fact.pinned != pinned:
+                fact = fact.model_copy(update={"pinned": pinned})
+                s.update_fact(fact)
+            return fact
+        finally:
+            s.unlock_consolidation()
 
     def flag_forget(self, id: str, reason: str, *, store: str | None = None) -> ForgetFlag:
         """Record a forget flag; the consolidator acts on it at its next run."""

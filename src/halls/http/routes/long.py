@@ -1,7 +1,8 @@
-"""Long-term facts: read-only here; only the consolidator writes them.
+"""Long-term facts: read here; only the consolidator writes them.
 
 There is deliberately no endpoint that creates, edits or deletes a fact: a
-user flags one (``/forget``) and the consolidator acts on the flag.
+user flags one (``/forget``) and the consolidator acts on the flag. A user
+may pin one, so that it never decays.
 """
 
 from __future__ import annotations
@@ -34,6 +35,18 @@ def list_long(
 def get_long(id: str, memory: MemoryDep, store: StoreParam = None) -> FactWithChain:
     fact, chain = memory.get_long(id, store=store)
     return FactWithChain(**fact.model_dump(), chain=chain)
+
+
+@router.post("/{id}/pin", response_model=LongFact)
+def pin(id: str, memory: MemoryDep, store: StoreParam = None) -> LongFact:
+    """Pin a fact: it never decays and is never retired. 409 while a run holds the store."""
+    return memory.pin_fact(id, True, store=store)
+
+
+@router.post("/{id}/unpin", response_model=LongFact)
+def unpin(id: str, memory: MemoryDep, store: StoreParam = None) -> LongFact:
+    """Unpin a fact: it decays again from its last use."""
+    return memory.pin_fact(id, False, store=store)
 
 
 @router.post("/{id}/forget", status_code=202, response_model=ForgetFlag)
