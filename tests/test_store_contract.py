@@ -228,6 +228,25 @@ def test_retired_fact_leaves_search_and_pinned_reads_back(store: Store) -> None:
     assert store.get_fact(pinned_new.id).pinned  # type: ignore[union-attr]
 
 
+def test_facts_by_category_in_lists_and_search(store: Store) -> None:
+    """list_facts and a search filter select by category; other tiers have none."""
+    pref = fact("Chad prefers tabs over spaces").model_copy(update={"category": "preference"})
+    dec = fact("the team chose tabs for Go code").model_copy(update={"category": "decision"})
+    plain = fact("tabs are four columns wide here")
+    store.add_fact(pref, axis(0))
+    store.add_fact(dec, vec(1, 0.1))
+    store.add_fact(plain, vec(1, 0.2))
+    store.add_short([short("tabs everywhere, says Chad")], np.stack([vec(1, 0.3)]))
+    assert [f.id for f in store.list_facts(None, 10, 0, "preference")] == [pref.id]
+    assert [f.id for f in store.list_facts("active", 10, 0, "decision")] == [dec.id]
+    assert store.list_facts("superseded", 10, 0, "decision") == []
+    assert len(store.list_facts(None, 10, 0)) == 3
+    only = SearchFilter(category="preference")
+    assert text_ids(store, ["tabs"], only) == [pref.id]
+    assert vec_ids(store, axis(0), only) == [pref.id]
+    assert store.get_fact(dec.id).category == "decision"  # type: ignore[union-attr]
+
+
 # -- reinforcement, edits --
 
 

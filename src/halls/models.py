@@ -29,6 +29,10 @@ TriggerType = Literal["time", "topic", "session", "manual"]
 TRIGGER_TYPES: tuple[str, ...] = get_args(TriggerType)
 LoopStatus = Literal["open", "done", "cancelled", "expired"]
 LOOP_STATUSES: tuple[str, ...] = get_args(LoopStatus)
+# What kind of knowledge a fact is (halls.consolidate.category), in the order
+# a small context budget takes them: what changes how an agent acts first.
+Category = Literal["decision", "preference", "procedure", "plan", "person", "fact"]
+CATEGORIES: tuple[str, ...] = get_args(Category)
 # retired: decayed below the consolidator's threshold; kept as history, out of search.
 FactStatus = Literal["active", "superseded", "demoted", "retired"]
 FACT_STATUSES: tuple[str, ...] = get_args(FactStatus)
@@ -281,6 +285,8 @@ class SearchFilter(BaseModel):
 
     tiers: tuple[str, ...] = SEARCH_TIERS
     topic: str | None = None
+    # Only long-term facts of this category (other tiers have none).
+    category: str | None = None
     since: float | None = None
     until: float | None = None
     include_superseded: bool = False

@@ -73,6 +73,8 @@ class Proposal:
     flags: list[str] = field(default_factory=list)  # the forget flags it settles
     brief_id: str | None = None
     note: str | None = None
+    # The new fact's category when the engine names one (else decided by form).
+    category: str | None = None
 
 
 @dataclass

@@ -17,6 +17,7 @@ from typing import Any
 import numpy as np
 
 from halls.config import ConsolidatorSettings, RecallSettings
+from halls.consolidate.category import categorize
 from halls.consolidate.decay import decayed_evidence
 from halls.consolidate.engine import Engine, EngineUnavailable, Inputs, Proposal
 from halls.consolidate.retire import retirements
@@ -44,6 +45,7 @@ def fact_view(f: LongFact) -> dict[str, Any]:
         "id": f.id,
         "content": f.content,
         "topic": f.topic,
+        "category": f.category,
         "status": f.status,
         "evidence_count": f.evidence_count,
         "last_confirmed": f.last_confirmed.isoformat(),
@@ -246,6 +248,7 @@ class Runner:
                     id=fid,
                     content=p.text or "",
                     topic=p.topic,
+                    category=p.category or categorize(p.text or ""),
                     evidence_count=max(p.evidence, 1),
                     first_seen=_at(p.first_seen or now),
                     last_confirmed=when,
@@ -287,6 +290,8 @@ class Runner:
                     upd: dict[str, Any] = {
                         "evidence_count": old.evidence_count + max(p.evidence, 1),
                         "last_confirmed": when,
+                        # Facts from before categories get theirs when confirmed.
+                        "category": old.category or categorize(old.content),
                     }
                 else:
                     upd = {"status": "superseded", "superseded_by": None}

@@ -100,6 +100,8 @@ class SearchIn(_Body):
     retriever: Retriever = "full"
     # False for an inspection or an evaluation: the hits do not count as recalled.
     reinforce: bool = True
+    # Only long-term facts of this category.
+    category: str | None = None
 
 
 class StoreIn(_Body):

@@ -45,7 +45,7 @@ from halls.models import (
 )
 from halls.service.dreams import Dreams, RunOutcomes
 from halls.service.recall import search
-from halls.service.records import Records
+from halls.service.records import Records, check_category
 from halls.service.reinforce import Reinforcer
 from halls.service.scheduler import Scheduler
 from halls.service.session import (
@@ -260,8 +260,11 @@ class Memory:
         status: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        category: str | None = None,
     ) -> list[LongFact]:
-        return self._records.list_long(store=store, status=status, limit=limit, offset=offset)
+        return self._records.list_long(
+            store=store, status=status, limit=limit, offset=offset, category=category
+        )
 
     def get_long(self, id: str, *, store: str | None = None) -> tuple[LongFact, list[LongFact]]:
         """The fact and its whole supersession chain, oldest first."""
@@ -307,6 +310,7 @@ class Memory:
         include_superseded: bool = False,
         retriever: str = "full",
         reinforce: bool = True,
+        category: str | None = None,
     ) -> list[Hit]:
         """Hybrid search across tiers, merged by one explained score.
 
@@ -324,9 +328,11 @@ class Memory:
         unknown = [t for t in chosen if t not in SEARCH_TIERS]
         if unknown:
             raise InvalidInput(f"unknown tier '{unknown[0]}': use {', '.join(SEARCH_TIERS)}")
+        check_category(category)
         filt = SearchFilter(
             tiers=chosen,
             topic=topic,
+            category=category,
             since=parse_time(since, "since"),
             until=parse_time(until, "until"),
             include_superseded=include_superseded,

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from halls.config import Settings
 from halls.errors import Conflict, InvalidInput, NotFound
 from halls.models import (
+    CATEGORIES,
     FACT_STATUSES,
     LOOP_STATUSES,
     TRIGGER_TYPES,
@@ -40,6 +41,11 @@ from halls.redact import redact
 from halls.service.stores import Stores
 
 MAX_BATCH = 1000
+
+
+def check_category(category: str | None) -> None:
+    if category is not None and category not in CATEGORIES:
+        raise InvalidInput(f"category must be one of {', '.join(CATEGORIES)}")
 
 
 def _metadata(value: Any) -> dict[str, Any]:
@@ -300,10 +306,12 @@ class Records:
         status: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        category: str | None = None,
     ) -> list[LongFact]:
         if status is not None and status not in FACT_STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(FACT_STATUSES)}")
-        return self._stores.open(store).list_facts(status, *check_page(limit, offset))
+        check_category(category)
+        return self._stores.open(store).list_facts(status, *check_page(limit, offset), category)
 
     def get_long(self, id: str, *, store: str | None = None) -> tuple[LongFact, list[LongFact]]:
         """The fact and its whole supersession chain, oldest first."""

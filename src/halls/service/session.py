@@ -8,8 +8,10 @@ last:
    time has passed, or a ``topic`` trigger whose topic words appear in the
    query (expired loops are never due);
 2. recalls for the query (already ranked by ``halls.recall``);
-3. active long-term facts by value = evidence x recency, the same two factors
-   that weigh a fact in search, so "important" means one thing everywhere.
+3. active long-term facts by category (decisions, preferences, procedures,
+   plans, people, then other facts: what changes how an agent acts first),
+   then by value = evidence x recency, the same two factors that weigh a
+   fact in search, so "important" means one thing everywhere.
 
 Items are deduplicated by id and by normalised text, long items are
 shortened, and the block never exceeds ``budget_tokens`` as counted by
@@ -30,7 +32,7 @@ from pydantic import BaseModel
 
 from halls.config import RecallSettings
 from halls.errors import InvalidInput
-from halls.models import Hit, LongFact, OpenLoop, parse_time
+from halls.models import CATEGORIES, Hit, LongFact, OpenLoop, parse_time
 from halls.recall.rank import recency, tier_weight
 from halls.recall.text import query_terms
 
@@ -132,8 +134,16 @@ def fact_value(fact: LongFact, now: float, cfg: RecallSettings) -> float:
 
 
 def rank_facts(facts: Sequence[LongFact], now: float, cfg: RecallSettings) -> list[LongFact]:
+    """Active facts, by category (``CATEGORIES`` order: decisions, preferences and
+    procedures change how an agent acts, so they fill a small budget first), then
+    by value; a fact without a category comes with plain facts."""
     active = [f for f in facts if f.status == "active"]
-    return sorted(active, key=lambda f: (-fact_value(f, now, cfg), f.id))
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    last = order["fact"]
+    return sorted(
+        active,
+        key=lambda f: (order.get(f.category or "fact", last), -fact_value(f, now, cfg), f.id),
+    )
 
 
 def assemble(

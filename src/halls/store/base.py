@@ -119,7 +119,12 @@ class Records(Protocol):
         oldest edge first (the edges are the one truth of a fact's sources)."""
         ...
 
-    def list_facts(self, status: str | None, limit: int, offset: int) -> list[LongFact]: ...
+    def list_facts(
+        self, status: str | None, limit: int, offset: int, category: str | None = None
+    ) -> list[LongFact]:
+        """Facts newest first, of that status and category (any when None)."""
+        ...
+
     def update_fact(self, fact: LongFact) -> None:
         """Overwrite the mutable fields; ``derived_from`` is ignored (edges change
         through ``AddEdges``/``RemoveEdges``)."""

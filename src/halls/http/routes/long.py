@@ -11,7 +11,7 @@ from fastapi import APIRouter, Query
 
 from halls.http.deps import Limit, MemoryDep, Offset, StoreParam
 from halls.http.schemas import ForgetIn
-from halls.models import FACT_STATUSES, ForgetFlag, LongFact
+from halls.models import CATEGORIES, FACT_STATUSES, ForgetFlag, LongFact
 
 router = APIRouter(prefix="/long", tags=["long"])
 
@@ -25,10 +25,13 @@ def list_long(
     memory: MemoryDep,
     store: StoreParam = None,
     status: str | None = Query(default=None, description=", ".join(FACT_STATUSES)),
+    category: str | None = Query(default=None, description=", ".join(CATEGORIES)),
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> list[LongFact]:
-    return memory.list_long(store=store, status=status, limit=limit, offset=offset)
+    return memory.list_long(
+        store=store, status=status, limit=limit, offset=offset, category=category
+    )
 
 
 @router.get("/{id}", response_model=FactWithChain)

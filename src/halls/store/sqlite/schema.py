@@ -236,6 +236,7 @@ def m_retention() -> str:
         ALTER TABLE docs ADD COLUMN access_count INTEGER NOT NULL DEFAULT 0;
         ALTER TABLE docs ADD COLUMN last_accessed REAL;
         ALTER TABLE long ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX long_category ON long(category);
     """
 
 

@@ -202,12 +202,19 @@ class SQLiteStore:
         row = self._db.reader().execute(f"{rows.FACTS} WHERE l.id = ?", (id,)).fetchone()
         return None if row is None else rows.fact_of(row)
 
-    def list_facts(self, status: str | None, limit: int, offset: int) -> list[LongFact]:
-        sql, args = rows.FACTS, []
+    def list_facts(
+        self, status: str | None, limit: int, offset: int, category: str | None = None
+    ) -> list[LongFact]:
+        where, args = ["1"], []
         if status:
-            sql, args = sql + " WHERE l.status = ?", [status]
+            where.append("l.status = ?")
+            args.append(status)
+        if category:
+            where.append("l.category = ?")
+            args.append(category)
         found = self._db.reader().execute(
-            sql + " ORDER BY l.id DESC LIMIT ? OFFSET ?", (*args, limit, offset)
+            f"{rows.FACTS} WHERE {' AND '.join(where)} ORDER BY l.id DESC LIMIT ? OFFSET ?",
+            (*args, limit, offset),
         )
         return [rows.fact_of(r) for r in found]
 
