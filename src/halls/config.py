@@ -179,6 +179,11 @@ class ConsolidatorSettings(BaseModel):
     related_threshold: float = Field(default=0.55, gt=0, le=1)
     # Repeats closer together than this count as one moment of evidence.
     burst_seconds: float = Field(default=60.0, ge=0)
+    # How far back a run reads the journal and briefs' summaries for
+    # statements (events a fact already derives from are skipped): 8 days,
+    # the lifetime of a short-term entry, so that a statement made once a
+    # day is still seen when it is made again.
+    journal_window_seconds: int = Field(default=691200, ge=0)
     # llm engine: the endpoint's base URL (POST {model_url}/chat/completions),
     # e.g. http://127.0.0.1:11434/v1 for ollama, http://127.0.0.1:8080/v1 for llama.cpp.
     model_url: str | None = None
