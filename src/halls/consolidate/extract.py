@@ -95,7 +95,26 @@ _FORMULA = re.compile(
     r"ok\b|okay|sure\b|no problem|no worries|of course|absolutely|definitely|exactly|"
     r"totally|indeed|agreed|true\b|right\b|same here|me too|will do|got it|sounds (?:good|great)|"
     r"congrat\w*|well done|good job|way to go|good luck|best of luck|all the best|keep it up|"
-    r"you'?re welcome|welcome\b|anytime)"
+    r"you'?re welcome|welcome\b|anytime|"
+    # The same acts said in the first person: expressive formulae.
+    r"i(?:'m| am)? (?:so |really |very |truly |just )*(?:sorry|glad to hear|happy to hear|"
+    r"happy for|glad (?:i|to) (?:could )?help|happy to help)|i (?:totally |completely )?"
+    r"(?:couldn't|could not|can't) agree|i (?:totally |completely )?agree|i can'?t wait|"
+    r"i hope so|i bet\b|i see\b|i get (?:it|that|you)|i feel you|i hear you|i know,? right|"
+    # Directives: a request or suggestion to the listener is not a statement.
+    r"let'?s\b|let (?:me|us|him|her|them|[A-Z])|please\b|don'?t\b)"
+)
+# A sentence whose subject is left out opens with a verb, modal or predicate
+# ("Glad I could help", "Gonna keep going", "Gives me a visual"): its subject
+# is in the turn before, so it does not stand alone.
+_ELIDED = frozenset(
+    (  # noqa: SIM905
+        "can could will would should might must can't won't wouldn't couldn't shouldn't gonna "
+        "wanna gotta been got had have has is was am are were glad happy sorry excited thankful "
+        "grateful proud hope hoping wish wishing thinking feeling love loving miss missing "
+        "looking gives keeps makes sounds looks seems feels reminds means adding going trying "
+        "just"
+    ).split()
 )
 _WH = frozenset("what why how who whom whose where when which".split())
 _AUX = frozenset(
@@ -165,7 +184,15 @@ _ADVERBS = frozenset(
         "certainly surely rarely hardly barely nearly almost"
     ).split()
 )
-_IRREGULAR_3SG = {"have": "has", "do": "does", "go": "goes", "am": "is", "be": "is"}
+_IRREGULAR_3SG = {
+    "have": "has",
+    "do": "does",
+    "go": "goes",
+    "am": "is",
+    "be": "is",
+    "wanna": "wants to",
+    "gotta": "has to",
+}
 _NEG_3SG = {"don't": "doesn't", "haven't": "hasn't", "am": "is", "aren't": "isn't"}
 
 
@@ -216,8 +243,8 @@ def strip_edges(sentence: str) -> str:
         m = re.match(r"^([A-Za-z']+)(?:[,!.]+\s*|\s+(?=[A-Z]))", s)
         if m and m.group(1).lower() in MARKERS:
             s = s[m.end() :]
-        m = re.match(r"^([A-Za-z]+)\s+", s)
-        if m and m.group(1).lower() in _CONJUNCTIONS:
+        m = re.match(r"^([A-Za-z]+)\s+(?=[a-z])", s)
+        if m and m.group(1).lower() in _CONJUNCTIONS | MARKERS:
             s = s[m.end() :]
         # A formula set off by a comma: "Thanks, ...", "No worries, ...".
         m = re.match(r"^([^,]{1,30}),\s+", s)
@@ -266,7 +293,8 @@ def _third_person(verb: str) -> str:
         return _NEG_3SG[low]
     if low in _IRREGULAR_3SG:
         return _IRREGULAR_3SG[low]
-    if low in _MODALS or low in _IRREGULAR_PAST or low.endswith("ed") or "'" in low:
+    past = low.endswith("ed") and not low.endswith("eed")
+    if low in _MODALS or low in _IRREGULAR_PAST or past or "'" in low or low == "gonna":
         return verb
     if re.search(r"(?:s|sh|ch|x|z|o)$", low):
         return verb + "es"
@@ -329,7 +357,7 @@ def statement(sentence: str, speaker: str | None) -> str | None:
     words = _words(s)
     if any(w in SECOND_PERSON for w in words):
         return None
-    if words[0] in _DEICTIC or (words[0] in _WH | _AUX):
+    if words[0] in _DEICTIC or words[0] in _WH | _AUX | _ELIDED:
         return None
     if not any(w in FIRST_PERSON for w in words):
         return None
