@@ -110,7 +110,7 @@ def journal_sessions(events: Sequence[JournalEvent]) -> list[list[JournalEvent]]
             loose.append([e])
         else:
             loose[-1].append(e)
-    return sorted([*groups.values(), *loose], key=lambda s: s[0].occurred_at)
+    return sorted([*groups.values(), *loose], key=lambda s: (s[0].occurred_at, s[0].id))
 
 
 def from_entries(
