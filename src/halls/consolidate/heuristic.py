@@ -132,7 +132,10 @@ class _Pool:
 def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     plan = Plan(proposals=[])
     flagged = _flag_proposals(inputs, decider, plan)
-    dim = inputs.vectors.shape[1] if inputs.vectors.ndim == 2 else 0
+    dim = 0
+    for m in (inputs.unit_vectors, inputs.vectors):
+        if not dim and m.ndim == 2 and len(m):
+            dim = m.shape[1]
     if not dim and len(inputs.fact_vectors):
         dim = inputs.fact_vectors.shape[-1]
     keep = [n for n, f in enumerate(inputs.facts) if f.id not in flagged]
