@@ -129,7 +129,7 @@ def test_a_brief_summary_is_a_source(make_server, clock) -> None:
     briefs = []
     for text in [
         "The CI pipeline runs on the two-core runner. Any blockers left?",
-        "Thanks! Our CI pipeline runs on the two-core runner."
+        "Thanks! Our CI pipeline runs on the two-core runner.",
     ]:
         r = c.post("/brief", params=S, json={"summary": text})
         assert r.status_code == 201, r.text
@@ -138,3 +138,25 @@ def test_a_brief_summary_is_a_source(make_server, clock) -> None:
     record = run(c)
     made = [a for a in record["actions"] if a["kind"] == "promote"]
     assert len(made) == 1 and sorted(made[0]["inputs"]) == sorted(briefs)
+
+
+def test_stats_count_only_briefs_and_flags_waiting_for_a_run(make_server, clock) -> None:
+    c = make_server().client
+    r = c.post("/short", params=S, json={"content": "Chad uses Vim", "pinned": True})
+    assert r.status_code == 201
+    assert c.post("/brief", params=S, json={"summary": "Set up Vim."}).status_code == 201
+    assert c.get("/stats", params=S).json()["counts"]["briefs"] == 1
+    clock.advance(60)  # a run reads briefs made at or after its start: be later
+    run(c)
+    [fact] = c.get("/long", params=S).json()
+    counts = c.get("/stats", params=S).json()["counts"]
+    assert counts["briefs"] == 0 and counts["forget_flags"] == 0  # read by the run
+    clock.advance(60)
+    c.post(f"/long/{fact['id']}/forget", params=S, json={"reason": "that is wrong"})
+    c.post("/brief", params=S, json={"summary": "Nothing new."})
+    counts = c.get("/stats", params=S).json()["counts"]
+    assert counts["briefs"] == 1 and counts["forget_flags"] == 1
+    clock.advance(60)
+    run(c)
+    counts = c.get("/stats", params=S).json()["counts"]
+    assert counts["briefs"] == 0 and counts["forget_flags"] == 0
