@@ -11,6 +11,7 @@ credential or someone's contact data.
 from __future__ import annotations
 
 import re
+from functools import partial
 
 # The shapes of secrets, by kind: what the journal redacts, and what the
 # consolidator's PII detection (halls.consolidate.pii) also looks for.
@@ -88,7 +89,7 @@ def redact(text: str) -> tuple[str, int]:
         return f"[REDACTED:{kind}]"
 
     for kind, pattern in PII_PATTERNS:
-        text = pattern.sub(lambda m, kind=kind: _contact(m, kind), text)
+        text = pattern.sub(partial(_contact, kind=kind), text)
     return text, count
 
 

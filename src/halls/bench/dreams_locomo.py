@@ -206,7 +206,7 @@ TABLE_HEADERS = (
 
 
 def table_rows(result: dict[str, Any]) -> list[tuple[str, ...]]:
-    rows = []
+    rows: list[tuple[str, ...]] = []
     for c in [
         *result["per_conversation"],
         {"conversation": "overall", "turns": result["turns"], **result["overall"]},

@@ -81,7 +81,7 @@ MARKERS = frozenset(
     ).split()
 )
 # Conjunctions that open a sentence tie it to the one before, nothing more.
-_CONJUNCTIONS = frozenset("and but so also plus then anyway".split())
+_CONJUNCTIONS = frozenset(["and", "but", "so", "also", "plus", "then", "anyway"])
 # Greetings, thanks, farewells, apologies, acknowledgements, congratulations
 # and wishes: a sentence that opens with one is a social formula.
 _FORMULA = re.compile(
@@ -116,7 +116,7 @@ _ELIDED = frozenset(
         "just"
     ).split()
 )
-_WH = frozenset("what why how who whom whose where when which".split())
+_WH = frozenset(["what", "why", "how", "who", "whom", "whose", "where", "when", "which"])
 _AUX = frozenset(
     (  # noqa: SIM905
         "do does did are is was were am can could would will should shall may might must have has "
@@ -124,9 +124,9 @@ _AUX = frozenset(
         "shouldn't haven't hasn't"
     ).split()
 )
-_SUBJECT_PRONOUNS = frozenset("i you we they he she it there this that".split())
+_SUBJECT_PRONOUNS = frozenset("i you we they he she it there this that".split())  # noqa: SIM905
 SECOND_PERSON = frozenset(
-    "you you're you've you'd you'll your yours yourself yourselves ya y'all u ur".split()
+    "you you're you've you'd you'll your yours yourself yourselves ya y'all u ur".split()  # noqa: SIM905
 )
 # Subjects that point outside the sentence (no coreference without context).
 _DEICTIC = frozenset(
@@ -135,8 +135,9 @@ _DEICTIC = frozenset(
         "they'd he he's he'll he'd she she's she'll she'd there there's there'll here here's them"
     ).split()
 )
+# "us" and "ourselves" are left out: "taking care of ourselves" is about everyone.
 FIRST_PERSON = frozenset(
-    "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll us our ours ourselves".split()
+    "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll our ours".split()  # noqa: SIM905
 )
 _FUNCTION = frozenset(
     (  # noqa: SIM905
@@ -248,7 +249,7 @@ def strip_edges(sentence: str) -> str:
             s = s[m.end() :]
         # A formula set off by a comma: "Thanks, ...", "No worries, ...".
         m = re.match(r"^([^,]{1,30}),\s+", s)
-        if m and _FORMULA.match(m.group(1)) and not _words(m.group(1))[-1:] == ["to"]:
+        if m and _FORMULA.match(m.group(1)) and _words(m.group(1))[-1:] != ["to"]:
             s = s[m.end() :]
         # A vocative: a capitalised name and a comma ("Caroline, that's ...").
         m = re.match(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?[,!]\s*", s)

@@ -429,8 +429,8 @@ def build_server(
     @tool(READ)
     async def stats(store: Store = None) -> JSON:
         """Numbers about a store: entries per tier (short, near, long, journal), briefs and
-        forget flags still waiting for a consolidation run, size on disk, and the embedding model. Call it
-        to answer "how much do you remember?" or to check that memory works."""
+        forget flags still waiting for a consolidation run, size on disk, and the embedding
+        model. Call it to answer "how much do you remember?" or to check that memory works."""
         return await run(backend.stats, store=pick(store))
 
     return mcp
