@@ -196,6 +196,11 @@ class ConsolidatorSettings(BaseModel):
     # A run retires an active, unpinned long-term fact whose strength
     # (halls.recall.strength) fell below this; 0 never retires.
     retire_below: float = Field(default=0.05, ge=0, lt=1)
+    # How far back a run reads the journal and briefs' summaries for
+    # statements (events a fact already derives from are skipped): 8 days,
+    # the lifetime of a short-term entry, so that a statement made once a
+    # day is still seen when it is made again.
+    journal_window_seconds: int = Field(default=691200, ge=0)
     # llm engine: the endpoint's base URL (POST {model_url}/chat/completions),
     # e.g. http://127.0.0.1:11434/v1 for ollama, http://127.0.0.1:8080/v1 for llama.cpp.
     model_url: str | None = None

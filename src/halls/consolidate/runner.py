@@ -17,14 +17,18 @@ from typing import Any
 import numpy as np
 
 from halls.config import ConsolidatorSettings, RecallSettings
+from halls.consolidate import distill
 from halls.consolidate.category import categorize
 from halls.consolidate.decay import decayed_evidence
+from halls.consolidate.distill import Extractor, LocalExtractor
 from halls.consolidate.engine import Engine, EngineUnavailable, Inputs, Proposal
 from halls.consolidate.retire import retirements
 from halls.errors import Conflict, ConsolidationFailed
 from halls.models import (
     Action,
+    Brief,
     Edge,
+    JournalEvent,
     LongFact,
     OpenLoop,
     Run,
@@ -87,6 +91,7 @@ class Runner:
         embed: Embed,
         clock: Callable[[], float],
         recall: RecallSettings | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         self.store = store
         self.engine = engine
@@ -95,6 +100,7 @@ class Runner:
         self.clock = clock
         # How strength decays (for retiring faded facts): recall's own curve.
         self.recall = recall or RecallSettings()
+        self.extractor: Extractor = extractor or LocalExtractor()
 
     def run(self, *, dry_run: bool = False) -> Run:
         if not self.store.try_lock_consolidation():
@@ -182,6 +188,13 @@ class Runner:
             {t for b in briefs for t in (*b.promote_hints, *b.completed_intents, *b.noise)}
         )
         phrase_vectors = dict(zip(phrases, self.embed(phrases), strict=True)) if phrases else {}
+        journal, summaries = self._window(now)
+        rows = [n for n, c in enumerate(consolidated) if c is None]
+        units = [
+            *distill.from_entries(entries, rows, self.extractor),
+            *distill.from_journal(journal, self.extractor),
+            *distill.from_briefs(summaries, self.extractor),
+        ]
         return Inputs(
             now=now,
             entries=entries,
@@ -195,9 +208,35 @@ class Runner:
             phrase_vectors=phrase_vectors,
             flags=flags,
             flagged={k: v for k, v in flagged.items() if isinstance(v, LongFact)},
-            journal=s.journal_since(since),
+            journal=journal,
             settings=self.cfg,
+            units=units,
+            unit_vectors=self._unit_vectors(units, vectors),
         )
+
+    def _window(self, now: float) -> tuple[list[JournalEvent], list[Brief]]:
+        """The journal events and briefs of the window that no fact derives from yet."""
+        start = now - self.cfg.journal_window_seconds
+        events = self.store.journal_since(start)
+        briefs = [b for b in self.store.briefs_since(start) if b.summary.strip()]
+        ids = [e.id for e in events] + [b.id for b in briefs]
+        used = {e.dst for e in self.store.edges(ids, ["derived_from"])} if ids else set()
+        return [e for e in events if e.id not in used], [b for b in briefs if b.id not in used]
+
+    def _unit_vectors(self, units: list[distill.Unit], vectors: np.ndarray) -> np.ndarray:
+        """A vector per unit: the entry's stored one when the text is the entry's, else embedded."""
+        dim = vectors.shape[1] if vectors.ndim == 2 and len(vectors) else 0
+        todo = [n for n, u in enumerate(units) if u.row is None]
+        fresh = self.embed([units[n].content for n in todo]) if todo else None
+        if fresh is not None and len(fresh):
+            dim = fresh.shape[1]
+        out = np.zeros((len(units), dim), dtype=np.float32)
+        for n, u in enumerate(units):
+            if u.row is not None:
+                out[n] = vectors[u.row]
+        if fresh is not None:
+            out[todo] = fresh
+        return out
 
     def _embed_missing(self, proposals: list[Proposal]) -> None:
         todo = [p for p in proposals if p.text is not None and p.vector is None]

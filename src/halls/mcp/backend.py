@@ -70,6 +70,7 @@ class Backend(Protocol):
         store: str | None,
         promote_hints: list[str],
         completed_intents: list[str],
+        noise: list[str] | None = None,
     ) -> JSON: ...
     def flag_forget(self, id: str, reason: str, *, store: str | None) -> JSON: ...
     def consolidate(self, *, store: str | None, dry_run: bool) -> JSON: ...
@@ -150,9 +151,14 @@ class LocalBackend:
         store: str | None,
         promote_hints: list[str],
         completed_intents: list[str],
+        noise: list[str] | None = None,
     ) -> JSON:
         brief = self.memory.submit_brief(
-            summary, store=store, promote_hints=promote_hints, completed_intents=completed_intents
+            summary,
+            store=store,
+            promote_hints=promote_hints,
+            completed_intents=completed_intents,
+            noise=noise or [],
         )
         return _json(brief)
 
@@ -240,11 +246,13 @@ class RemoteBackend:
         store: str | None,
         promote_hints: list[str],
         completed_intents: list[str],
+        noise: list[str] | None = None,
     ) -> JSON:
         body = {
             "summary": summary,
             "promote_hints": promote_hints,
             "completed_intents": completed_intents,
+            "noise": noise or [],
         }
         return self._call("POST", "/brief", store, body)  # type: ignore[no-any-return]
 

@@ -342,10 +342,14 @@ def build_server(
         store: Store = None,
     ) -> JSON:
         """Append raw events to the journal, the verbatim record of what happened: turns of the
-        conversation, tool results worth keeping, outcomes. Consolidation reads it to decide
-        what deserves long-term memory; `recall` does not search it. Secrets (API keys, tokens,
-        passwords) are redacted before anything is stored. Use it when asked to keep a full
-        record of a session; for a single fact use `remember`. Returns the new event ids."""
+        conversation (role 'user' or 'assistant', one session_id per conversation), tool
+        results, outcomes. Each consolidation run reads the last 8 days of it: the statements
+        in the user's own turns (and events without a role) that recur on several days become
+        long-term facts derived from those events; greetings, thanks and questions never do, and
+        the assistant's and tools' events are not read for facts. `recall` does not search the
+        journal. Secrets (API keys, tokens, passwords), e-mail addresses and phone numbers are
+        redacted before anything is stored. Use it to keep a record of a conversation; for a
+        single fact use `remember`. Returns the new event ids."""
         items = [e.model_dump(exclude_none=True) for e in events]
         return {"ids": await run(backend.journal, items, store=pick(store))}
 
@@ -371,19 +375,30 @@ def build_server(
             list[str],
             Field(max_length=1000, description="Ids or wording of open loops that were settled."),
         ] = [],  # noqa: B006 - as above
+        noise: Annotated[
+            list[str],
+            Field(
+                max_length=1000,
+                description="Texts or topics that must never become long-term memory, e.g. "
+                "'small talk'.",
+            ),
+        ] = [],  # noqa: B006 - as above
         store: Store = None,
     ) -> JSON:
         """Hand consolidation a brief when a session or task ends, or before the conversation
-        is compacted: what was done and decided, which memories deserve keeping
-        (promote_hints), and which open loops were settled (completed_intents). Call it once per
-        session or task, before you lose the conversation. Nothing changes immediately; the
-        next consolidation run uses it. Returns the stored brief."""
+        is compacted: what was done and decided (the summary's statements are themselves a
+        source of long-term facts once they recur), which memories deserve keeping
+        (promote_hints), which open loops were settled (completed_intents), and what must never
+        be kept (noise). Call it once per session or task, before you lose the conversation.
+        Nothing changes immediately; the next consolidation run uses it. Returns the stored
+        brief."""
         return await run(
             backend.submit_brief,
             summary,
             store=pick(store),
             promote_hints=promote_hints,
             completed_intents=completed_intents,
+            noise=noise,
         )
 
     @tool(DESTROY)
@@ -445,8 +460,8 @@ def build_server(
     @tool(READ)
     async def stats(store: Store = None) -> JSON:
         """Numbers about a store: entries per tier (short, near, long, journal), briefs and
-        forget flags waiting for consolidation, size on disk, and the embedding model. Call it
-        to answer "how much do you remember?" or to check that memory works."""
+        forget flags still waiting for a consolidation run, size on disk, and the embedding
+        model. Call it to answer "how much do you remember?" or to check that memory works."""
         return await run(backend.stats, store=pick(store))
 
     return mcp

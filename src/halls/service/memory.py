@@ -409,6 +409,9 @@ class Memory:
     def stats(self, *, store: str | None = None) -> dict[str, Any]:
         s = self._stores.open(store)
         counts = s.counts()
+        # Briefs and flags a run has already read are history, not work waiting.
+        last = s.last_applied_run()
+        since = last.started_at.timestamp() if last else None
         return {
             "store": s.name,
             "counts": {
@@ -416,8 +419,8 @@ class Memory:
                 "near": counts["near"],
                 "long": counts["long"],
                 "journal": counts["journal"],
-                "briefs": counts["briefs"],
-                "forget_flags": counts["forget_flags"],
+                "briefs": len(s.briefs_since(since)) if counts["briefs"] else 0,
+                "forget_flags": len(s.list_flags("pending")) if counts["forget_flags"] else 0,
             },
             "size_bytes": s.size_bytes(),
             "embedder": self._stores.fingerprint_of(s.name),
