@@ -47,6 +47,7 @@ def hook_command(
     store: str | None,
     python: str | None = None,
     prompt_tokens: int = 0,
+    journal: bool = True,
 ) -> str:
     sub, _ = EVENTS[event]
     parts = [python or sys.executable, "-m", "halls", "hook", sub, "--server-url", server_url]
@@ -54,6 +55,8 @@ def hook_command(
         parts += ["--store", store]
     if prompt_tokens and sub == "user-prompt":
         parts += ["--prompt-tokens", str(prompt_tokens)]
+    if not journal and sub == "user-prompt":
+        parts += ["--no-journal"]
     return shlex.join(parts)
 
 
@@ -101,7 +104,11 @@ def _strip(data: dict[str, Any]) -> set[str]:
 
 
 def install(
-    path: Path, server_url: str, store: str | None = None, prompt_tokens: int = 0
+    path: Path,
+    server_url: str,
+    store: str | None = None,
+    prompt_tokens: int = 0,
+    journal: bool = True,
 ) -> list[str]:
     """Add (or refresh) the halls hooks; return the events hooked."""
     data = _load(path)
@@ -121,7 +128,9 @@ def install(
         group["hooks"] = [
             {
                 "type": "command",
-                "command": hook_command(event, server_url, store, prompt_tokens=prompt_tokens),
+                "command": hook_command(
+                    event, server_url, store, prompt_tokens=prompt_tokens, journal=journal
+                ),
                 "timeout": 30,
             }
         ]

@@ -35,6 +35,9 @@ MAX_PROMPTS = 10
 MAX_PROMPT_CHARS = 240
 PROMPT_MEMORIES_HEADER = "halls memories that may bear on this request:"
 PROMPT_MEMORIES = 3
+# The journal keeps what the API accepts (MAX_CONTENT_CHARS); longer prompts
+# are mostly pasted material, and their start says what they are.
+MAX_JOURNAL_CHARS = 32768
 # Reading the git remote must never hold up a session start.
 GIT_TIMEOUT_S = 2.0
 
@@ -161,6 +164,17 @@ def first_prompt(event: dict[str, Any]) -> str | None:
     return " ".join(prompts[0].split())[:MAX_PROMPT_CHARS] if prompts else None
 
 
+def journal_prompt(event: dict[str, Any], backend: RemoteBackend, store: str | None) -> None:
+    """Append the user's prompt to the journal (secrets and contact details are redacted there)."""
+    prompt = str(event.get("prompt") or "").strip()
+    if not prompt:
+        return
+    item: dict[str, Any] = {"content": prompt[:MAX_JOURNAL_CHARS], "role": "user"}
+    if isinstance(event.get("session_id"), str) and event["session_id"]:
+        item["session_id"] = event["session_id"][:200]
+    backend.journal([item], store=store)
+
+
 def prompt_memories(
     event: dict[str, Any], backend: RemoteBackend, store: str | None, budget_tokens: int
 ) -> str:
@@ -193,12 +207,15 @@ def run(
     store: str | None,
     budget_tokens: int,
     prompt_tokens: int = 0,
+    journal: bool = True,
 ) -> str:
     """Perform hook ``name``; return what to print on stdout.
 
     ``prompt_tokens`` > 0 makes UserPromptSubmit add the memories most relevant
     to the prompt (within that many tokens) before the reminder; 0, the
-    default, sends the reminder alone.
+    default, sends the reminder alone. With ``journal`` (the default) it also
+    appends the prompt to the journal, where consolidation finds what the user
+    states about themself and their work.
     """
     if name == "session-start":
         block = backend.context(
@@ -209,6 +226,8 @@ def run(
         )
         return str(block.get("text") or "")
     if name == "user-prompt":
+        if journal:
+            journal_prompt(event, backend, store)
         if prompt_tokens <= 0:
             return RECALL_REMINDER
         memories = prompt_memories(event, backend, store, prompt_tokens)
