@@ -44,6 +44,17 @@ ID_RE = re.compile(r"^(?P<prefix>[snljbf])_[0-9A-HJKMNP-TV-Z]{26}\Z")
 
 MAX_CONTENT_CHARS = 32768
 MAX_LIST = 1000
+# No listing is ever that long; beyond it an offset only risks overflowing
+# a 64-bit database integer.
+MAX_OFFSET = 10**9
+# For schemas (OpenAPI, MCP): what check_id and the store registry accept.
+# In JSON Schema (ECMA) regexes "$" is the very end, so it is safe there.
+STORE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+
+
+def id_pattern(kind: str) -> str:
+    """The pattern of a well-formed id of ``kind`` (see ``check_id``), for schemas."""
+    return rf"^{ID_PREFIX[kind]}_[0-9A-HJKMNP-TV-Z]{{26}}$"
 
 
 class _IdClock:
@@ -94,8 +105,8 @@ def check_page(limit: int, offset: int) -> tuple[int, int]:
     """Refuse a listing page outside 1..MAX_LIST items or before the start."""
     if not 1 <= limit <= MAX_LIST:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIST}")
-    if offset < 0:
-        raise InvalidInput("offset must not be negative")
+    if not 0 <= offset <= MAX_OFFSET:
+        raise InvalidInput(f"offset must be between 0 and {MAX_OFFSET}")
     return limit, offset
 
 

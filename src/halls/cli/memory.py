@@ -56,7 +56,12 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
     if settings.mcp.enabled:
         from halls.mcp import LocalBackend, build_server
 
-        mcp = build_server(LocalBackend(memory), host=cfg.host, path=settings.mcp.path)
+        mcp = build_server(
+            LocalBackend(memory),
+            default_store=settings.default_store,
+            host=cfg.host,
+            path=settings.mcp.path,
+        )
     click.echo(
         f"halls: serving on http://{cfg.host}:{cfg.port} (data in {settings.data_dir})", err=True
     )

@@ -21,6 +21,7 @@ log = logging.getLogger("halls.http")
 
 STATUS: list[tuple[type[e.HallsError], int]] = [
     (e.InvalidInput, 400),
+    (e.Forbidden, 403),
     (e.NotFound, 404),
     (e.Conflict, 409),
     (e.EmbeddingFailed, 503),

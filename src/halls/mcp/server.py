@@ -20,12 +20,13 @@ from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ContentBlock, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.requests import Request
 
 from halls import __version__
 from halls.errors import HallsError
 from halls.mcp.backend import JSON, Backend
 from halls.models import MAX_CONTENT_CHARS, LoopStatus, SearchTier, TriggerType
-from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, Action, Grant
 
 log = logging.getLogger("halls.mcp")
 T = TypeVar("T")
@@ -97,11 +98,47 @@ def _describe(err: ValidationError) -> str:
 
 
 class HallsMCP(FastMCP):  # type: ignore[type-arg]
-    """FastMCP with halls' error translation at the edge."""
+    """FastMCP with halls' access check and error translation at the edge."""
+
+    # What each tool needs of the caller's grant on its store (set by build_server).
+    actions: dict[str, Action]
+    default_store: str | None = None
+
+    def _grant(self) -> Grant:
+        """The grant the HTTP server resolved for this call; stdio is the local user's own."""
+        context = self.get_context()
+        try:
+            request = context.request_context.request
+        except ValueError:  # no request context: called in-process, outside a session
+            request = None
+        if not isinstance(request, Request):
+            # stdio (`halls mcp`): the user who started it owns the data
+            # directory. `--server-url` sends its token to a server that checks it.
+            return Grant.everything()
+        grant = request.scope.get("state", {}).get("grant")
+        return grant if isinstance(grant, Grant) else Grant(id=None, stores=frozenset())
+
+    def _check(self, name: str, arguments: dict[str, Any]) -> None:
+        action = self.actions.get(name)
+        if action is None:
+            return  # an unknown tool: the SDK answers it
+        store = arguments.get("store") or self.default_store
+        if store is not None and not isinstance(store, str):
+            raise ToolError(f"invalid arguments for {name}: store must be a string")
+        grant = self._grant()
+        if store is None:
+            if grant.stores is not None:
+                raise ToolError("this token opens only some stores: name one with `store`")
+            return
+        try:
+            grant.check(store, action)
+        except HallsError as exc:
+            raise ToolError(exc.message) from None
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any]
     ) -> Sequence[ContentBlock] | JSON:
+        self._check(name, arguments)
         try:
             return await super().call_tool(name, arguments)  # type: ignore[no-any-return]
         except ToolError as exc:
@@ -144,10 +181,16 @@ def build_server(
     )
     # FastMCP has no version argument; without this, clients see the SDK's version.
     mcp._mcp_server.version = __version__
+    mcp.actions = {}
+    mcp.default_store = default_store
 
-    def tool(annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Any]:
+    def tool(
+        annotations: ToolAnnotations, action: Action | None = None
+    ) -> Callable[[Callable[..., Any]], Any]:
         def register(fn: Callable[..., Any]) -> Any:
             mcp.add_tool(fn, description=_prose(fn.__doc__ or ""), annotations=annotations)
+            # Only reads are read-only; every other tool writes (or deletes: admin).
+            mcp.actions[fn.__name__] = action or ("read" if annotations.readOnlyHint else "write")
             return fn
 
         return register

@@ -18,7 +18,7 @@ from halls.store.base import Store
 
 FINGERPRINT_KEY = "embedder"
 
-__all__ = ["FINGERPRINT_KEY", "Stores"]
+__all__ = ["FINGERPRINT_KEY", "Stores", "check_store_name"]
 
 
 class Stores:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from halls.http.deps import MemoryDep, StoreParam
+from halls.http.deps import MemoryDep, ReadStore
 from halls.models import MAX_CONTENT_CHARS
 from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
 
@@ -24,8 +24,6 @@ class ContextIn(BaseModel):
 
 
 @router.post("/context", response_model=ContextBlock)
-def context(
-    memory: MemoryDep, body: ContextIn | None = None, store: StoreParam = None
-) -> ContextBlock:
+def context(memory: MemoryDep, store: ReadStore, body: ContextIn | None = None) -> ContextBlock:
     body = body or ContextIn()
     return memory.context(store=store, query=body.query, budget_tokens=body.budget_tokens)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from halls.http.deps import Limit, MemoryDep, Offset, StoreParam
+from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, WriteStore
 from halls.http.schemas import IdsOut, JournalBatchIn, JournalIn
 from halls.models import JournalEvent, NewJournal
 
@@ -12,18 +12,18 @@ router = APIRouter(prefix="/journal", tags=["journal"])
 
 
 @router.post("", status_code=201, response_model=JournalEvent)
-def append(body: JournalIn, memory: MemoryDep, store: StoreParam = None) -> JournalEvent:
+def append(body: JournalIn, memory: MemoryDep, store: WriteStore) -> JournalEvent:
     return memory.journal([NewJournal(**body.model_dump())], store=store)[0]
 
 
 @router.post("/batch", status_code=201, response_model=IdsOut)
-def append_batch(body: JournalBatchIn, memory: MemoryDep, store: StoreParam = None) -> IdsOut:
+def append_batch(body: JournalBatchIn, memory: MemoryDep, store: WriteStore) -> IdsOut:
     events = memory.journal([NewJournal(**i.model_dump()) for i in body.items], store=store)
     return IdsOut(ids=[e.id for e in events])
 
 
 @router.get("", response_model=list[JournalEvent])
 def list_journal(
-    memory: MemoryDep, store: StoreParam = None, limit: Limit = 50, offset: Offset = 0
+    memory: MemoryDep, store: ReadStore, limit: Limit = 50, offset: Offset = 0
 ) -> list[JournalEvent]:
     return memory.list_journal(store=store, limit=limit, offset=offset)

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query
 
-from halls.http.deps import Limit, MemoryDep, Offset, StoreParam
+from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, WriteStore
 from halls.http.schemas import ForgetIn
 from halls.models import FACT_STATUSES, ForgetFlag, LongFact
 
@@ -22,7 +22,7 @@ class FactWithChain(LongFact):
 @router.get("", response_model=list[LongFact])
 def list_long(
     memory: MemoryDep,
-    store: StoreParam = None,
+    store: ReadStore,
     status: str | None = Query(default=None, description=", ".join(FACT_STATUSES)),
     limit: Limit = 50,
     offset: Offset = 0,
@@ -31,11 +31,11 @@ def list_long(
 
 
 @router.get("/{id}", response_model=FactWithChain)
-def get_long(id: str, memory: MemoryDep, store: StoreParam = None) -> FactWithChain:
+def get_long(id: str, memory: MemoryDep, store: ReadStore) -> FactWithChain:
     fact, chain = memory.get_long(id, store=store)
     return FactWithChain(**fact.model_dump(), chain=chain)
 
 
 @router.post("/{id}/forget", status_code=202, response_model=ForgetFlag)
-def forget(id: str, body: ForgetIn, memory: MemoryDep, store: StoreParam = None) -> ForgetFlag:
+def forget(id: str, body: ForgetIn, memory: MemoryDep, store: WriteStore) -> ForgetFlag:
     return memory.flag_forget(id, body.reason, store=store)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Query, Response
 
-from halls.http.deps import Limit, MemoryDep, Offset, StoreParam
+from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, WriteStore
 from halls.http.schemas import NearIn
 from halls.models import LOOP_STATUSES, OpenLoop
 
@@ -12,14 +12,14 @@ router = APIRouter(prefix="/near", tags=["near"])
 
 
 @router.post("", status_code=201, response_model=OpenLoop)
-def add_loop(body: NearIn, memory: MemoryDep, store: StoreParam = None) -> OpenLoop:
+def add_loop(body: NearIn, memory: MemoryDep, store: WriteStore) -> OpenLoop:
     return memory.add_loop(store=store, **body.model_dump())
 
 
 @router.get("", response_model=list[OpenLoop])
 def list_loops(
     memory: MemoryDep,
-    store: StoreParam = None,
+    store: ReadStore,
     status: str | None = Query(default=None, description=", ".join(LOOP_STATUSES)),
     limit: Limit = 50,
     offset: Offset = 0,
@@ -28,16 +28,16 @@ def list_loops(
 
 
 @router.get("/{id}", response_model=OpenLoop)
-def get_loop(id: str, memory: MemoryDep, store: StoreParam = None) -> OpenLoop:
+def get_loop(id: str, memory: MemoryDep, store: ReadStore) -> OpenLoop:
     return memory.get_loop(id, store=store)
 
 
 @router.post("/{id}/complete", response_model=OpenLoop)
-def complete_loop(id: str, memory: MemoryDep, store: StoreParam = None) -> OpenLoop:
+def complete_loop(id: str, memory: MemoryDep, store: WriteStore) -> OpenLoop:
     return memory.complete_loop(id, store=store)
 
 
 @router.delete("/{id}", status_code=204)
-def delete_loop(id: str, memory: MemoryDep, store: StoreParam = None) -> Response:
+def delete_loop(id: str, memory: MemoryDep, store: WriteStore) -> Response:
     memory.delete_loop(id, store=store)
     return Response(status_code=204)

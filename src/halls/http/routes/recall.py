@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 from pydantic import BaseModel
 
-from halls.http.deps import MemoryDep, StoreParam
+from halls.http.deps import MemoryDep, ReadStore, WriteStore
 from halls.http.schemas import BriefIn, SearchIn
 from halls.models import Brief, Hit
 
@@ -17,7 +17,7 @@ class SearchOut(BaseModel):
 
 
 @router.post("/search", response_model=SearchOut)
-def search(body: SearchIn, memory: MemoryDep, store: StoreParam = None) -> Response:
+def search(body: SearchIn, memory: MemoryDep, store: ReadStore) -> Response:
     hits = memory.search(store=store, **body.model_dump())
     # Serialised here, in the worker thread, with the same pydantic
     # serializer: returned as a model, the hits would be validated again,
@@ -27,7 +27,7 @@ def search(body: SearchIn, memory: MemoryDep, store: StoreParam = None) -> Respo
 
 
 @router.post("/brief", status_code=201, response_model=Brief)
-def brief(body: BriefIn, memory: MemoryDep, store: StoreParam = None) -> Brief:
+def brief(body: BriefIn, memory: MemoryDep, store: WriteStore) -> Brief:
     return memory.submit_brief(
         body.summary,
         store=store,

@@ -6,8 +6,9 @@ from typing import Any
 
 from fastapi import APIRouter
 
-from halls.http.deps import MemoryDep, StoreParam
+from halls.http.deps import GrantDep, MemoryDep, ReadStore
 from halls.http.schemas import StoreIn
+from halls.service import check_store_name
 
 router = APIRouter(tags=["system"])
 
@@ -18,15 +19,17 @@ def healthz() -> dict[str, str]:
 
 
 @router.get("/stats")
-def stats(memory: MemoryDep, store: StoreParam = None) -> dict[str, Any]:
+def stats(memory: MemoryDep, store: ReadStore) -> dict[str, Any]:
     return memory.stats(store=store)
 
 
 @router.get("/stores")
-def list_stores(memory: MemoryDep) -> dict[str, list[str]]:
-    return {"stores": memory.stores()}
+def list_stores(memory: MemoryDep, grant: GrantDep) -> dict[str, list[str]]:
+    """The stores there are, of those the token opens."""
+    return {"stores": grant.visible(memory.stores())}
 
 
 @router.post("/stores", status_code=201)
-def create_store(body: StoreIn, memory: MemoryDep) -> dict[str, str]:
+def create_store(body: StoreIn, memory: MemoryDep, grant: GrantDep) -> dict[str, str]:
+    grant.check(check_store_name(body.name), "write")
     return {"name": memory.create_store(body.name)}
