@@ -22,6 +22,9 @@ TOOLS = {
     "consolidate",
     "list_open_loops",
     "stats",
+    "forget_about",
+    "delete_memory",
+    "delete_store",
 }
 MEMORY = "Dana keeps the staging database password in the team vault, never in .env files"
 LOOP = "Ask Dana whether the quarterly tax filing went through"

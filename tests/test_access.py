@@ -20,7 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from conftest import LiveServer, start_server
 from http_helpers import assert_error, created, snapshot
-from test_http_auth import call, endpoints
+from test_http_auth import concrete, endpoints
 
 ADMIN = "admin-token-0123456789abcdef"
 A_TOKEN = "store-a-token-0123456789abcdef"
@@ -67,6 +67,21 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
     server.stop()
 
 
+# Deletion for good: an admin token of the store (or the operator's) only.
+ADMIN_ONLY = {
+    ("DELETE", "/journal/{id}"),
+    ("DELETE", "/long/{id}"),
+    ("DELETE", "/stores/{name}"),
+    ("POST", "/forget-about"),
+}
+
+
+def call(client, method: str, path: str, store: str, **kw: Any):  # type: ignore[no-untyped-def]
+    """The route on ``store``: as ``?store=``, or as the path's store ``{name}``."""
+    url = concrete(path).replace("{name}", store)
+    return client.request(method, url, params={"store": store}, **kw)
+
+
 def _is_read(method: str, path: str) -> bool:
     return method == "GET" or path in READ_POSTS
 
@@ -81,9 +96,13 @@ def test_a_store_token_gets_403_on_every_endpoint_of_another_store(live) -> None
             continue
         assert_error(call(agent, method, path, "b", json={}), 403, "forbidden")
         checked += 1
-        # Its own store answers as usual (whatever the status, never 401/403).
+        # Its own store answers as usual (whatever the status, never 401/403),
+        # but for deletion for good, which needs admin.
         own = call(agent, method, path, "a", json={})
-        assert own.status_code not in (401, 403) or "/delete" in path, (method, path, own.text)
+        if (method, path) in ADMIN_ONLY:
+            assert_error(own, 403, "forbidden")
+        else:
+            assert own.status_code not in (401, 403), (method, path, own.text)
     assert checked >= 20
     assert snapshot(admin, "b") == before
     # The default store is a store like any other: not in the grant, so refused.
@@ -109,6 +128,20 @@ def test_a_read_only_token_gets_403_on_every_write(live) -> None:
     assert snapshot(admin, "a") == before
     hits = reader.post("/search", params={"store": "a"}, json={"query": "memory"}).json()
     assert hits["results"] and all("store a" in h["content"] for h in hits["results"])
+
+
+def test_admin_of_a_store_may_delete_there_only(live) -> None:
+    """A store-admin token deletes in its store (dry run here), and gets 403 elsewhere."""
+    ops = live.client(token=A_ADMIN)
+    r = ops.post("/forget-about", params={"store": "a"}, json={"subject": "memory"})
+    assert r.status_code == 200 and r.json()["found"], r.text
+    assert_error(
+        ops.post("/forget-about", params={"store": "b"}, json={"subject": "memory"}),
+        403,
+        "forbidden",
+    )
+    assert_error(ops.delete("/stores/b"), 403, "forbidden")
+    assert "b" in live.client().get("/stores").json()["stores"]
 
 
 def test_store_list_metrics_and_hashed_tokens_show_only_the_grant(live) -> None:
@@ -153,6 +186,8 @@ def test_mcp_tools_keep_to_the_grant(live) -> None:
             ("context", {}),
             ("consolidate", {"action": "run"}),
             ("list_open_loops", {}),
+            ("forget_about", {"subject": "memory"}),
+            ("delete_store", {}),
         ):
             r = await session.call_tool(tool, {**args, "store": "b"})
             out[f"{tool}@b"] = r.isError and "does not open store 'b'" in r.content[0].text  # type: ignore[union-attr]
@@ -160,6 +195,9 @@ def test_mcp_tools_keep_to_the_grant(live) -> None:
         out["default"] = r.isError
         ok = await session.call_tool("remember", {"content": "agent a wrote this", "store": "a"})
         out["own"] = not ok.isError
+        # Deleting needs admin, even in its own store.
+        wipe = await session.call_tool("forget_about", {"subject": "memory", "store": "a"})
+        out["admin"] = wipe.isError and "admin" in wipe.content[0].text  # type: ignore[union-attr]
         return out
 
     async def as_reader(session: ClientSession) -> dict[str, bool]:

@@ -53,8 +53,9 @@ STORE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 
 
 def id_pattern(kind: str) -> str:
-    """The pattern of a well-formed id of ``kind`` (see ``check_id``), for schemas."""
-    return rf"^{ID_PREFIX[kind]}_[0-9A-HJKMNP-TV-Z]{{26}}$"
+    """The pattern of a well-formed id of ``kind`` (see ``check_id``; "run": a run id)."""
+    prefix = "r" if kind == "run" else ID_PREFIX[kind]
+    return rf"^{prefix}_[0-9A-HJKMNP-TV-Z]{{26}}$"
 
 
 class _IdClock:
@@ -223,6 +224,26 @@ class Brief(BaseModel):
     # Texts or topics the consolidator must never promote ("small talk").
     noise: list[str] = Field(default_factory=list)
     created_at: datetime
+
+
+class Erased(BaseModel):
+    """A record that ``forget_about`` found (and, unless a dry run, purged)."""
+
+    id: str
+    tier: Literal["short", "near", "long", "journal"]
+    text: str
+
+
+class ForgetAbout(BaseModel):
+    """What "delete everything you know about X" found, and whether it is gone."""
+
+    store: str
+    subject: str | None = None
+    query: str | None = None
+    dry_run: bool
+    found: list[Erased]
+    # Copies of the subject in briefs, flag reasons and run records, replaced by "[purged]".
+    scrubbed: list[str] = Field(default_factory=list)
 
 
 class ForgetFlag(BaseModel):

@@ -7,6 +7,7 @@ import json
 import socket
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import click
 
@@ -172,7 +173,7 @@ def stores(
     server_url: str | None,
     token: str | None,
 ) -> None:
-    """List stores (or create one with `stores create NAME`)."""
+    """List stores (or `stores create NAME`, `stores delete NAME --confirm`)."""
     ctx.obj = (_settings(config, data_dir), data_dir, server_url, token)
     if ctx.invoked_subcommand is None:
         _list_stores(*ctx.obj)
@@ -229,6 +230,37 @@ def stores_create(
         return
     with _memory(settings) as memory:
         click.echo(memory.create_store(name))
+
+
+@stores.command("delete")
+@_common
+@_server
+@click.argument("name")
+@click.option("--confirm", is_flag=True, help="Required: the deletion cannot be undone.")
+@click.pass_obj
+def stores_delete(
+    target: Target,
+    config: Path | None,
+    data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
+    name: str,
+    confirm: bool,
+) -> None:
+    """Delete store NAME and every file of it, for good."""
+    if not confirm:
+        raise click.ClickException(
+            f"deleting a store cannot be undone: run again with --confirm to delete '{name}'"
+        )
+    settings, where, url, tok = _sub_target(target, config, data_dir, server_url, token)
+    remote = _remote(settings, where, url, tok)
+    if remote is not None:
+        with remote, _translated():
+            remote.call("DELETE", f"/stores/{quote(name, safe='')}", None)
+    else:
+        with _memory(settings) as memory, _translated():
+            memory.delete_store(name)
+    click.echo(f"deleted store '{name}'")
 
 
 @main.command()

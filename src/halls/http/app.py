@@ -55,14 +55,12 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
     )
     app.state.memory = memory
     errors.install(app)
-    for module in (short, near, journal, long, recall, system):
-        app.include_router(module.router)
-    app.include_router(context.router)
+    for module in (short, near, journal, long, recall, system, context, consolidate_routes):
+        app.include_router(module.router, responses=errors.RESPONSES)
     app.include_router(viewer.router)
-    app.include_router(consolidate_routes.router)
     if settings.metrics_enabled:
         app.state.metrics = Metrics(memory)
-        app.include_router(metrics_router)
+        app.include_router(metrics_router, responses=errors.RESPONSES)
     if mcp is not None:
         # Its routes join the app's own, so the bearer token and the body
         # limit guard them exactly as they guard the API.

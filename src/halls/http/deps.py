@@ -8,12 +8,12 @@ reach a store without the check.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Annotated
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
 
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Path, Query, Request
 
-from halls.models import MAX_LIST, MAX_OFFSET, STORE_NAME_PATTERN
+from halls.models import MAX_LIST, MAX_OFFSET, STORE_NAME_PATTERN, id_pattern
 from halls.service import Action, Grant, Memory, check_store_name
 
 
@@ -56,3 +56,23 @@ WriteStore = Annotated[str | None, Depends(_store("write"))]
 AdminStore = Annotated[str | None, Depends(_store("admin"))]
 Limit = Annotated[int, Query(ge=1, le=MAX_LIST)]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
+
+
+def _id(kind: str) -> Any:
+    # The pattern is documented, not enforced here: the service refuses a
+    # malformed or wrong-tier id with 400 invalid_input on every interface.
+    return Annotated[
+        str, Path(description=f"A {kind} id.", json_schema_extra={"pattern": id_pattern(kind)})
+    ]
+
+
+ShortId = _id("short")
+NearId = _id("near")
+LongId = _id("long")
+JournalId = _id("journal")
+RunId = _id("run")
+
+
+def one_of(values: Sequence[str]) -> Any:
+    """An optional query value from ``values``: documented, checked by the service (400)."""
+    return Query(description=", ".join(values), json_schema_extra={"enum": list(values)})

@@ -9,10 +9,13 @@ are logged server-side and answered with a generic 500.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from halls import errors as e
@@ -30,6 +33,34 @@ STATUS: list[tuple[type[e.HallsError], int]] = [
 ]
 
 
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorOut(BaseModel):
+    error: ErrorDetail
+
+
+# Every answer an API route may give besides its own success, for the
+# OpenAPI document: a client (or a fuzzer) can tell a refusal from a bug.
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": description}
+    for status, description in (
+        (400, "A value the schema allows but halls refuses, or a body that is not JSON"),
+        (401, "A bearer token is configured and this request has no valid one"),
+        (403, "The token does not grant this (store, write or admin)"),
+        (404, "No such record, store or route"),
+        (405, "The route does not answer this method"),
+        (409, "The request clashes with the current state"),
+        (413, "The body is over server.max_body_bytes"),
+        (422, "The body or query does not match the schema"),
+        (429, "Over server.rate_limit_per_minute; see Retry-After"),
+        (503, "The embedder, consolidator or storage is unavailable; see Retry-After"),
+    )
+}
+
+
 def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
     return {"error": {"code": code, "message": message}}
 
@@ -42,6 +73,16 @@ def _describe(err: dict) -> str:  # type: ignore[type-arg]
     where = ".".join(str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path"))
     msg = str(err.get("msg", "invalid value"))
     return f"{where}: {msg}" if where else msg
+
+
+def allowed_methods(request: Request) -> str:
+    """The methods the documented routes on the request's path answer, as an Allow value."""
+    path = request.url.path
+    methods: set[str] = set()
+    for route in request.app.router.routes:
+        if isinstance(route, APIRoute) and route.include_in_schema and route.path_regex.match(path):
+            methods |= (route.methods or set()) - {"HEAD"}
+    return ", ".join(sorted(methods))
 
 
 def install(app: FastAPI) -> None:
@@ -59,10 +100,17 @@ def install(app: FastAPI) -> None:
         return error_response(422, "invalid_request", message)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
         message = exc.detail if isinstance(exc.detail, str) else "request failed"
-        return error_response(exc.status_code, codes.get(exc.status_code, "http_error"), message)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            # RFC 9110: a 405 names what the resource does answer, i.e. every
+            # documented route on this path (Starlette names one route's only).
+            headers["Allow"] = allowed_methods(request)
+        return error_response(
+            exc.status_code, codes.get(exc.status_code, "http_error"), message, **headers
+        )
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:

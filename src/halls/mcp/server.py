@@ -461,4 +461,64 @@ def build_server(
         to answer "how much do you remember?" or to check that memory works."""
         return await run(backend.stats, store=pick(store))
 
+    @tool(DESTROY, "admin")
+    async def forget_about(
+        subject: Annotated[
+            str | None,
+            Field(
+                min_length=2,
+                max_length=1000,
+                description="Text to find in every memory, any case, e.g. 'Ivanka' or a phone "
+                "number.",
+            ),
+        ] = None,
+        query: Annotated[
+            str | None,
+            Field(
+                min_length=2,
+                max_length=1000,
+                description="Instead of subject: words that must all appear in a memory.",
+            ),
+        ] = None,
+        dry_run: Annotated[
+            bool, Field(description="true: only list what would go. false: purge it all.")
+        ] = True,
+        store: Store = None,
+    ) -> JSON:
+        """Delete everything memory holds about someone or something, when the user asks
+        for it ("forget everything about my ex", "delete my phone number"). Every tier is
+        searched, the raw journal included. First call it with dry_run=true and show the user
+        what was found; only after they confirm, call it again with dry_run=false: the purge
+        is immediate and cannot be undone. Needs an admin token."""
+        return await run(
+            backend.forget_about, store=pick(store), subject=subject, query=query, dry_run=dry_run
+        )
+
+    @tool(DESTROY, "admin")
+    async def delete_memory(
+        id: Annotated[
+            str,
+            Field(
+                description="The id: s_ (short-term), n_ (open loop), l_ (long-term fact) or "
+                "j_ (journal event)."
+            ),
+        ],
+        store: Store = None,
+    ) -> JSON:
+        """Delete one record for good, now, when the user asks to delete that exact thing. A
+        long-term fact goes with the notes it was made from and any personal data in it; a
+        journal event is purged from the files. Cannot be undone; needs an admin token. To
+        correct a fact rather than erase it, use flag_forget."""
+        await run(backend.delete_record, id, store=pick(store))
+        return {"deleted": id}
+
+    @tool(DESTROY, "admin")
+    async def delete_store(
+        store: Annotated[str, Field(description="The store to delete, with all it holds.")],
+    ) -> JSON:
+        """Delete a whole store and every file of it, for good. Only when the user asks to
+        delete that store by name; cannot be undone; needs an admin token."""
+        await run(backend.delete_store, store)
+        return {"deleted": store}
+
     return mcp

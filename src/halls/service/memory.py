@@ -28,6 +28,7 @@ from halls.models import (
     RETRIEVERS,
     SEARCH_TIERS,
     Brief,
+    ForgetAbout,
     ForgetFlag,
     Hit,
     JournalEvent,
@@ -42,6 +43,7 @@ from halls.models import (
     parse_time,
 )
 from halls.service.dreams import Dreams, RunOutcomes
+from halls.service.erase import Erasure
 from halls.service.recall import search
 from halls.service.records import Records
 from halls.service.scheduler import Scheduler
@@ -77,6 +79,7 @@ class Memory:
         self._stores = Stores(self.settings, lambda: self.embedder)
         self._records = Records(self._stores, self.settings, clock, self._embed)
         self._dreams = Dreams(self._stores, self.settings, clock, self._embed)
+        self._erasure = Erasure(self._stores, self._dreams)
         self._scheduler: Scheduler | None = None
 
     # -- composition --
@@ -403,3 +406,30 @@ class Memory:
     def purge_fact(self, id: str, *, store: str | None = None) -> Run:
         """The operator's emergency door: purge one fact now, recorded as a run."""
         return self._dreams.purge_fact(id, store=store)
+
+    # -- deletion for good --
+
+    def delete_journal(self, id: str, *, store: str | None = None) -> None:
+        """Purge one journal event: its bytes leave the store's files."""
+        self._erasure.delete_journal(id, store=store)
+
+    def delete_fact(self, id: str, *, store: str | None = None) -> Run:
+        """Purge a fact as a PII forget does (it, its sources, its personal data), now."""
+        return self._erasure.delete_fact(id, store=store)
+
+    def delete_store(self, name: str) -> None:
+        """Delete a store and every file of it."""
+        self._erasure.delete_store(name)
+
+    def forget_about(
+        self,
+        *,
+        store: str | None = None,
+        subject: str | None = None,
+        query: str | None = None,
+        dry_run: bool = True,
+    ) -> ForgetAbout:
+        """Find (dry run) or purge every record of every tier about ``subject`` or ``query``."""
+        return self._erasure.forget_about(
+            store=store, subject=subject, query=query, dry_run=dry_run
+        )

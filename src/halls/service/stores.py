@@ -72,6 +72,13 @@ class Stores:
     def fingerprint_of(self, store: str | None) -> str | None:
         return self.open(store).get_meta(FINGERPRINT_KEY)
 
+    def delete(self, name: str) -> bool:
+        """Close the store here and delete it with all its files; False if there was none."""
+        check_store_name(name)
+        found = self._registry.delete(name)
+        self._checked.discard(name)
+        return found
+
     def names(self) -> list[str]:
         return self._registry.names()
 

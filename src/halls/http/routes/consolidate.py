@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import BaseModel
 
-from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, WriteStore
+from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, RunId, WriteStore
 from halls.http.schemas import _Body
 from halls.models import Run
 
@@ -27,7 +27,12 @@ class RunsOut(BaseModel):
     runs: list[Run]
 
 
-@router.post("/run", status_code=201, response_model=Run)
+@router.post(
+    "/run",
+    status_code=201,
+    response_model=Run,
+    responses={200: {"model": Run, "description": "A dry run: the plan; nothing changed"}},
+)
 def run(memory: MemoryDep, store: WriteStore, response: Response, body: RunIn | None = None) -> Run:
     dry = body is not None and body.dry_run
     if dry:
@@ -43,12 +48,12 @@ def list_runs(
 
 
 @router.get("/runs/{id}", response_model=Run)
-def get_run(id: str, memory: MemoryDep, store: ReadStore) -> Run:
+def get_run(id: RunId, memory: MemoryDep, store: ReadStore) -> Run:
     return memory.get_run(id, store=store)  # type: ignore[no-any-return]
 
 
 @router.post("/runs/{id}/revert", response_model=Run)
-def revert_run(id: str, memory: MemoryDep, store: WriteStore) -> Run:
+def revert_run(id: RunId, memory: MemoryDep, store: WriteStore) -> Run:
     return memory.revert_run(id, store=store)  # type: ignore[no-any-return]
 
 

@@ -6,6 +6,7 @@ from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
 from halls.http.deps import MemoryDep, ReadStore
+from halls.http.schemas import Integer
 from halls.models import MAX_CONTENT_CHARS
 from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
 
@@ -13,14 +14,14 @@ router = APIRouter(tags=["context"])
 
 
 class ContextIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str | None = Field(
         default=None,
         max_length=MAX_CONTENT_CHARS,
         description="What the session is about; adds memories relevant to it.",
     )
-    budget_tokens: int = Field(default=DEFAULT_BUDGET, ge=MIN_BUDGET, le=MAX_BUDGET)
+    budget_tokens: Integer = Field(default=DEFAULT_BUDGET, ge=MIN_BUDGET, le=MAX_BUDGET)
 
 
 @router.post("/context", response_model=ContextBlock)

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Response
 
-from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, WriteStore
+from halls.http.deps import AdminStore, JournalId, Limit, MemoryDep, Offset, ReadStore, WriteStore
 from halls.http.schemas import IdsOut, JournalBatchIn, JournalIn
 from halls.models import JournalEvent, NewJournal
 
@@ -27,3 +27,10 @@ def list_journal(
     memory: MemoryDep, store: ReadStore, limit: Limit = 50, offset: Offset = 0
 ) -> list[JournalEvent]:
     return memory.list_journal(store=store, limit=limit, offset=offset)
+
+
+@router.delete("/{id}", status_code=204)
+def delete_event(id: JournalId, memory: MemoryDep, store: AdminStore) -> Response:
+    """Purge the event for good (admin): its bytes leave the store's files."""
+    memory.delete_journal(id, store=store)
+    return Response(status_code=204)

@@ -1,14 +1,26 @@
 """Long-term facts: read-only here; only the consolidator writes them.
 
-There is deliberately no endpoint that creates, edits or deletes a fact: a
-user flags one (``/forget``) and the consolidator acts on the flag.
+There is deliberately no endpoint that creates or edits a fact: a user flags
+one (``/forget``) and the consolidator acts on the flag. An admin may purge
+one now (``DELETE /long/{id}``), as a PII forget would.
 """
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query
+from typing import Annotated
 
-from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, WriteStore
+from fastapi import APIRouter, Response
+
+from halls.http.deps import (
+    AdminStore,
+    Limit,
+    LongId,
+    MemoryDep,
+    Offset,
+    ReadStore,
+    WriteStore,
+    one_of,
+)
 from halls.http.schemas import ForgetIn
 from halls.models import FACT_STATUSES, ForgetFlag, LongFact
 
@@ -23,7 +35,7 @@ class FactWithChain(LongFact):
 def list_long(
     memory: MemoryDep,
     store: ReadStore,
-    status: str | None = Query(default=None, description=", ".join(FACT_STATUSES)),
+    status: Annotated[str | None, one_of(FACT_STATUSES)] = None,
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> list[LongFact]:
@@ -31,11 +43,18 @@ def list_long(
 
 
 @router.get("/{id}", response_model=FactWithChain)
-def get_long(id: str, memory: MemoryDep, store: ReadStore) -> FactWithChain:
+def get_long(id: LongId, memory: MemoryDep, store: ReadStore) -> FactWithChain:
     fact, chain = memory.get_long(id, store=store)
     return FactWithChain(**fact.model_dump(), chain=chain)
 
 
 @router.post("/{id}/forget", status_code=202, response_model=ForgetFlag)
-def forget(id: str, body: ForgetIn, memory: MemoryDep, store: WriteStore) -> ForgetFlag:
+def forget(id: LongId, body: ForgetIn, memory: MemoryDep, store: WriteStore) -> ForgetFlag:
     return memory.flag_forget(id, body.reason, store=store)
+
+
+@router.delete("/{id}", status_code=204)
+def purge(id: LongId, memory: MemoryDep, store: AdminStore) -> Response:
+    """Purge the fact now (admin), its sources and personal data with it, recorded as a run."""
+    memory.delete_fact(id, store=store)
+    return Response(status_code=204)

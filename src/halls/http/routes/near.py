@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Query, Response
+from typing import Annotated
 
-from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, WriteStore
+from fastapi import APIRouter, Response
+
+from halls.http.deps import Limit, MemoryDep, NearId, Offset, ReadStore, WriteStore, one_of
 from halls.http.schemas import NearIn
 from halls.models import LOOP_STATUSES, OpenLoop
 
@@ -20,7 +22,7 @@ def add_loop(body: NearIn, memory: MemoryDep, store: WriteStore) -> OpenLoop:
 def list_loops(
     memory: MemoryDep,
     store: ReadStore,
-    status: str | None = Query(default=None, description=", ".join(LOOP_STATUSES)),
+    status: Annotated[str | None, one_of(LOOP_STATUSES)] = None,
     limit: Limit = 50,
     offset: Offset = 0,
 ) -> list[OpenLoop]:
@@ -28,16 +30,16 @@ def list_loops(
 
 
 @router.get("/{id}", response_model=OpenLoop)
-def get_loop(id: str, memory: MemoryDep, store: ReadStore) -> OpenLoop:
+def get_loop(id: NearId, memory: MemoryDep, store: ReadStore) -> OpenLoop:
     return memory.get_loop(id, store=store)
 
 
 @router.post("/{id}/complete", response_model=OpenLoop)
-def complete_loop(id: str, memory: MemoryDep, store: WriteStore) -> OpenLoop:
+def complete_loop(id: NearId, memory: MemoryDep, store: WriteStore) -> OpenLoop:
     return memory.complete_loop(id, store=store)
 
 
 @router.delete("/{id}", status_code=204)
-def delete_loop(id: str, memory: MemoryDep, store: WriteStore) -> Response:
+def delete_loop(id: NearId, memory: MemoryDep, store: WriteStore) -> Response:
     memory.delete_loop(id, store=store)
     return Response(status_code=204)

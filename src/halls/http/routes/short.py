@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, HTTPException, Response
 
-from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, WriteStore
+from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, ShortId, WriteStore
 from halls.http.schemas import IdsOut, ShortBatchIn, ShortIn
 from halls.models import NewShort, ShortEntry
 
@@ -22,6 +22,13 @@ def remember_batch(body: ShortBatchIn, memory: MemoryDep, store: WriteStore) -> 
     return IdsOut(ids=[e.id for e in memory.remember_many(items, store=store)])
 
 
+@router.api_route("/batch", methods=["GET", "DELETE"], include_in_schema=False)
+def batch_is_post_only() -> None:
+    # Without this, GET /short/batch would reach GET /short/{id} with the id
+    # "batch" (400) where the answer is that /short/batch takes POST only.
+    raise HTTPException(405)
+
+
 @router.get("", response_model=list[ShortEntry])
 def list_short(
     memory: MemoryDep, store: ReadStore, limit: Limit = 50, offset: Offset = 0
@@ -30,11 +37,11 @@ def list_short(
 
 
 @router.get("/{id}", response_model=ShortEntry)
-def get_short(id: str, memory: MemoryDep, store: ReadStore) -> ShortEntry:
+def get_short(id: ShortId, memory: MemoryDep, store: ReadStore) -> ShortEntry:
     return memory.get_short(id, store=store)
 
 
 @router.delete("/{id}", status_code=204)
-def delete_short(id: str, memory: MemoryDep, store: WriteStore) -> Response:
+def delete_short(id: ShortId, memory: MemoryDep, store: WriteStore) -> Response:
     memory.delete_short(id, store=store)
     return Response(status_code=204)

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Path, Response
 
-from halls.http.deps import GrantDep, MemoryDep, ReadStore
-from halls.http.schemas import StoreIn
+from halls.http.deps import AdminStore, GrantDep, MemoryDep, ReadStore
+from halls.http.schemas import ForgetAboutIn, StoreIn
+from halls.models import STORE_NAME_PATTERN, ForgetAbout
 from halls.service import check_store_name
 
 router = APIRouter(tags=["system"])
@@ -33,3 +34,23 @@ def list_stores(memory: MemoryDep, grant: GrantDep) -> dict[str, list[str]]:
 def create_store(body: StoreIn, memory: MemoryDep, grant: GrantDep) -> dict[str, str]:
     grant.check(check_store_name(body.name), "write")
     return {"name": memory.create_store(body.name)}
+
+
+@router.delete("/stores/{name}", status_code=204)
+def delete_store(
+    name: Annotated[str, Path(json_schema_extra={"pattern": STORE_NAME_PATTERN})],
+    memory: MemoryDep,
+    grant: GrantDep,
+) -> Response:
+    """Delete the store and every file of it (admin of that store)."""
+    grant.check(check_store_name(name), "admin")
+    memory.delete_store(name)
+    return Response(status_code=204)
+
+
+@router.post("/forget-about", response_model=ForgetAbout)
+def forget_about(body: ForgetAboutIn, memory: MemoryDep, store: AdminStore) -> ForgetAbout:
+    """Everything about a subject, every tier and the journal: listed (dry run) or purged."""
+    return memory.forget_about(
+        store=store, subject=body.subject, query=body.query, dry_run=body.dry_run
+    )
