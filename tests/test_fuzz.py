@@ -12,6 +12,7 @@ a failure replays.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -54,6 +55,8 @@ def test_schemathesis_finds_nothing(tmp_path: Path) -> None:
             timeout=1100,
         )
         assert done.returncode == 0, done.stdout[-6000:] + done.stderr[-2000:]
-        assert "No issues found" in done.stdout, done.stdout[-3000:]
+        # Warnings (e.g. that random ids of DELETE /long/{id} find nothing) are not failures.
+        assert "Failures:" not in done.stdout, done.stdout[-6000:]
+        assert re.search(r"(\d+) generated, \1 passed", done.stdout), done.stdout[-3000:]
     finally:
         live.stop()

@@ -189,6 +189,10 @@ class StorageSettings(BaseModel):
 
     backend: Literal["sqlite"] = "sqlite"
     sqlite: SqliteSettings = Field(default_factory=SqliteSettings)
+    # At most this many stores stay open in a process (file descriptors,
+    # connections, in-memory indexes); the least recently used idle one is
+    # closed to open another, and reopened when it is used again.
+    max_open_stores: int = Field(default=64, ge=1, le=100_000)
 
     @model_validator(mode="before")
     @classmethod

@@ -61,6 +61,9 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
 }
 
 
+RETRY_AFTER_SECONDS = 1
+
+
 def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
     return {"error": {"code": code, "message": message}}
 
@@ -78,10 +81,16 @@ def _describe(err: dict) -> str:  # type: ignore[type-arg]
 def allowed_methods(request: Request) -> str:
     """The methods the documented routes on the request's path answer, as an Allow value."""
     path = request.url.path
+    routes = [
+        r
+        for r in request.app.router.routes
+        if isinstance(r, APIRoute) and r.include_in_schema and r.path_regex.match(path)
+    ]
+    # A literal path ("/short/batch") is its own resource, not an id of "/short/{id}".
+    literal = [r for r in routes if r.path == path]
     methods: set[str] = set()
-    for route in request.app.router.routes:
-        if isinstance(route, APIRoute) and route.include_in_schema and route.path_regex.match(path):
-            methods |= (route.methods or set()) - {"HEAD"}
+    for route in literal or routes:
+        methods |= (route.methods or set()) - {"HEAD"}
     return ", ".join(sorted(methods))
 
 
@@ -89,7 +98,10 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(e.HallsError)
     async def _halls(_: Request, exc: e.HallsError) -> JSONResponse:
         status = next((s for t, s in STATUS if isinstance(exc, t)), 500)
-        return error_response(status, exc.code, exc.message)
+        # Unavailable is temporary (a busy store, a full descriptor table, a
+        # remote down): say when to come back rather than leave it a guess.
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if status == 503 else {}
+        return error_response(status, exc.code, exc.message, **headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:

@@ -165,7 +165,7 @@ class JournalBatchIn(_Body):
 
 
 class ForgetIn(_Body):
-    reason: str = Field(min_length=1, max_length=2000)
+    reason: str = Field(min_length=1, max_length=2000, json_schema_extra=NOT_BLANK)
 
 
 class BriefIn(_Body):
@@ -198,17 +198,30 @@ class StoreIn(_Body):
 
 
 class ForgetAboutIn(_Body):
-    # One of the two (the service refuses both or neither: 400).
-    subject: str | None = Field(
-        default=None,
+    # Exactly one of the two (the service refuses both or neither: 400). Not
+    # nullable: an explicit null is a 422, as the schema says.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["subject"], "not": {"required": ["query"]}},
+                {"required": ["query"], "not": {"required": ["subject"]}},
+            ]
+        }
+    )
+
+    subject: str = Field(
+        default=None,  # type: ignore[assignment]
         min_length=2,
         max_length=1000,
+        # Two characters that are not blank at either end: " a " is too short.
+        pattern=r"^\S[\s\S]*\S$",
         description="Text to look for in every record, any case (e.g. a name, a phone number).",
     )
-    query: str | None = Field(
-        default=None,
+    query: str = Field(
+        default=None,  # type: ignore[assignment]
         min_length=2,
         max_length=1000,
+        json_schema_extra=NOT_BLANK,
         description="Words that must all appear in a record, in any order and case.",
     )
     # A dry run by default: the list comes first, the purge on a second call.

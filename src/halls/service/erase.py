@@ -102,12 +102,11 @@ class Erasure:
             def matches(text: str) -> bool:
                 return pattern.search(text) is not None
         else:
+            # A query of no word at all ("!!") matches nothing.
             words = {w.lower() for w in _WORD.findall(needle)}
-            if not words:
-                raise InvalidInput("the query holds no word to look for")
 
             def matches(text: str) -> bool:
-                return words <= {w.lower() for w in _WORD.findall(text)}
+                return bool(words) and words <= {w.lower() for w in _WORD.findall(text)}
 
         found = [r for r in _records(s) if matches(r.text)]
         # The subject as written anywhere else (briefs, flag reasons, runs):

@@ -29,7 +29,10 @@ class Stores:
         # The embedder is loaded lazily (seconds, for the local model): only a
         # store that is searched or written needs its fingerprint.
         self._embedder = embedder
-        self._registry = StoreRegistry(open_backend(settings.storage, settings.data_dir))
+        self._registry = StoreRegistry(
+            open_backend(settings.storage, settings.data_dir),
+            max_open=settings.storage.max_open_stores,
+        )
         self._checked: set[str] = set()
 
     def name(self, store: str | None) -> str:

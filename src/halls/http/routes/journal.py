@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, HTTPException, Response
 
 from halls.http.deps import AdminStore, JournalId, Limit, MemoryDep, Offset, ReadStore, WriteStore
 from halls.http.schemas import IdsOut, JournalBatchIn, JournalIn
@@ -20,6 +20,12 @@ def append(body: JournalIn, memory: MemoryDep, store: WriteStore) -> JournalEven
 def append_batch(body: JournalBatchIn, memory: MemoryDep, store: WriteStore) -> IdsOut:
     events = memory.journal([NewJournal(**i.model_dump()) for i in body.items], store=store)
     return IdsOut(ids=[e.id for e in events])
+
+
+@router.delete("/batch", include_in_schema=False)
+def batch_is_post_only() -> None:
+    # Else DELETE /journal/batch would reach DELETE /journal/{id} with the id "batch".
+    raise HTTPException(405)
 
 
 @router.get("", response_model=list[JournalEvent])
