@@ -90,6 +90,8 @@ def run(
         def check(r: httpx.Response) -> None:
             if r.status_code >= 300:
                 errors[str(r.status_code)] = errors.get(str(r.status_code), 0) + 1
+            if r.status_code == 503 and "retry-after" not in r.headers:
+                errors["503_without_retry_after"] = errors.get("503_without_retry_after", 0) + 1
 
         with httpx.Client(base_url=url, timeout=120) as c:
             for i in range(stores):

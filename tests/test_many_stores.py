@@ -31,3 +31,12 @@ def test_120_stores_under_256_descriptors(tmp_path: Path) -> None:
     assert got["stores_listed"] == 120, got
     # 8 open stores' connections on top of what the server holds at start.
     assert got["max_fds"] <= got["fds_at_start"] + 8 * 8, got
+
+
+def test_when_descriptors_run_out_the_answer_is_503_never_500(tmp_path: Path) -> None:
+    """Without a useful bound, under 128 descriptors: 503 with Retry-After, not a 500."""
+    data = tmp_path / "data"
+    data.mkdir()
+    got = _script().run(stores=60, again=0, max_open=100_000, nofile=128, data_dir=data)
+    assert got["errors"].get("503", 0) > 0, got  # the limit was reached
+    assert set(got["errors"]) <= {"503", "404"}, got  # 404: a store whose write failed

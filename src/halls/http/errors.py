@@ -8,6 +8,7 @@ are logged server-side and answered with a generic 500.
 
 from __future__ import annotations
 
+import errno
 import logging
 from typing import Any
 
@@ -62,6 +63,7 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 RETRY_AFTER_SECONDS = 1
+EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOSPC})
 
 
 def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
@@ -126,5 +128,15 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno in EXHAUSTED):
+            # Out of descriptors, memory or disk somewhere no store translated
+            # it: a resource that comes back, so 503 and when to retry.
+            log.warning("resource exhausted on %s %s: %s", request.method, request.url.path, exc)
+            return error_response(
+                503,
+                "unavailable",
+                "the server is out of a resource (files, memory, disk); try again",
+                **{"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return error_response(500, "internal", "internal error; see the server log")

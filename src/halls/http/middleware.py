@@ -11,7 +11,7 @@ import json
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from halls.http.errors import error_body
-from halls.service import Grant, Tokens
+from halls.service import Grant, Tokens, acting_as
 
 # Reachable without a token: liveness probes must not need a secret, and the
 # viewer page holds no data (every API call it makes sends the user's token).
@@ -66,7 +66,9 @@ class BearerAuth:
             )
             return
         set_grant(scope, grant)
-        await self.app(scope, receive, send)
+        # The audit log records the token's id (never the token) for what follows.
+        with acting_as(grant.id):
+            await self.app(scope, receive, send)
 
 
 class BodyLimit:

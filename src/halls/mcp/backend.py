@@ -73,6 +73,7 @@ class Backend(Protocol):
     def stats(self, *, store: str | None) -> JSON: ...
     def delete_record(self, id: str, *, store: str | None) -> None: ...
     def delete_store(self, name: str) -> None: ...
+    def audit(self, *, store: str | None, limit: int) -> list[JSON]: ...
     def forget_about(
         self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool
     ) -> JSON: ...
@@ -174,6 +175,9 @@ class LocalBackend:
 
     def delete_store(self, name: str) -> None:
         self.memory.delete_store(name)
+
+    def audit(self, *, store: str | None, limit: int) -> list[JSON]:
+        return self.memory.audit_entries(store=store, limit=limit)
 
     def forget_about(
         self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool
@@ -277,6 +281,9 @@ class RemoteBackend:
 
     def delete_store(self, name: str) -> None:
         self._call("DELETE", f"/stores/{_segment(name)}", None)
+
+    def audit(self, *, store: str | None, limit: int) -> list[JSON]:
+        return self._call("GET", "/audit", store, limit=limit)["entries"]  # type: ignore[no-any-return]
 
     def forget_about(
         self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool

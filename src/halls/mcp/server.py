@@ -26,7 +26,7 @@ from halls import __version__
 from halls.errors import HallsError
 from halls.mcp.backend import JSON, Backend
 from halls.models import MAX_CONTENT_CHARS, LoopStatus, SearchTier, TriggerType
-from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, Action, Grant
+from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, Action, Grant, acting_as
 
 log = logging.getLogger("halls.mcp")
 T = TypeVar("T")
@@ -114,33 +114,36 @@ class HallsMCP(FastMCP):  # type: ignore[type-arg]
         if not isinstance(request, Request):
             # stdio (`halls mcp`): the user who started it owns the data
             # directory. `--server-url` sends its token to a server that checks it.
-            return Grant.everything()
+            return Grant.everything("stdio")
         grant = request.scope.get("state", {}).get("grant")
         return grant if isinstance(grant, Grant) else Grant(id=None, stores=frozenset())
 
-    def _check(self, name: str, arguments: dict[str, Any]) -> None:
+    def _check(self, name: str, arguments: dict[str, Any]) -> Grant:
+        """The caller's grant, after checking it allows this call (else a tool error)."""
+        grant = self._grant()
         action = self.actions.get(name)
         if action is None:
-            return  # an unknown tool: the SDK answers it
+            return grant  # an unknown tool: the SDK answers it
         store = arguments.get("store") or self.default_store
         if store is not None and not isinstance(store, str):
             raise ToolError(f"invalid arguments for {name}: store must be a string")
-        grant = self._grant()
         if store is None:
             if grant.stores is not None:
                 raise ToolError("this token opens only some stores: name one with `store`")
-            return
+            return grant
         try:
             grant.check(store, action)
         except HallsError as exc:
             raise ToolError(exc.message) from None
+        return grant
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any]
     ) -> Sequence[ContentBlock] | JSON:
-        self._check(name, arguments)
+        grant = self._check(name, arguments)
         try:
-            return await super().call_tool(name, arguments)  # type: ignore[no-any-return]
+            with acting_as(grant.id):
+                return await super().call_tool(name, arguments)  # type: ignore[no-any-return]
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
@@ -520,5 +523,16 @@ def build_server(
         delete that store by name; cannot be undone; needs an admin token."""
         await run(backend.delete_store, store)
         return {"deleted": store}
+
+    @tool(READ, "admin")
+    async def audit(
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 50,
+        store: Store = None,
+    ) -> JSON:
+        """Who changed what in a store, newest first: each write, deletion, purge and
+        consolidation run with its time, the ids it touched and the id of the token that asked
+        (never any content). Call it when the user asks what happened to their memory or who
+        deleted something. Needs an admin token."""
+        return {"entries": await run(backend.audit, store=pick(store), limit=limit)}
 
     return mcp

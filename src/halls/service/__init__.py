@@ -5,6 +5,7 @@ Adapters import from here (and from ``halls.models``, ``halls.errors``,
 """
 
 from halls.service.access import Action, Grant, Tokens
+from halls.service.audit import AuditLog, acting_as
 from halls.service.dreams import RunOutcomes
 from halls.service.memory import Memory
 from halls.service.session import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
@@ -15,10 +16,12 @@ __all__ = [
     "MAX_BUDGET",
     "MIN_BUDGET",
     "Action",
+    "AuditLog",
     "Grant",
     "ContextBlock",
     "Memory",
     "RunOutcomes",
     "Tokens",
+    "acting_as",
     "check_store_name",
 ]

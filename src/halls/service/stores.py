@@ -82,6 +82,9 @@ class Stores:
         self._checked.discard(name)
         return found
 
+    def exists(self, name: str) -> bool:
+        return self._registry.exists(check_store_name(name))
+
     def names(self) -> list[str]:
         return self._registry.names()
 

@@ -6,7 +6,8 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Path, Response
 
-from halls.http.deps import AdminStore, GrantDep, MemoryDep, ReadStore
+from halls.errors import Forbidden
+from halls.http.deps import AdminStore, GrantDep, Limit, MemoryDep, Offset, ReadStore, StoreParam
 from halls.http.schemas import ForgetAboutIn, StoreIn
 from halls.models import STORE_NAME_PATTERN, ForgetAbout
 from halls.service import check_store_name
@@ -54,3 +55,20 @@ def forget_about(body: ForgetAboutIn, memory: MemoryDep, store: AdminStore) -> F
     return memory.forget_about(
         store=store, subject=body.subject, query=body.query, dry_run=body.dry_run
     )
+
+
+@router.get("/audit")
+def audit(
+    memory: MemoryDep,
+    grant: GrantDep,
+    store: StoreParam = None,
+    limit: Limit = 50,
+    offset: Offset = 0,
+) -> dict[str, list[dict[str, Any]]]:
+    """The audit log, newest first: of one store (its admin), or of all (an admin of all)."""
+    if store is None:
+        if not grant.global_admin:
+            raise Forbidden("the whole audit log needs an admin token of every store")
+    else:
+        grant.check(check_store_name(store), "admin")
+    return {"entries": memory.audit_entries(store=store, limit=limit, offset=offset)}
