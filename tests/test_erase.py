@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 
+from halls.mcp import RemoteBackend
 from http_helpers import assert_error, created, snapshot
 
 ADMIN = "erase-admin-token-0123456789"
@@ -158,6 +159,11 @@ def test_cli_purge_and_forget_about_while_the_server_runs(live, tmp_path) -> Non
             timeout=120,
         )
 
+    # `halls mcp --server-url` goes the same way, through the server.
+    remote = RemoteBackend(live.url, ADMIN)
+    seen = remote.forget_about(store="s", subject="zebulon", query=None, dry_run=True)
+    remote.close()
+    assert len(seen["found"]) == 2 and seen["dry_run"]
     listed = cli("forget-about", "--subject", "zebulon", "--store", "s")
     assert listed.returncode == 0, listed.stderr
     assert "2 record(s) found; nothing changed" in listed.stdout

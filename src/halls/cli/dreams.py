@@ -142,7 +142,11 @@ def forget_about(
     flag reasons and run records.
     """
     settings = _settings(config, data_dir)
-    body = {"subject": subject, "query": query, "dry_run": not confirm}
+    # Unset fields are left out: an explicit null is not a subject (422).
+    body: dict[str, Any] = {
+        k: v for k, v in {"subject": subject, "query": query}.items() if v is not None
+    }
+    body["dry_run"] = not confirm
     remote = _remote(settings, data_dir, server_url, token)
     if remote is not None:
         with remote, _translated():

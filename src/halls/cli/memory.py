@@ -41,10 +41,10 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
     server = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     settings = _settings(config, data_dir, server=server or None)
     cfg = settings.server
-    if not _is_loopback(cfg.host) and cfg.bearer_token is None:
+    if not _is_loopback(cfg.host) and not cfg.auth_enabled:
         raise click.ClickException(
             f"refusing to listen on {cfg.host} without a bearer token: set server.bearer_token "
-            "(HALLS_SERVER__BEARER_TOKEN) or bind to 127.0.0.1"
+            "(HALLS_SERVER__BEARER_TOKEN) or server.tokens, or bind to 127.0.0.1"
         )
     if not _is_loopback(cfg.host) and cfg.rate_limit_per_minute == 0:
         click.echo(

@@ -288,7 +288,8 @@ class RemoteBackend:
     def forget_about(
         self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool
     ) -> JSON:
-        body = {"subject": subject, "query": query, "dry_run": dry_run}
+        body: JSON = {k: v for k, v in {"subject": subject, "query": query}.items() if v}
+        body["dry_run"] = dry_run
         return self._call("POST", "/forget-about", store, body)  # type: ignore[no-any-return]
 
 
