@@ -23,6 +23,10 @@ TOOLS = {
     "consolidate",
     "list_open_loops",
     "stats",
+    "forget_about",
+    "delete_memory",
+    "delete_store",
+    "audit",
 }
 MEMORY = "Dana keeps the staging database password in the team vault, never in .env files"
 LOOP = "Ask Dana whether the quarterly tax filing went through"

@@ -313,6 +313,8 @@ def test_journal_append_and_list_newest_first(store: Store) -> None:
     assert store.list_journal(10, 0) == list(reversed(events))
     assert [e.id for e in store.list_journal(1, 1)] == [events[1].id]
     assert text_ids(store, ["said"], WITH_HIDDEN) == []
+    assert store.get_journal(events[0].id) == events[0]
+    assert store.get_journal(new_id("journal")) is None
 
 
 def test_briefs_and_flags(store: Store) -> None:

@@ -10,11 +10,12 @@ a test checks that the sample names each one.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import yaml
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -27,11 +28,52 @@ def _default_data_dir() -> Path:
     return Path(base) / "halls"
 
 
+class TokenSettings(BaseModel):
+    """One entry of ``server.tokens``: a bearer token and what it may do."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Named in the audit log and the server log; the token itself never is.
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    # The token, or "sha256:<64 hex digits>" (its SHA-256), so that the config
+    # file need not hold the secret itself.
+    token: SecretStr
+    # The stores it opens: a list of names, or "*" for every store.
+    stores: list[str] | Literal["*"] = "*"
+    # Reads only: every write, deletion and consolidation answers 403.
+    read_only: bool = False
+    # May delete (journal events, facts, its stores, forget-about) and read the audit log.
+    admin: bool = False
+
+    @field_validator("token")
+    @classmethod
+    def _long_enough(cls, value: SecretStr) -> SecretStr:
+        raw = value.get_secret_value()
+        if raw.startswith("sha256:"):
+            if not re.fullmatch(r"[0-9a-f]{64}", raw[7:]):
+                raise ValueError("a sha256: token must be followed by 64 lowercase hex digits")
+        elif len(raw) < 16:
+            raise ValueError("a token must be at least 16 characters")
+        return value
+
+    @field_validator("stores")
+    @classmethod
+    def _store_names(cls, value: list[str] | str) -> list[str] | str:
+        if isinstance(value, list):
+            bad = [n for n in value if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", n)]
+            if bad:
+                raise ValueError(f"invalid store name {bad[0][:70]!r}")
+        return value
+
+
 class ServerSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=7420, ge=1, le=65535)
     # When set, every endpoint but /healthz requires "Authorization: Bearer <token>".
+    # This token opens every store, as an admin (token id "bearer_token").
     bearer_token: SecretStr | None = None
+    # More tokens, each scoped to some stores (see TokenSettings).
+    tokens: list[TokenSettings] = Field(default_factory=list)
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
     cors_origins: list[str] = Field(default_factory=list)
     # GET /metrics (Prometheus text format), behind the bearer token like the API.
@@ -40,6 +82,20 @@ class ServerSettings(BaseModel):
     # local single-user server and the benchmarks send thousands a minute.
     rate_limit_per_minute: int = Field(default=0, ge=0)
     rate_limit_burst: int = Field(default=60, ge=1)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> ServerSettings:
+        ids = [t.id for t in self.tokens]
+        if self.bearer_token is not None:
+            ids.append("bearer_token")
+        dup = next((i for i in ids if ids.count(i) > 1), None)
+        if dup is not None:
+            raise ValueError(f"token id {dup!r} is used twice")
+        return self
+
+    @property
+    def auth_enabled(self) -> bool:
+        return self.bearer_token is not None or bool(self.tokens)
 
 
 class ShortSettings(BaseModel):
@@ -147,6 +203,10 @@ class StorageSettings(BaseModel):
 
     backend: Literal["sqlite"] = "sqlite"
     sqlite: SqliteSettings = Field(default_factory=SqliteSettings)
+    # At most this many stores stay open in a process (file descriptors,
+    # connections, in-memory indexes); the least recently used idle one is
+    # closed to open another, and reopened when it is used again.
+    max_open_stores: int = Field(default=64, ge=1, le=100_000)
 
     @model_validator(mode="before")
     @classmethod
@@ -299,6 +359,7 @@ __all__ = [
     "ServerSettings",
     "Settings",
     "ShortSettings",
+    "TokenSettings",
     "StorageSettings",
     "load_settings",
 ]

@@ -6,6 +6,7 @@ MCP) translate these at the edge. The core never speaks in HTTP codes::
     HallsError
     ├── InvalidInput          bad arguments: empty content, bad id, bad time
     │   └── InvalidStoreName  a store name outside [a-z0-9][a-z0-9_-]{0,63}
+    ├── Forbidden             the token does not grant this (store, write, admin)
     ├── NotFound              no such record
     │   └── StoreNotFound     no such store (stores are made by a first write)
     ├── Conflict              the request clashes with the current state
@@ -38,6 +39,10 @@ class InvalidInput(HallsError):
 
 class InvalidStoreName(InvalidInput):
     code = "invalid_store_name"
+
+
+class Forbidden(HallsError):
+    code = "forbidden"
 
 
 class NotFound(HallsError):
@@ -80,6 +85,7 @@ __all__ = [
     "ConsolidationFailed",
     "EmbedderMismatch",
     "EmbeddingFailed",
+    "Forbidden",
     "HallsError",
     "InvalidInput",
     "InvalidStoreName",

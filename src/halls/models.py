@@ -49,6 +49,18 @@ ID_RE = re.compile(r"^(?P<prefix>[snljbf])_[0-9A-HJKMNP-TV-Z]{26}\Z")
 
 MAX_CONTENT_CHARS = 32768
 MAX_LIST = 1000
+# No listing is ever that long; beyond it an offset only risks overflowing
+# a 64-bit database integer.
+MAX_OFFSET = 10**9
+# For schemas (OpenAPI, MCP): what check_id and the store registry accept.
+# In JSON Schema (ECMA) regexes "$" is the very end, so it is safe there.
+STORE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+
+
+def id_pattern(kind: str) -> str:
+    """The pattern of a well-formed id of ``kind`` (see ``check_id``; "run": a run id)."""
+    prefix = "r" if kind == "run" else ID_PREFIX[kind]
+    return rf"^{prefix}_[0-9A-HJKMNP-TV-Z]{{26}}$"
 
 
 class _IdClock:
@@ -99,8 +111,8 @@ def check_page(limit: int, offset: int) -> tuple[int, int]:
     """Refuse a listing page outside 1..MAX_LIST items or before the start."""
     if not 1 <= limit <= MAX_LIST:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIST}")
-    if offset < 0:
-        raise InvalidInput("offset must not be negative")
+    if not 0 <= offset <= MAX_OFFSET:
+        raise InvalidInput(f"offset must be between 0 and {MAX_OFFSET}")
     return limit, offset
 
 
@@ -150,8 +162,16 @@ def to_datetime(ts: float | None) -> datetime | None:
     return None if ts is None else datetime.fromtimestamp(ts, tz=UTC)
 
 
+# Blank means only these: the whitespace of JSON Schema's (ECMA-262) \s, so that
+# a text the published schema accepts (pattern \S) is never refused as blank.
+# Python's str.strip() would also strip the separators U+001C..U+001F.
+_BLANK = "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
+    chr(c) for c in range(0x2000, 0x200B)
+)
+
+
 def check_content(content: str, field: str = "content") -> str:
-    if not isinstance(content, str) or not content.strip():
+    if not isinstance(content, str) or not content.strip(_BLANK):
         raise InvalidInput(f"{field} must not be empty")
     if len(content) > MAX_CONTENT_CHARS:
         raise InvalidInput(f"{field} is longer than {MAX_CONTENT_CHARS} characters")
@@ -219,6 +239,26 @@ class Brief(BaseModel):
     # Texts or topics the consolidator must never promote ("small talk").
     noise: list[str] = Field(default_factory=list)
     created_at: datetime
+
+
+class Erased(BaseModel):
+    """A record that ``forget_about`` found (and, unless a dry run, purged)."""
+
+    id: str
+    tier: Literal["short", "near", "long", "journal"]
+    text: str
+
+
+class ForgetAbout(BaseModel):
+    """What "delete everything you know about X" found, and whether it is gone."""
+
+    store: str
+    subject: str | None = None
+    query: str | None = None
+    dry_run: bool
+    found: list[Erased]
+    # Copies of the subject in briefs, flag reasons and run records, replaced by "[purged]".
+    scrubbed: list[str] = Field(default_factory=list)
 
 
 class ForgetFlag(BaseModel):

@@ -102,11 +102,13 @@ def _one_line(exc: Exception) -> str:
 
 @contextmanager
 def _memory(settings: Settings) -> Iterator[Any]:
-    from halls.service import Memory
+    from halls.service import Memory, acting_as
 
     memory = Memory(settings)
     try:
-        yield memory
+        # The audit log names who changed what: here, the shell.
+        with acting_as("cli"):
+            yield memory
     except HallsError as exc:
         raise click.ClickException(exc.message) from None
     finally:

@@ -22,6 +22,7 @@ from urllib.parse import quote
 from pydantic_core import to_jsonable_python
 
 from halls.client import HallsClient, error_from_wire
+from halls.errors import InvalidInput
 from halls.models import NewJournal
 
 if TYPE_CHECKING:  # the service (store, indexes) loads only where a LocalBackend is built
@@ -77,6 +78,12 @@ class Backend(Protocol):
     def consolidation_status(self, *, store: str | None) -> JSON: ...
     def list_loops(self, *, store: str | None, status: str | None, limit: int) -> list[JSON]: ...
     def stats(self, *, store: str | None) -> JSON: ...
+    def delete_record(self, id: str, *, store: str | None) -> None: ...
+    def delete_store(self, name: str) -> None: ...
+    def audit(self, *, store: str | None, limit: int) -> list[JSON]: ...
+    def forget_about(
+        self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool
+    ) -> JSON: ...
 
 
 def _json(value: Any) -> Any:
@@ -177,6 +184,29 @@ class LocalBackend:
     def stats(self, *, store: str | None) -> JSON:
         return _json(self.memory.stats(store=store))
 
+    def delete_record(self, id: str, *, store: str | None) -> None:
+        delete = {
+            "s_": self.memory.delete_short,
+            "n_": self.memory.delete_loop,
+            "j_": self.memory.delete_journal,
+            "l_": self.memory.delete_fact,
+        }.get(id[:2])
+        if delete is None:
+            raise InvalidInput(f"'{id[:80]}' is not the id of a memory, loop, fact or event")
+        delete(id, store=store)
+
+    def delete_store(self, name: str) -> None:
+        self.memory.delete_store(name)
+
+    def audit(self, *, store: str | None, limit: int) -> list[JSON]:
+        return self.memory.audit_entries(store=store, limit=limit)
+
+    def forget_about(
+        self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool
+    ) -> JSON:
+        found = self.memory.forget_about(store=store, subject=subject, query=query, dry_run=dry_run)
+        return _json(found)  # type: ignore[no-any-return]
+
 
 class RemoteBackend:
     """Tool calls proxied to a running halls server over its HTTP API."""
@@ -271,6 +301,25 @@ class RemoteBackend:
 
     def stats(self, *, store: str | None) -> JSON:
         return self._call("GET", "/stats", store)  # type: ignore[no-any-return]
+
+    def delete_record(self, id: str, *, store: str | None) -> None:
+        tier = {"s_": "short", "n_": "near", "j_": "journal", "l_": "long"}.get(id[:2])
+        if tier is None:
+            raise InvalidInput(f"'{id[:80]}' is not the id of a memory, loop, fact or event")
+        self._call("DELETE", f"/{tier}/{_segment(id)}", store)
+
+    def delete_store(self, name: str) -> None:
+        self._call("DELETE", f"/stores/{_segment(name)}", None)
+
+    def audit(self, *, store: str | None, limit: int) -> list[JSON]:
+        return self._call("GET", "/audit", store, limit=limit)["entries"]  # type: ignore[no-any-return]
+
+    def forget_about(
+        self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool
+    ) -> JSON:
+        body: JSON = {k: v for k, v in {"subject": subject, "query": query}.items() if v}
+        body["dry_run"] = dry_run
+        return self._call("POST", "/forget-about", store, body)  # type: ignore[no-any-return]
 
 
 def _segment(id: str) -> str:

@@ -20,12 +20,13 @@ from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ContentBlock, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.requests import Request
 
 from halls import __version__
 from halls.errors import HallsError
 from halls.mcp.backend import JSON, Backend
 from halls.models import MAX_CONTENT_CHARS, LoopStatus, SearchTier, TriggerType
-from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, Action, Grant, acting_as
 
 log = logging.getLogger("halls.mcp")
 T = TypeVar("T")
@@ -102,13 +103,52 @@ def _describe(err: ValidationError) -> str:
 
 
 class HallsMCP(FastMCP):  # type: ignore[type-arg]
-    """FastMCP with halls' error translation at the edge."""
+    """FastMCP with halls' access check and error translation at the edge."""
+
+    # What each tool needs of the caller's grant on its store (set by build_server).
+    actions: dict[str, Action]
+    default_store: str | None = None
+
+    def _grant(self) -> Grant:
+        """The grant the HTTP server resolved for this call; stdio is the local user's own."""
+        context = self.get_context()
+        try:
+            request = context.request_context.request
+        except ValueError:  # no request context: called in-process, outside a session
+            request = None
+        if not isinstance(request, Request):
+            # stdio (`halls mcp`): the user who started it owns the data
+            # directory. `--server-url` sends its token to a server that checks it.
+            return Grant.everything("stdio")
+        grant = request.scope.get("state", {}).get("grant")
+        return grant if isinstance(grant, Grant) else Grant(id=None, stores=frozenset())
+
+    def _check(self, name: str, arguments: dict[str, Any]) -> Grant:
+        """The caller's grant, after checking it allows this call (else a tool error)."""
+        grant = self._grant()
+        action = self.actions.get(name)
+        if action is None:
+            return grant  # an unknown tool: the SDK answers it
+        store = arguments.get("store") or self.default_store
+        if store is not None and not isinstance(store, str):
+            raise ToolError(f"invalid arguments for {name}: store must be a string")
+        if store is None:
+            if grant.stores is not None:
+                raise ToolError("this token opens only some stores: name one with `store`")
+            return grant
+        try:
+            grant.check(store, action)
+        except HallsError as exc:
+            raise ToolError(exc.message) from None
+        return grant
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any]
     ) -> Sequence[ContentBlock] | JSON:
+        grant = self._check(name, arguments)
         try:
-            return await super().call_tool(name, arguments)  # type: ignore[no-any-return]
+            with acting_as(grant.id):
+                return await super().call_tool(name, arguments)  # type: ignore[no-any-return]
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
@@ -149,10 +189,16 @@ def build_server(
     )
     # FastMCP has no version argument; without this, clients see the SDK's version.
     mcp._mcp_server.version = __version__
+    mcp.actions = {}
+    mcp.default_store = default_store
 
-    def tool(annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Any]:
+    def tool(
+        annotations: ToolAnnotations, action: Action | None = None
+    ) -> Callable[[Callable[..., Any]], Any]:
         def register(fn: Callable[..., Any]) -> Any:
             mcp.add_tool(fn, description=_prose(fn.__doc__ or ""), annotations=annotations)
+            # Only reads are read-only; every other tool writes (or deletes: admin).
+            mcp.actions[fn.__name__] = action or ("read" if annotations.readOnlyHint else "write")
             return fn
 
         return register
@@ -463,5 +509,76 @@ def build_server(
         forget flags still waiting for a consolidation run, size on disk, and the embedding
         model. Call it to answer "how much do you remember?" or to check that memory works."""
         return await run(backend.stats, store=pick(store))
+
+    @tool(DESTROY, "admin")
+    async def forget_about(
+        subject: Annotated[
+            str | None,
+            Field(
+                min_length=2,
+                max_length=1000,
+                description="Text to find in every memory, any case, e.g. 'Ivanka' or a phone "
+                "number.",
+            ),
+        ] = None,
+        query: Annotated[
+            str | None,
+            Field(
+                min_length=2,
+                max_length=1000,
+                description="Instead of subject: words that must all appear in a memory.",
+            ),
+        ] = None,
+        dry_run: Annotated[
+            bool, Field(description="true: only list what would go. false: purge it all.")
+        ] = True,
+        store: Store = None,
+    ) -> JSON:
+        """Delete everything memory holds about someone or something, when the user asks
+        for it ("forget everything about my ex", "delete my phone number"). Every tier is
+        searched, the raw journal included. First call it with dry_run=true and show the user
+        what was found; only after they confirm, call it again with dry_run=false: the purge
+        is immediate and cannot be undone. Needs an admin token."""
+        return await run(
+            backend.forget_about, store=pick(store), subject=subject, query=query, dry_run=dry_run
+        )
+
+    @tool(DESTROY, "admin")
+    async def delete_memory(
+        id: Annotated[
+            str,
+            Field(
+                description="The id: s_ (short-term), n_ (open loop), l_ (long-term fact) or "
+                "j_ (journal event)."
+            ),
+        ],
+        store: Store = None,
+    ) -> JSON:
+        """Delete one record for good, now, when the user asks to delete that exact thing. A
+        long-term fact goes with the notes it was made from and any personal data in it; a
+        journal event is purged from the files. Cannot be undone; needs an admin token. To
+        correct a fact rather than erase it, use flag_forget."""
+        await run(backend.delete_record, id, store=pick(store))
+        return {"deleted": id}
+
+    @tool(DESTROY, "admin")
+    async def delete_store(
+        store: Annotated[str, Field(description="The store to delete, with all it holds.")],
+    ) -> JSON:
+        """Delete a whole store and every file of it, for good. Only when the user asks to
+        delete that store by name; cannot be undone; needs an admin token."""
+        await run(backend.delete_store, store)
+        return {"deleted": store}
+
+    @tool(READ, "admin")
+    async def audit(
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 50,
+        store: Store = None,
+    ) -> JSON:
+        """Who changed what in a store, newest first: each write, deletion, purge and
+        consolidation run with its time, the ids it touched and the id of the token that asked
+        (never any content). Call it when the user asks what happened to their memory or who
+        deleted something. Needs an admin token."""
+        return {"entries": await run(backend.audit, store=pick(store), limit=limit)}
 
     return mcp

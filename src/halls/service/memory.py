@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
@@ -29,6 +29,7 @@ from halls.models import (
     SEARCH_TIERS,
     Brief,
     DueLoop,
+    ForgetAbout,
     ForgetFlag,
     Hit,
     JournalEvent,
@@ -41,9 +42,12 @@ from halls.models import (
     SearchFilter,
     ShortEntry,
     check_content,
+    check_page,
     parse_time,
 )
+from halls.service.audit import AuditLog
 from halls.service.dreams import Dreams, RunOutcomes
+from halls.service.erase import Erasure
 from halls.service.recall import search
 from halls.service.records import Records, check_category
 from halls.service.reinforce import Reinforcer
@@ -58,6 +62,16 @@ from halls.service.session import (
     token_counter,
 )
 from halls.service.stores import Stores
+
+T = TypeVar("T")
+
+
+def _ids_of(result: Any) -> list[str]:
+    if isinstance(result, list):
+        return [i for r in result for i in _ids_of(r)]
+    found = getattr(result, "id", None)
+    return [found] if isinstance(found, str) else []
+
 
 # The newest CONTEXT_POOL active facts are ranked for the session block;
 # older ones reach it through the query's recalls, which search every fact.
@@ -82,6 +96,8 @@ class Memory:
         self._records = Records(self._stores, self.settings, clock, self._embed)
         self._dreams = Dreams(self._stores, self.settings, clock, self._embed)
         self._reinforcer = Reinforcer(self._stores, self.settings.recall.reinforce_flush_seconds)
+        self._erasure = Erasure(self._stores, self._dreams)
+        self.audit = AuditLog(self.settings.data_dir)
         self._scheduler: Scheduler | None = None
 
     # -- composition --
@@ -121,13 +137,34 @@ class Memory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- the audit log --
+
+    def _logged(self, store: str | None, action: str, result: T, ids: Sequence[str] = ()) -> T:
+        """Append the mutation to the audit log (ids only, never content); return ``result``."""
+        found = list(ids) or _ids_of(result)
+        self.audit.record(self._stores.name(store), action, found, self.clock())
+        return result
+
+    def verify_audit(self) -> tuple[int, int | None]:
+        """(entries checked, number of the first broken entry, or None when intact)."""
+        return self.audit.verify()
+
+    def audit_entries(
+        self, *, store: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """Audit entries newest first, of one store (every store when None)."""
+        limit, offset = check_page(limit, offset)
+        return self.audit.page(store, limit, offset)
+
     # -- stores --
 
     def stores(self) -> list[str]:
         return self._stores.names()
 
     def create_store(self, name: str) -> str:
-        return self._stores.create(name)
+        if self._stores.exists(name):
+            return self._stores.create(name)  # already there: nothing to record
+        return self._logged(name, "store.create", self._stores.create(name))
 
     # -- records (short-term, open loops, journal, long-term, briefs) --
 
@@ -142,21 +179,25 @@ class Memory:
         metadata: dict[str, Any] | None = None,
         occurred_at: Any = None,
     ) -> ShortEntry:
-        return self._records.remember(
-            content,
-            store=store,
-            topic=topic,
-            source=source,
-            pinned=pinned,
-            metadata=metadata,
-            occurred_at=occurred_at,
+        return self._logged(
+            store,
+            "short.add",
+            self._records.remember(
+                content,
+                store=store,
+                topic=topic,
+                source=source,
+                pinned=pinned,
+                metadata=metadata,
+                occurred_at=occurred_at,
+            ),
         )
 
     def remember_many(
         self, items: Sequence[NewShort], *, store: str | None = None
     ) -> list[ShortEntry]:
         """Remember a batch atomically: every entry is stored, or none is."""
-        return self._records.remember_many(items, store=store)
+        return self._logged(store, "short.add", self._records.remember_many(items, store=store))
 
     def list_short(
         self, *, store: str | None = None, limit: int = 50, offset: int = 0
@@ -167,13 +208,14 @@ class Memory:
         return self._records.get_short(id, store=store)
 
     def delete_short(self, id: str, *, store: str | None = None) -> None:
-        return self._records.delete_short(id, store=store)
+        self._records.delete_short(id, store=store)
+        self._logged(store, "short.delete", None, [id])
 
     def edit_short(
         self, id: str, changes: dict[str, Any], *, store: str | None = None
     ) -> ShortEntry:
         """Change content, topic, pinned or metadata (``changes``); new content is re-embedded."""
-        return self._records.edit_short(id, changes, store=store)
+        return self._logged(store, "short.edit", self._records.edit_short(id, changes, store=store))
 
     def add_loop(
         self,
@@ -186,14 +228,18 @@ class Memory:
         expires_at: Any = None,
         metadata: dict[str, Any] | None = None,
     ) -> OpenLoop:
-        return self._records.add_loop(
-            intent,
-            store=store,
-            topic=topic,
-            trigger_type=trigger_type,
-            trigger_value=trigger_value,
-            expires_at=expires_at,
-            metadata=metadata,
+        return self._logged(
+            store,
+            "near.add",
+            self._records.add_loop(
+                intent,
+                store=store,
+                topic=topic,
+                trigger_type=trigger_type,
+                trigger_value=trigger_value,
+                expires_at=expires_at,
+                metadata=metadata,
+            ),
         )
 
     def list_loops(
@@ -210,10 +256,10 @@ class Memory:
         return self._records.get_loop(id, store=store)
 
     def complete_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
-        return self._records.complete_loop(id, store=store)
+        return self._logged(store, "near.complete", self._records.complete_loop(id, store=store))
 
     def cancel_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
-        return self._records.cancel_loop(id, store=store)
+        return self._logged(store, "near.cancel", self._records.cancel_loop(id, store=store))
 
     def due_loops(
         self, *, store: str | None = None, query: str | None = None, project: str | None = None
@@ -240,13 +286,14 @@ class Memory:
         ]
 
     def delete_loop(self, id: str, *, store: str | None = None) -> None:
-        return self._records.delete_loop(id, store=store)
+        self._records.delete_loop(id, store=store)
+        self._logged(store, "near.delete", None, [id])
 
     def journal(
         self, events: Sequence[NewJournal], *, store: str | None = None
     ) -> list[JournalEvent]:
         """Append raw events, secrets redacted before anything is stored."""
-        return self._records.journal(events, store=store)
+        return self._logged(store, "journal.add", self._records.journal(events, store=store))
 
     def list_journal(
         self, *, store: str | None = None, limit: int = 50, offset: int = 0
@@ -272,11 +319,14 @@ class Memory:
 
     def pin_fact(self, id: str, pinned: bool = True, *, store: str | None = None) -> LongFact:
         """Pin a long-term fact (it never decays nor is retired), or unpin it."""
-        return self._records.pin_fact(id, pinned, store=store)
+        action = "long.pin" if pinned else "long.unpin"
+        return self._logged(store, action, self._records.pin_fact(id, pinned, store=store))
 
     def flag_forget(self, id: str, reason: str, *, store: str | None = None) -> ForgetFlag:
         """Record a forget flag; the consolidator acts on it at its next run."""
-        return self._records.flag_forget(id, reason, store=store)
+        return self._logged(
+            store, "long.flag", self._records.flag_forget(id, reason, store=store), [id]
+        )
 
     def submit_brief(
         self,
@@ -287,12 +337,16 @@ class Memory:
         completed_intents: Sequence[str] = (),
         noise: Sequence[str] = (),
     ) -> Brief:
-        return self._records.submit_brief(
-            summary,
-            store=store,
-            promote_hints=promote_hints,
-            completed_intents=completed_intents,
-            noise=noise,
+        return self._logged(
+            store,
+            "brief.add",
+            self._records.submit_brief(
+                summary,
+                store=store,
+                promote_hints=promote_hints,
+                completed_intents=completed_intents,
+                noise=noise,
+            ),
         )
 
     # -- recall --
@@ -469,7 +523,8 @@ class Memory:
         """Run the consolidator on a store now; a dry run returns the plan, changes nothing."""
         # Strength decays from the recalls counted so far: write them first.
         self._reinforcer.flush(self._stores.name(store))
-        return self._dreams.consolidate(store=store, dry_run=dry_run)
+        run = self._dreams.consolidate(store=store, dry_run=dry_run)
+        return run if dry_run else self._logged(store, "consolidate.run", run)
 
     def list_runs(self, *, store: str | None = None, limit: int = 50, offset: int = 0) -> list[Run]:
         """Consolidation run records, newest first."""
@@ -480,7 +535,7 @@ class Memory:
 
     def revert_run(self, id: str, *, store: str | None = None) -> Run:
         """Undo a run's non-purge actions (purges are irreversible by design)."""
-        return self._dreams.revert_run(id, store=store)
+        return self._logged(store, "consolidate.revert", self._dreams.revert_run(id, store=store))
 
     def consolidation_due(self, store: str) -> bool:
         return self._dreams.consolidation_due(store)
@@ -491,4 +546,36 @@ class Memory:
 
     def purge_fact(self, id: str, *, store: str | None = None) -> Run:
         """The operator's emergency door: purge one fact now, recorded as a run."""
-        return self._dreams.purge_fact(id, store=store)
+        return self._logged(store, "long.purge", self._dreams.purge_fact(id, store=store), [id])
+
+    # -- deletion for good --
+
+    def delete_journal(self, id: str, *, store: str | None = None) -> None:
+        """Purge one journal event: its bytes leave the store's files."""
+        self._erasure.delete_journal(id, store=store)
+        self._logged(store, "journal.purge", None, [id])
+
+    def delete_fact(self, id: str, *, store: str | None = None) -> Run:
+        """Purge a fact as a PII forget does (it, its sources, its personal data), now."""
+        return self._logged(store, "long.purge", self._erasure.delete_fact(id, store=store), [id])
+
+    def delete_store(self, name: str) -> None:
+        """Delete a store and every file of it."""
+        self._erasure.delete_store(name)
+        self._logged(name, "store.delete", None)
+
+    def forget_about(
+        self,
+        *,
+        store: str | None = None,
+        subject: str | None = None,
+        query: str | None = None,
+        dry_run: bool = True,
+    ) -> ForgetAbout:
+        """Find (dry run) or purge every record of every tier about ``subject`` or ``query``."""
+        found = self._erasure.forget_about(
+            store=store, subject=subject, query=query, dry_run=dry_run
+        )
+        if not dry_run:
+            self._logged(store, "forget_about", None, [r.id for r in found.found])
+        return found

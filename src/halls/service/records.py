@@ -155,10 +155,10 @@ class Records:
         unknown = sorted(set(changes) - allowed)
         if unknown:
             raise InvalidInput(f"cannot change '{unknown[0]}': only {', '.join(sorted(allowed))}")
-        if not changes:
-            raise InvalidInput("nothing to change: give content, topic, pinned or metadata")
         s = self._stores.embedded(store)
         old = self.get_short(id, store=store)
+        if not changes:
+            return old
         upd: dict[str, Any] = dict(changes)
         if "content" in upd:
             if not isinstance(upd["content"], str):

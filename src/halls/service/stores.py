@@ -18,7 +18,7 @@ from halls.store.base import Store
 
 FINGERPRINT_KEY = "embedder"
 
-__all__ = ["FINGERPRINT_KEY", "Stores"]
+__all__ = ["FINGERPRINT_KEY", "Stores", "check_store_name"]
 
 
 class Stores:
@@ -29,7 +29,10 @@ class Stores:
         # The embedder is loaded lazily (seconds, for the local model): only a
         # store that is searched or written needs its fingerprint.
         self._embedder = embedder
-        self._registry = StoreRegistry(open_backend(settings.storage, settings.data_dir))
+        self._registry = StoreRegistry(
+            open_backend(settings.storage, settings.data_dir),
+            max_open=settings.storage.max_open_stores,
+        )
         self._checked: set[str] = set()
 
     def name(self, store: str | None) -> str:
@@ -71,6 +74,16 @@ class Stores:
 
     def fingerprint_of(self, store: str | None) -> str | None:
         return self.open(store).get_meta(FINGERPRINT_KEY)
+
+    def delete(self, name: str) -> bool:
+        """Close the store here and delete it with all its files; False if there was none."""
+        check_store_name(name)
+        found = self._registry.delete(name)
+        self._checked.discard(name)
+        return found
+
+    def exists(self, name: str) -> bool:
+        return self._registry.exists(check_store_name(name))
 
     def names(self) -> list[str]:
         return self._registry.names()

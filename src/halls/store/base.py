@@ -140,6 +140,10 @@ class Records(Protocol):
         """Append events (atomically)."""
         ...
 
+    def get_journal(self, id: str) -> JournalEvent | None:
+        """The event, or None (deletion of one event: ``Consolidation.purge``)."""
+        ...
+
     def list_journal(self, limit: int, offset: int) -> list[JournalEvent]:
         """Newest appended first."""
         ...

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Response
 
-from halls.http.deps import MemoryDep, StoreParam
+from halls.http.deps import MemoryDep, ReadStore, WriteStore
 from halls.http.schemas import BriefIn, SearchIn
 from halls.models import Brief, Recall
 
@@ -12,7 +12,7 @@ router = APIRouter(tags=["recall"])
 
 
 @router.post("/search", response_model=Recall)
-def search(body: SearchIn, memory: MemoryDep, store: StoreParam = None) -> Response:
+def search(body: SearchIn, memory: MemoryDep, store: ReadStore) -> Response:
     """Ranked hits, and the open loops due for this query (when loops are searched)."""
     found = memory.recall(store=store, **body.model_dump())
     # Serialised here, in the worker thread, with the same pydantic
@@ -23,7 +23,7 @@ def search(body: SearchIn, memory: MemoryDep, store: StoreParam = None) -> Respo
 
 
 @router.post("/brief", status_code=201, response_model=Brief)
-def brief(body: BriefIn, memory: MemoryDep, store: StoreParam = None) -> Brief:
+def brief(body: BriefIn, memory: MemoryDep, store: WriteStore) -> Brief:
     return memory.submit_brief(
         body.summary,
         store=store,

@@ -249,6 +249,10 @@ class SQLiteStore:
                 ],
             )
 
+    def get_journal(self, id: str) -> JournalEvent | None:
+        row = self._db.reader().execute("SELECT * FROM journal WHERE id = ?", (id,)).fetchone()
+        return None if row is None else rows.journal_of(row)
+
     def list_journal(self, limit: int, offset: int) -> list[JournalEvent]:
         found = self._db.reader().execute(
             "SELECT * FROM journal ORDER BY seq DESC LIMIT ? OFFSET ?", (limit, offset)
