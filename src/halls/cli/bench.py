@@ -233,3 +233,87 @@ def bench_consolidate(entries: int, seed: int, out: Path | None) -> None:
     if out is not None:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("dreams")
+@click.option(
+    "--engine",
+    default="heuristic",
+    show_default=True,
+    type=click.Choice(["heuristic", "llm"]),
+    help="The consolidator engine of the server this starts.",
+)
+@click.option("--model-url", help="llm engine: the OpenAI-compatible endpoint's base URL.")
+@click.option("--model", help="llm engine: the model name to ask for.")
+@click.option(
+    "--scenarios",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Another scenario file of the same shape; default: the team's suite.",
+)
+@click.option("--kind", "kinds", multiple=True, help="Only scenarios of this kind (repeatable).")
+@click.option("--url", help="Score this running server instead (new stores; its own engine).")
+@click.option("--token", help="Bearer token for --url.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+def bench_dreams(
+    engine: str,
+    model_url: str | None,
+    model: str | None,
+    scenarios: Path | None,
+    kinds: tuple[str, ...],
+    url: str | None,
+    token: str | None,
+    out: Path | None,
+) -> None:
+    """Pass rate of consolidation on labelled scenarios, per kind, and the failures."""
+    from contextlib import nullcontext
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from halls.bench import dreams, perf
+
+    if engine == "llm" and url is None and not model_url:
+        raise click.UsageError("--engine llm needs --model-url")
+    env = {"HALLS_CONSOLIDATOR__MODE": "external", "HALLS_CONSOLIDATOR__ENGINE": engine}
+    if model_url:
+        env["HALLS_CONSOLIDATOR__MODEL_URL"] = model_url
+    if model:
+        env["HALLS_CONSOLIDATOR__MODEL"] = model
+    try:
+        suite = dreams.load(scenarios)
+        unknown = set(kinds) - set(dreams.KINDS)
+        if unknown:
+            raise click.BadParameter(
+                f"unknown kind(s) {', '.join(sorted(unknown))}; one of {', '.join(dreams.KINDS)}",
+                param_hint="--kind",
+            )
+        suite = [s for s in suite if not kinds or s.kind in kinds]
+        with _progress() as (bar, progress):
+            if url is None:
+                bar.console.print("starting a halls server on a temporary data directory...")
+            started = perf.live_server(settings=env) if url is None else None
+            with started or nullcontext(perf.Server(url or "")) as target:
+                result = dreams.run(target.url, suite, token=token, progress=progress)
+    except HallsError as exc:
+        raise click.ClickException(exc.message) from None
+    console = Console(width=None if sys.stdout.isatty() else 110)
+    for failure in result["failures"]:
+        console.print(f"[bold red]FAIL[/] {failure['id']} ({failure['kind']})")
+        for problem in failure["problems"]:
+            console.print(f"    {problem}", markup=False)
+        for fact in failure["facts"]:
+            console.print(f"    active: {fact}", markup=False)
+        for action in failure["actions"]:
+            console.print(f"    run: {action}", markup=False)
+    table = Table(
+        title=f"halls bench dreams --engine {result['engine']}: {result['passed']}/"
+        f"{result['scenarios']} passed ({result['pass_rate']:.1%}) in {result['seconds']} s"
+    )
+    for header in ("kind", "n", "passed", "pass rate"):
+        table.add_column(header, justify="left" if header == "kind" else "right")
+    for kind, row in result["kinds"].items():
+        table.add_row(kind, str(row["n"]), str(row["passed"]), f"{row['pass_rate']:.1%}")
+    console.print(table)
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)
