@@ -4,10 +4,13 @@ Star clustering over the similarity graph: the entry with the most
 neighbours above the threshold seeds a cluster and takes its unassigned
 neighbours, then the next densest, and so on. Every member is within the
 threshold of its seed (no single-link chaining from topic to topic), and the
-seed is a natural representative. ``joins(seed, other)`` can refuse a
-neighbour: the runner refuses one that would *change* the seed's content
-("now prefers tildes" is close to "prefers absolute paths" but is no
-paraphrase of it).
+seed is a natural representative. ``joins(seed, others)`` says which of a
+seed's unassigned neighbours may join it, in one batch per seed: the runner
+asks the pair judge (``judge``), which refuses a neighbour that would
+*change* the seed's content ("now prefers tildes" is close to "prefers
+absolute paths" but is no paraphrase of it) and accepts a paraphrase below
+the similarity of most paraphrases ("Markdown rather than Word is what Jonas
+uses for notes").
 
 Similarities are computed block by block, so 10,000 entries never need the
 whole 10,000 x 10,000 matrix in memory at once.
@@ -35,7 +38,7 @@ def neighbours(vectors: np.ndarray, threshold: float) -> list[np.ndarray]:
 def cluster(
     vectors: np.ndarray,
     threshold: float,
-    joins: Callable[[int, int], bool] | None = None,
+    joins: Callable[[int, list[int]], list[bool]] | None = None,
 ) -> list[list[int]]:
     """Clusters as lists of row indices, seed first; every row is in exactly one."""
     n = len(vectors)
@@ -52,10 +55,12 @@ def cluster(
             continue
         taken[seed] = True
         members = [seed]
-        for j in near[seed].tolist():
-            if not taken[j] and (joins is None or joins(seed, j)):
-                taken[j] = True
-                members.append(j)
+        others = [j for j in near[seed].tolist() if not taken[j]]
+        if others and joins is not None:
+            others = [j for j, ok in zip(others, joins(seed, others), strict=True) if ok]
+        for j in others:
+            taken[j] = True
+            members.append(j)
         clusters.append(members)
     return clusters
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
@@ -23,12 +22,12 @@ from halls.consolidate import briefs as briefs_mod
 from halls.consolidate.cluster import cluster, medoid
 from halls.consolidate.engine import Inputs, Plan, Proposal
 from halls.consolidate.evidence import evidence_count, evidence_score
+from halls.consolidate.judge import Judge, Pair, decide_judged, default_judge
 from halls.consolidate.pii import detect, forget_class
-from halls.consolidate.reconcile import Decision, Features, Known, decide, features
+from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact, ShortEntry, new_id
 
 NEAREST = 5
-_FEATURES = lru_cache(maxsize=65536)(features)
 _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}
 
 
@@ -64,23 +63,24 @@ class Verdict:
 
 
 class Decider(Protocol):
+    judge: Judge  # same / update / retract / unrelated, for clustering and reconciliation
+
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict: ...
     def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]: ...
 
 
 class HeuristicDecider:
-    def __init__(self, inputs: Inputs) -> None:
+    """The default: the local pair judge decides; the candidate's text is the fact."""
+
+    def __init__(self, inputs: Inputs, judge: Judge | None = None) -> None:
         self.cfg = inputs.settings
+        self.judge = judge or default_judge(self.cfg.cluster_threshold, self.cfg.related_threshold)
 
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
-        d = decide(
-            cand.text,
-            known,
-            match_threshold=self.cfg.cluster_threshold,
-            related_threshold=self.cfg.related_threshold,
-            cand=_FEATURES(cand.text),
-        )
-        return Verdict(d, cand.text)
+        related = [k for k in known if k.similarity >= self.cfg.related_threshold]
+        pairs = [Pair(k.text, cand.text, k.vector, cand.vector) for k in related]
+        judged = list(zip(related, self.judge.judge(pairs), strict=True))
+        return Verdict(decide_judged(known, judged), cand.text)
 
     def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]:
         kind, why = forget_class(flag.reason, fact.content)
@@ -110,7 +110,7 @@ class _Pool:
         sims = np.where(self.alive, sims, -2.0)
         order = np.argsort(-sims)[:n]
         return [
-            Known(self.ids[i], self.texts[self.ids[i]], float(sims[i]))
+            Known(self.ids[i], self.texts[self.ids[i]], float(sims[i]), self.matrix[i])
             for i in order
             if self.alive[i]
         ]
@@ -135,7 +135,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     pool = _Pool([inputs.facts[n] for n in keep], inputs.fact_vectors[keep], dim or 1)
     consumed: set[str] = set()
     created: dict[str, Proposal] = {}
-    for cand in sorted(_candidates(inputs, plan), key=lambda c: c.last_seen):
+    for cand in sorted(_candidates(inputs, plan, decider.judge), key=lambda c: c.last_seen):
         verdict = decider.reconcile(cand, pool.nearest(cand.vector, NEAREST), pool.texts)
         d = verdict.decision
         if cand.gate is None and not (d.kind == "NONE" or d.explicit):
@@ -213,26 +213,28 @@ def _flag_proposals(inputs: Inputs, decider: Decider, plan: Plan) -> set[str]:
     return set(by_fact)
 
 
-def _candidates(inputs: Inputs, plan: Plan) -> list[Candidate]:
+def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
     cfg = inputs.settings
     rows = [n for n, c in enumerate(inputs.consolidated) if c is None]
     if not rows:
         return []
     entries = [inputs.entries[n] for n in rows]
     vectors = inputs.vectors[rows]
-    feats: list[Features] = [_FEATURES(e.content) for e in entries]
 
-    def joins(seed: int, other: int) -> bool:
-        sim = float(vectors[seed] @ vectors[other])
-        known = [Known(entries[seed].id, entries[seed].content, sim)]
-        d = decide(
-            entries[other].content,
-            known,
-            match_threshold=cfg.cluster_threshold,
-            related_threshold=cfg.related_threshold,
-            cand=feats[other],
-        )
-        return d.kind == "NONE"
+    def joins(seed: int, others: list[int]) -> list[bool]:
+        # Entries are oldest first: the lower index is the earlier statement.
+        pairs = [
+            Pair(entries[a].content, entries[b].content, vectors[a], vectors[b])
+            for a, b in ((min(seed, o), max(seed, o)) for o in others)
+        ]
+        # Above the cluster threshold a neighbour joins unless the judge
+        # reads a change or a retraction; below it, only if the judge reads
+        # the same statement.
+        high = [float(vectors[seed] @ vectors[o]) >= cfg.cluster_threshold for o in others]
+        return [
+            j.label == "same" or (h and j.label == "unrelated")
+            for j, h in zip(judge.judge(pairs), high, strict=True)
+        ]
 
     hints, noise = [], []
     for brief in inputs.briefs:
@@ -246,7 +248,8 @@ def _candidates(inputs: Inputs, plan: Plan) -> list[Candidate]:
 
     out: list[Candidate] = []
     skipped = 0
-    for members in cluster(vectors, cfg.cluster_threshold, joins):
+    # Every pair above the related threshold is the judge's to decide.
+    for members in cluster(vectors, cfg.related_threshold, joins):
         group = [entries[i] for i in members]
         texts = [e.content for e in group]
         topics = [e.topic for e in group]
