@@ -24,23 +24,20 @@ from pathlib import Path
 import numpy as np
 
 from halls.config import EmbedderSettings
-from halls.consolidate.judge import LABELS, N_LEXICAL, LocalJudge, Pair, WordJudge, features
+from halls.consolidate.judge import (
+    LABELS,
+    N_LEXICAL,
+    LocalJudge,
+    Pair,
+    WordJudge,
+    features,
+    held_out,
+    load_pairs,
+)
 from halls.embed import build_embedder
 
 HERE = Path(__file__).resolve().parent.parent / "src" / "halls" / "consolidate" / "judge_data"
 REVERSED = {"same": "same", "unrelated": "unrelated", "update": "update", "retract": "update"}
-
-
-def read_pairs(path: Path) -> list[tuple[str, str, str]]:
-    out = []
-    for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        parts = [p.strip() for p in line.split("|")]
-        if len(parts) != 3 or parts[0] not in LABELS:
-            raise SystemExit(f"{path.name}:{n}: not 'LABEL | earlier | later'")
-        out.append((parts[0], parts[1], parts[2]))
-    return out
 
 
 def train_mlp(
@@ -106,14 +103,12 @@ def main() -> None:
     ap.add_argument("--out", type=Path, default=HERE)
     ap.add_argument("--seed", type=int, default=11)
     args = ap.parse_args()
-    pairs = read_pairs(HERE / "pairs.txt")
+    pairs = load_pairs()
     embedder = build_embedder(EmbedderSettings())
     texts = sorted({t for _, a, b in pairs for t in (a, b)})
     vecs = dict(zip(texts, embedder.embed(texts), strict=True))
 
-    groups = sorted({a for _, a, _ in pairs})
-    random.Random(args.seed).shuffle(groups)
-    held = set(groups[: len(groups) // 4])
+    held = held_out(pairs, args.seed)
     train = [p for p in pairs if p[1] not in held]
     test = [p for p in pairs if p[1] in held]
 

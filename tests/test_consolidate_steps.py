@@ -12,6 +12,7 @@ from halls.consolidate.briefs import Phrase, completed
 from halls.consolidate.cluster import cluster, medoid
 from halls.consolidate.decay import decayed_evidence
 from halls.consolidate.evidence import DAY, evidence_count, evidence_score
+from halls.consolidate.judge import Pair, default_judge
 from halls.consolidate.llm import BadAnswer, FactAnswer, ForgetAnswer, parse
 from halls.consolidate.pii import classify_reason, detect, forget_class
 from halls.consolidate.reconcile import Known, decide
@@ -46,7 +47,7 @@ def test_clusters_group_paraphrases_apart_from_other_topics(embedder) -> None:
 
 
 def test_a_change_never_joins_the_cluster_it_changes(embedder) -> None:
-    """'now prefers tildes' is close to 'prefers absolute paths' but is kept apart by joins."""
+    """'now prefers tildes' is close to 'prefers absolute paths' but the judge keeps it apart."""
     texts = [
         "Chad prefers absolute paths in config files",
         "Chad now prefers tildes instead of absolute paths in configs",
@@ -54,14 +55,12 @@ def test_a_change_never_joins_the_cluster_it_changes(embedder) -> None:
     v = embedder.embed(texts)
     assert float(v[0] @ v[1]) > 0.75  # the embedding alone would merge them
 
-    def joins(a: int, b: int) -> bool:
-        d = decide(
-            texts[b],
-            [Known("x", texts[a], float(v[a] @ v[b]))],
-            match_threshold=0.75,
-            related_threshold=0.55,
-        )
-        return d.kind == "NONE"
+    judge = default_judge()
+    assert judge.name == "local"
+
+    def joins(seed: int, others: list[int]) -> list[bool]:
+        pairs = [Pair(texts[min(seed, o)], texts[max(seed, o)], v[seed], v[o]) for o in others]
+        return [j.label == "same" for j in judge.judge(pairs)]
 
     assert sorted(sorted(g) for g in cluster(v, 0.75, joins)) == [[0], [1]]
 

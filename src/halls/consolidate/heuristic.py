@@ -138,6 +138,11 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     for cand in sorted(_candidates(inputs, plan, decider.judge), key=lambda c: c.last_seen):
         verdict = decider.reconcile(cand, pool.nearest(cand.vector, NEAREST), pool.texts)
         d = verdict.decision
+        made = created.get(d.target_id or "")
+        if d.kind in ("UPDATE", "DELETE") and made and made.last_seen >= cand.last_seen:
+            # A change comes after what it changes: statements made at the
+            # same time (pinned notes written together) are different facts.
+            d = Decision("ADD", None, f"{d.reason}, but not said later than it; a separate fact")
         if cand.gate is None and not (d.kind == "NONE" or d.explicit):
             continue  # not enough evidence yet: the entries wait, or age out
         why = d.reason if cand.gate is None else f"{d.reason}; promoted by {cand.gate}"

@@ -98,6 +98,7 @@ class _Words:
     episodic: bool
     first: str
     length: int
+    order: tuple[str, ...]  # content words in sentence order
 
 
 @lru_cache(maxsize=65536)
@@ -125,10 +126,19 @@ def _words(text: str) -> _Words:
         episodic=any(w in EPISODIC for w in stems),
         first=content[0] if content else "",
         length=len(low),
+        order=tuple(content),
     )
 
 
-N_LEXICAL = 25
+def _first_change(words: tuple[str, ...], other: frozenset[str]) -> float:
+    """Where (0 = first word .. 1 = last) the first content word not in ``other`` sits."""
+    for n, w in enumerate(words):
+        if w not in other:
+            return n / max(len(words) - 1, 1)
+    return 1.0
+
+
+N_LEXICAL = 27
 
 
 def lexical(earlier: str, later: str, similarity: float) -> np.ndarray:
@@ -165,6 +175,9 @@ def lexical(earlier: str, later: str, similarity: float) -> np.ndarray:
             min(len(novel), len(dropped)) / 5,
             float(bool(b.names - a.names) and bool(a.names - b.names)),
             float(bool(b.numbers - a.numbers) and bool(a.numbers - b.numbers)),
+            # A difference up front is another subject; at the end, another value.
+            _first_change(a.order, b.content),
+            _first_change(b.order, a.content),
         ],
         dtype=np.float32,
     )
@@ -265,7 +278,7 @@ def default_judge(match_threshold: float = 0.75, related_threshold: float = 0.55
 
 
 _KIND = {"same": "NONE", "update": "UPDATE", "retract": "DELETE"}
-EXPLICIT = 0.6  # an update or retraction judged this sure needs no repetition
+EXPLICIT = 0.5  # an update or retraction judged this sure needs no repetition
 
 
 def decide_judged(known: Sequence[Known], judged: Sequence[tuple[Known, Judgement]]) -> Decision:
@@ -297,3 +310,26 @@ def decide_judged(known: Sequence[Known], judged: Sequence[tuple[Known, Judgemen
     why = f"{how} {k.id} (judge {j.by}: {j.label} {j.confidence:.2f}, cosine {k.similarity:.2f})"
     explicit = kind != "NONE" and j.confidence >= EXPLICIT
     return Decision(kind, k.id, why, explicit=explicit)
+
+
+def load_pairs() -> list[tuple[str, str, str]]:
+    """The labelled pairs the local judge was trained on: (label, earlier, later)."""
+    text = resources.files("halls.consolidate").joinpath("judge_data/pairs.txt").read_text("utf-8")
+    out = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) != 3 or parts[0] not in LABELS:
+            raise ValueError(f"pairs.txt:{n}: not 'LABEL | earlier | later'")
+        out.append((parts[0], parts[1], parts[2]))
+    return out
+
+
+def held_out(pairs: list[tuple[str, str, str]], seed: int = 11) -> set[str]:
+    """The earlier statements whose pairs are held out (a quarter, by fact)."""
+    import random
+
+    groups = sorted({a for _, a, _ in pairs})
+    random.Random(seed).shuffle(groups)
+    return set(groups[: len(groups) // 4])

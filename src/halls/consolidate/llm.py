@@ -6,6 +6,9 @@ promotion gate the model writes one atomic fact and decides ADD / UPDATE /
 DELETE / NONE against the nearest known facts; for each forget flag it names
 the class (pii, wrong, stale). Answers are JSON validated against a schema.
 
+Clustering, and every cluster below the gate, are decided by the local pair
+judge (``judge.LocalJudge``), which is also the fallback of every model call.
+
 Small local models often answer broken JSON: a bad answer is retried once,
 then that item gets the heuristic decision and the action records why. An
 endpoint that cannot be reached (or answers an HTTP error) raises
@@ -158,7 +161,7 @@ class LLMDecider(HeuristicDecider):
         raise BadAnswer("; then ".join(errors))
 
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
-        fallback = super().reconcile(cand, known, texts)
+        fallback = super().reconcile(cand, known, texts)  # the local judge's decision
         if cand.gate is None:
             return fallback  # below the gate: no model call, only a confirmation may follow
         if self.calls >= self.cfg.max_llm_items:
