@@ -28,6 +28,7 @@ from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact, ShortEntry, new_id
 
 NEAREST = 5
+LINK_MARGIN = 0.15  # clustering asks the judge about pairs down to cluster_threshold - this
 _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}
 
 
@@ -253,8 +254,11 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
 
     out: list[Candidate] = []
     skipped = 0
-    # Every pair above the related threshold is the judge's to decide.
-    for members in cluster(vectors, cfg.related_threshold, joins):
+    # Pairs this close are the judge's to decide: paraphrases with contrast
+    # words sit around 0.6-0.75; lower, the pairs grow quadratically (10,000
+    # entries of one person's notes: ~100 neighbours each at 0.6, ~1,000 at 0.4).
+    link = max(cfg.related_threshold, cfg.cluster_threshold - LINK_MARGIN)
+    for members in cluster(vectors, link, joins):
         group = [entries[i] for i in members]
         texts = [e.content for e in group]
         topics = [e.topic for e in group]
