@@ -140,7 +140,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
         verdict = decider.reconcile(cand, pool.nearest(cand.vector, NEAREST), pool.texts)
         d = verdict.decision
         made = created.get(d.target_id or "")
-        if d.kind in ("UPDATE", "DELETE") and made and made.last_seen >= cand.last_seen:
+        if d.kind in ("UPDATE", "DELETE") and made and (made.last_seen or 0) >= cand.last_seen:
             # A change comes after what it changes: statements made at the
             # same time (pinned notes written together) are different facts.
             d = Decision("ADD", None, f"{d.reason}, but not said later than it; a separate fact")

@@ -315,7 +315,7 @@ def decide_judged(known: Sequence[Known], judged: Sequence[tuple[Known, Judgemen
 def load_pairs() -> list[tuple[str, str, str]]:
     """The labelled pairs the local judge was trained on: (label, earlier, later)."""
     text = resources.files("halls.consolidate").joinpath("judge_data/pairs.txt").read_text("utf-8")
-    out = []
+    out: list[tuple[str, str, str]] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
