@@ -14,6 +14,7 @@ TOOLS = {
     "remember",
     "remember_for_later",
     "complete_intent",
+    "cancel_intent",
     "recall",
     "context",
     "journal",
@@ -63,6 +64,20 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
     )
     assert loop["id"].startswith("n_") and loop["status"] == "open"
 
+    # A session loop is due now: recall shows it beside the hits, with why.
+    due = (await call(session, "recall", query="tax filing", store=store))["due"]
+    assert [(d["id"], d["reason"]) for d in due] == [
+        (loop["id"], "raised at the start of a session")
+    ]
+    dropped = await call(
+        session, "remember_for_later", intent="Send Dana the vault audit", store=store
+    )
+    cancelled = await call(session, "cancel_intent", id=dropped["id"], store=store)
+    assert cancelled["status"] == "cancelled" and cancelled["closed_at"]
+    assert "already cancelled" in await error(
+        session, "complete_intent", id=dropped["id"], store=store
+    )
+
     block = await call(session, "context", query="staging database password", store=store)
     assert LOOP in block["text"] and MEMORY in block["text"]
     assert {entry["id"], loop["id"]} <= set(block["ids"])
@@ -100,9 +115,11 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
         "submit_brief",
         summary="Set up staging secrets handling",
         promote_hints=["staging database password"],
+        noise=["small talk"],
         store=store,
     )
     assert brief["id"].startswith("b_") and brief["promote_hints"] == ["staging database password"]
+    assert brief["noise"] == ["small talk"]  # as over HTTP
     missing = "l_" + "0" * 26
     assert "no long-term fact" in await error(
         session, "flag_forget", id=missing, reason="wrong", store=store
@@ -120,5 +137,6 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
     assert "action" in await error(session, "consolidate", action="now", store=store)
 
     stats = await call(session, "stats", store=store)
-    assert stats["counts"]["journal"] == 2 and stats["counts"]["briefs"] == 1
+    # The run above has read the brief: it no longer waits.
+    assert stats["counts"]["journal"] == 2 and stats["counts"]["briefs"] == 0
     return {"short": entry["id"], "near": loop["id"], "journal": logged["ids"][0]}

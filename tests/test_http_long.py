@@ -17,7 +17,7 @@ from http_helpers import assert_error, counts, created, post, search, snapshot
 
 FACT_KEYS = {
     "id", "tier", "content", "topic", "category", "evidence_count", "first_seen",
-    "last_confirmed", "status", "supersedes", "superseded_by", "derived_from", "metadata",
+    "last_confirmed", "status", "pinned", "supersedes", "superseded_by", "derived_from", "metadata",
     "created_at", "occurred_at",
 }  # fmt: skip
 OLD_TEXT = "Mira lives in Leeds and commutes to the office by train"

@@ -75,8 +75,22 @@ class RecallSettings(BaseModel):
     tier_weight_long: float = 0.8
     evidence_gain: float = Field(default=0.25, ge=0)
     demoted_factor: float = Field(default=0.1, ge=0, le=1)
+    # Strength (halls.recall.strength): a hit's score is multiplied by
+    # (1 - recency_weight) + recency_weight x strength; strength halves every
+    # recency_half_life_days since last use, stretched by recalls and
+    # confirmations; superseded and demoted facts fade superseded_decay times
+    # faster; a fact confirmed strength_floor_evidence times keeps at least
+    # strength_floor.
     recency_weight: float = Field(default=0.2, ge=0, le=1)
     recency_half_life_days: float = Field(default=30.0, gt=0)
+    superseded_decay: float = Field(default=4.0, ge=1)
+    strength_floor: float = Field(default=0.5, ge=0, le=1)
+    strength_floor_evidence: int = Field(default=5, ge=1)
+    # Reinforcement: the reinforce_top best hits of a search (and every
+    # memory shown in a /context block) count as recalled; recalls are
+    # written off the request path, every reinforce_flush_seconds.
+    reinforce_top: int = Field(default=3, ge=0, le=100)
+    reinforce_flush_seconds: float = Field(default=5.0, gt=0, le=3600)
     # How the BM25 and dense lists become one relevance: "score" (each list's
     # scores over its best, mixed by bm25_weight) or "rrf" (rank fusion, rrf_k).
     fusion: Literal["score", "rrf"] = "score"
@@ -179,6 +193,14 @@ class ConsolidatorSettings(BaseModel):
     related_threshold: float = Field(default=0.4, gt=0, le=1)
     # Repeats closer together than this count as one moment of evidence.
     burst_seconds: float = Field(default=60.0, ge=0)
+    # A run retires an active, unpinned long-term fact whose strength
+    # (halls.recall.strength) fell below this; 0 never retires.
+    retire_below: float = Field(default=0.05, ge=0, lt=1)
+    # How far back a run reads the journal and briefs' summaries for
+    # statements (events a fact already derives from are skipped): 8 days,
+    # the lifetime of a short-term entry, so that a statement made once a
+    # day is still seen when it is made again.
+    journal_window_seconds: int = Field(default=691200, ge=0)
     # llm engine: the endpoint's base URL (POST {model_url}/chat/completions),
     # e.g. http://127.0.0.1:11434/v1 for ollama, http://127.0.0.1:8080/v1 for llama.cpp.
     model_url: str | None = None

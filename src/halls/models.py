@@ -29,7 +29,12 @@ TriggerType = Literal["time", "topic", "session", "manual"]
 TRIGGER_TYPES: tuple[str, ...] = get_args(TriggerType)
 LoopStatus = Literal["open", "done", "cancelled", "expired"]
 LOOP_STATUSES: tuple[str, ...] = get_args(LoopStatus)
-FactStatus = Literal["active", "superseded", "demoted"]
+# What kind of knowledge a fact is (halls.consolidate.category), in the order
+# a small context budget takes them: what changes how an agent acts first.
+Category = Literal["decision", "preference", "procedure", "plan", "person", "fact"]
+CATEGORIES: tuple[str, ...] = get_args(Category)
+# retired: decayed below the consolidator's threshold; kept as history, out of search.
+FactStatus = Literal["active", "superseded", "demoted", "retired"]
 FACT_STATUSES: tuple[str, ...] = get_args(FactStatus)
 # "full": fused BM25 and dense with conversation context; "fused": without
 # context; "bm25" or "dense": one search alone.
@@ -191,6 +196,8 @@ class LongFact(Record):
     first_seen: datetime
     last_confirmed: datetime
     status: FactStatus = "active"
+    # A pinned fact never decays (nor is retired).
+    pinned: bool = False
     supersedes: str | None = None
     superseded_by: str | None = None
     derived_from: list[str] = Field(default_factory=list)
@@ -236,6 +243,24 @@ class Hit(BaseModel):
     score_detail: dict[str, float | int | None]
 
 
+class DueLoop(BaseModel):
+    """An open loop that is due now, and why: recall shows it beside the hits."""
+
+    id: str
+    intent: str
+    topic: str | None
+    trigger_type: TriggerType
+    trigger_value: str | None
+    reason: str
+
+
+class Recall(BaseModel):
+    """What a search answers: the ranked hits, and the open loops due for this query."""
+
+    results: list[Hit]
+    due: list[DueLoop] = Field(default_factory=list)
+
+
 class NewShort(BaseModel):
     """What a caller gives to remember one short-term entry."""
 
@@ -260,6 +285,8 @@ class SearchFilter(BaseModel):
 
     tiers: tuple[str, ...] = SEARCH_TIERS
     topic: str | None = None
+    # Only long-term facts of this category (other tiers have none).
+    category: str | None = None
     since: float | None = None
     until: float | None = None
     include_superseded: bool = False
@@ -295,6 +322,18 @@ class Written:
     seq: int
     occurred_at: float
     vector: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """How often and how lately a searchable record was recalled (its reinforcement).
+
+    A record nobody recalled yet has none; recall's strength then decays from
+    when the record happened (a fact: when it was last confirmed).
+    """
+
+    access_count: int
+    last_accessed: float
 
 
 EdgeKind = Literal["derived_from", "supersedes"]
@@ -342,6 +381,7 @@ ActionKind = Literal[
     "purge",
     "demote",
     "decay",
+    "retire",
 ]
 ACTION_KINDS: tuple[str, ...] = get_args(ActionKind)
 RunStatus = Literal["planned", "running", "done", "failed", "reverted"]

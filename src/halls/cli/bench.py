@@ -317,3 +317,53 @@ def bench_dreams(
     if out is not None:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("dreams-locomo")
+@click.option(
+    "--data",
+    "data",
+    required=True,
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="LoCoMo JSON with 'observation' fields, e.g. ../shared/bench/locomo_dev.json.",
+)
+@click.option("--limit-conversations", type=click.IntRange(1), help="Use the first N only.")
+@click.option("--url", help="Measure this running server (new stores); default: start one.")
+@click.option("--token", help="Bearer token for --url.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+def bench_dreams_locomo(
+    data: Path,
+    limit_conversations: int | None,
+    url: str | None,
+    token: str | None,
+    out: Path | None,
+) -> None:
+    """What consolidation promotes from LoCoMo conversations, scored by the observations."""
+    from contextlib import nullcontext
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from halls.bench import dreams_locomo, perf
+
+    try:
+        conversations = dreams_locomo.load(data)[:limit_conversations]
+        with _progress() as (bar, progress):
+            if url is None:
+                bar.console.print("starting a halls server on a temporary data directory...")
+            with perf.live_server() if url is None else nullcontext(perf.Server(url)) as server:
+                result = dreams_locomo.run(
+                    server.url, conversations, token=token, progress=progress
+                )
+    except HallsError as exc:
+        raise click.ClickException(exc.message) from None
+    table = Table(title=f"halls bench dreams-locomo: {result['turns']} turns")
+    for header in dreams_locomo.TABLE_HEADERS:
+        table.add_column(header, justify="right")
+    for row in dreams_locomo.table_rows(result):
+        table.add_row(*row)
+    Console(width=None if sys.stdout.isatty() else 110).print(table)
+    click.echo(f"consolidation runs took {result['run_seconds']} s in all")
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)

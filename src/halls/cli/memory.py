@@ -122,17 +122,18 @@ def recall(
     tiers: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Search every tier for QUERY and print the ranked hits."""
+    """Search every tier for QUERY; print the ranked hits, then the open loops due for it."""
     settings = _settings(config, data_dir)
     remote = _remote(settings, data_dir, server_url, token)
     if remote is not None:
         body = {"query": query, "n_results": n_results, "tiers": list(tiers) or None}
         with remote, _translated():
-            hits = remote.call("POST", "/search", store, body)["results"]
+            found = remote.call("POST", "/search", store, body)
     else:
         with _memory(settings) as memory:
-            found = memory.search(query, store=store, n_results=n_results, tiers=tiers or None)
-            hits = [h.model_dump(mode="json") for h in found]
+            recalled = memory.recall(query, store=store, n_results=n_results, tiers=tiers or None)
+            found = recalled.model_dump(mode="json")
+    hits, due = found["results"], found["due"]
     if as_json:
         click.echo(json.dumps(hits, indent=2))
         return
@@ -140,6 +141,8 @@ def recall(
         click.echo("no memories found", err=True)
     for hit in hits:
         click.echo(f"{hit['score']:.3f}  {hit['tier']:<5}  {hit['id']}  {hit['content']}")
+    for loop in due:
+        click.echo(f"due    near   {loop['id']}  {loop['intent']}  ({loop['reason']})")
 
 
 def _list_stores(

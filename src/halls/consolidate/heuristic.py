@@ -20,12 +20,13 @@ import numpy as np
 
 from halls.consolidate import briefs as briefs_mod
 from halls.consolidate.cluster import cluster, medoid
+from halls.consolidate.distill import Unit
 from halls.consolidate.engine import Inputs, Plan, Proposal
 from halls.consolidate.evidence import evidence_count, evidence_score
 from halls.consolidate.judge import Judge, Pair, decide_judged, default_judge
 from halls.consolidate.pii import detect, forget_class
 from halls.consolidate.reconcile import Decision, Known
-from halls.models import ForgetFlag, LongFact, ShortEntry, new_id
+from halls.models import ForgetFlag, LongFact, new_id
 
 NEAREST = 5
 LINK_MARGIN = 0.15  # clustering asks the judge about pairs down to cluster_threshold - this
@@ -34,7 +35,9 @@ _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}
 
 @dataclass
 class Candidate:
-    entries: list[ShortEntry]
+    """A cluster of statements (``halls.consolidate.distill.Unit``) that say one thing."""
+
+    entries: list[Unit]  # the statements, each with its sources and time
     text: str
     vector: np.ndarray
     topic: str | None
@@ -45,7 +48,8 @@ class Candidate:
 
     @property
     def ids(self) -> list[str]:
-        return [e.id for e in self.entries]
+        """The short-term entries the statements came from."""
+        return list(dict.fromkeys(i for u in self.entries for i in u.entries))
 
     @property
     def first_seen(self) -> float:
@@ -129,7 +133,10 @@ class _Pool:
 def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     plan = Plan(proposals=[])
     flagged = _flag_proposals(inputs, decider, plan)
-    dim = inputs.vectors.shape[1] if inputs.vectors.ndim == 2 else 0
+    dim = 0
+    for m in (inputs.unit_vectors, inputs.vectors):
+        if not dim and m.ndim == 2 and len(m):
+            dim = m.shape[1]
     if not dim and len(inputs.fact_vectors):
         dim = inputs.fact_vectors.shape[-1]
     keep = [n for n, f in enumerate(inputs.facts) if f.id not in flagged]
@@ -221,17 +228,20 @@ def _flag_proposals(inputs: Inputs, decider: Decider, plan: Plan) -> set[str]:
 
 def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
     cfg = inputs.settings
-    rows = [n for n, c in enumerate(inputs.consolidated) if c is None]
-    if not rows:
+    units = inputs.units
+    if not units:
         return []
-    entries = [inputs.entries[n] for n in rows]
-    vectors = inputs.vectors[rows]
+    vectors = inputs.unit_vectors
 
     def joins(seed: int, others: list[int]) -> list[bool]:
-        # Entries are oldest first: the lower index is the earlier statement.
+        # The judge reads a pair earlier statement first.
+        def order(o: int) -> tuple[int, int]:
+            first = (units[seed].occurred_at, seed) <= (units[o].occurred_at, o)
+            return (seed, o) if first else (o, seed)
+
         pairs = [
-            Pair(entries[a].content, entries[b].content, vectors[a], vectors[b])
-            for a, b in ((min(seed, o), max(seed, o)) for o in others)
+            Pair(units[a].content, units[b].content, vectors[a], vectors[b])
+            for a, b in map(order, others)
         ]
         # Above the cluster threshold a neighbour joins unless the judge
         # reads a change or a retraction; below it, only if the judge reads
@@ -248,9 +258,6 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
             hints.append(briefs_mod.Phrase(text, inputs.phrase_vectors[text], brief.id))
         for text in getattr(brief, "noise", []):
             noise.append(briefs_mod.Phrase(text, inputs.phrase_vectors[text], brief.id))
-    journal_by_text: dict[str, list[str]] = {}
-    for j in inputs.journal:
-        journal_by_text.setdefault(briefs_mod.norm(j.content), []).append(j.id)
 
     out: list[Candidate] = []
     skipped = 0
@@ -259,43 +266,38 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
     # entries of one person's notes: ~100 neighbours each at 0.6, ~1,000 at 0.4).
     link = max(cfg.related_threshold, cfg.cluster_threshold - LINK_MARGIN)
     for members in cluster(vectors, link, joins):
-        group = [entries[i] for i in members]
-        texts = [e.content for e in group]
-        topics = [e.topic for e in group]
+        group = [units[i] for i in members]
+        texts = [u.content for u in group]
+        topics = [u.topic for u in group]
         if noise and briefs_mod.any_match(
             noise, texts, topics, vectors[members], cfg.cluster_threshold
         ):
             skipped += 1
             continue
         rep = medoid(vectors, members)
-        score = evidence_score((e.occurred_at.timestamp() for e in group), cfg.burst_seconds)
+        score = evidence_score((u.occurred_at.timestamp() for u in group), cfg.burst_seconds)
         hint = (
             briefs_mod.any_match(hints, texts, topics, vectors[members], cfg.cluster_threshold)
             if hints
             else None
         )
         gate = None
-        if any(e.pinned for e in group):
+        if any(u.pinned for u in group):
             gate = "a pinned entry"
         elif hint is not None:
             gate = f"brief {hint.source} hint '{hint.text[:60]}'"
         elif score >= cfg.promote_min_evidence:
             gate = f"evidence {score:g} >= {cfg.promote_min_evidence:g}"
         named = Counter(t for t in topics if t)
-        journal: list[str] = []
-        for e in group:
-            refs = [e.source or "", str(e.metadata.get("journal_id", ""))]
-            journal += [r for r in refs if r.startswith("j_")]
-            journal += journal_by_text.get(briefs_mod.norm(e.content), [])
         out.append(
             Candidate(
                 entries=group,
-                text=entries[rep].content,
+                text=units[rep].content,
                 vector=vectors[rep],
                 topic=named.most_common(1)[0][0] if named else None,
                 score=score,
                 gate=gate,
-                journal=list(dict.fromkeys(journal)),
+                journal=list(dict.fromkeys(j for u in group for j in u.journal)),
                 brief_id=hint.source if hint else None,
             )
         )

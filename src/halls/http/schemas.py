@@ -39,6 +39,15 @@ class ShortIn(_Body):
     occurred_at: Time = None
 
 
+class ShortPatch(_Body):
+    """The fields to change; those left out stay as they are."""
+
+    content: str | None = Field(default=None, min_length=1, max_length=MAX_CONTENT_CHARS)
+    topic: str | None = Field(default=None, max_length=200)
+    pinned: bool | None = None
+    metadata: dict[str, Any] | None = None
+
+
 class ShortBatchIn(_Body):
     items: list[ShortIn] = Field(min_length=1, max_length=1000)
 
@@ -89,6 +98,10 @@ class SearchIn(_Body):
     until: Time = None
     include_superseded: bool = False
     retriever: Retriever = "full"
+    # False for an inspection or an evaluation: the hits do not count as recalled.
+    reinforce: bool = True
+    # Only long-term facts of this category.
+    category: str | None = None
 
 
 class StoreIn(_Body):

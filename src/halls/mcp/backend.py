@@ -46,6 +46,7 @@ class Backend(Protocol):
         expires_at: str | None,
     ) -> JSON: ...
     def complete_loop(self, id: str, *, store: str | None) -> JSON: ...
+    def cancel_loop(self, id: str, *, store: str | None) -> JSON: ...
     def search(
         self,
         query: str,
@@ -54,8 +55,13 @@ class Backend(Protocol):
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
-    ) -> list[JSON]: ...
-    def context(self, *, store: str | None, query: str | None, budget_tokens: int) -> JSON: ...
+    ) -> JSON:
+        """``{"results": [hits], "due": [loops due for this query]}``, as ``POST /search``."""
+        ...
+
+    def context(
+        self, *, store: str | None, query: str | None, project: str | None, budget_tokens: int
+    ) -> JSON: ...
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]: ...
     def submit_brief(
         self,
@@ -64,6 +70,7 @@ class Backend(Protocol):
         store: str | None,
         promote_hints: list[str],
         completed_intents: list[str],
+        noise: list[str] | None = None,
     ) -> JSON: ...
     def flag_forget(self, id: str, reason: str, *, store: str | None) -> JSON: ...
     def consolidate(self, *, store: str | None, dry_run: bool) -> JSON: ...
@@ -108,6 +115,9 @@ class LocalBackend:
     def complete_loop(self, id: str, *, store: str | None) -> JSON:
         return _json(self.memory.complete_loop(id, store=store))
 
+    def cancel_loop(self, id: str, *, store: str | None) -> JSON:
+        return _json(self.memory.cancel_loop(id, store=store))
+
     def search(
         self,
         query: str,
@@ -116,12 +126,19 @@ class LocalBackend:
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
-    ) -> list[JSON]:
-        hits = self.memory.search(query, store=store, n_results=n_results, tiers=tiers, topic=topic)
-        return _json(hits)  # type: ignore[no-any-return]
+    ) -> JSON:
+        found = self.memory.recall(
+            query, store=store, n_results=n_results, tiers=tiers, topic=topic
+        )
+        return _json(found)  # type: ignore[no-any-return]
 
-    def context(self, *, store: str | None, query: str | None, budget_tokens: int) -> JSON:
-        return _json(self.memory.context(store=store, query=query, budget_tokens=budget_tokens))
+    def context(
+        self, *, store: str | None, query: str | None, project: str | None, budget_tokens: int
+    ) -> JSON:
+        block = self.memory.context(
+            store=store, query=query, project=project, budget_tokens=budget_tokens
+        )
+        return _json(block)  # type: ignore[no-any-return]
 
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]:
         written = self.memory.journal([NewJournal(**ev) for ev in events], store=store)
@@ -134,9 +151,14 @@ class LocalBackend:
         store: str | None,
         promote_hints: list[str],
         completed_intents: list[str],
+        noise: list[str] | None = None,
     ) -> JSON:
         brief = self.memory.submit_brief(
-            summary, store=store, promote_hints=promote_hints, completed_intents=completed_intents
+            summary,
+            store=store,
+            promote_hints=promote_hints,
+            completed_intents=completed_intents,
+            noise=noise or [],
         )
         return _json(brief)
 
@@ -193,6 +215,9 @@ class RemoteBackend:
     def complete_loop(self, id: str, *, store: str | None) -> JSON:
         return self._call("POST", f"/near/{_segment(id)}/complete", store)  # type: ignore[no-any-return]
 
+    def cancel_loop(self, id: str, *, store: str | None) -> JSON:
+        return self._call("POST", f"/near/{_segment(id)}/cancel", store)  # type: ignore[no-any-return]
+
     def search(
         self,
         query: str,
@@ -201,12 +226,14 @@ class RemoteBackend:
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
-    ) -> list[JSON]:
+    ) -> JSON:
         body = {"query": query, "n_results": n_results, "tiers": tiers, "topic": topic}
-        return self._call("POST", "/search", store, body)["results"]  # type: ignore[no-any-return]
+        return self._call("POST", "/search", store, body)  # type: ignore[no-any-return]
 
-    def context(self, *, store: str | None, query: str | None, budget_tokens: int) -> JSON:
-        body = {"query": query, "budget_tokens": budget_tokens}
+    def context(
+        self, *, store: str | None, query: str | None, project: str | None, budget_tokens: int
+    ) -> JSON:
+        body = {"query": query, "project": project, "budget_tokens": budget_tokens}
         return self._call("POST", "/context", store, body)  # type: ignore[no-any-return]
 
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]:
@@ -219,11 +246,13 @@ class RemoteBackend:
         store: str | None,
         promote_hints: list[str],
         completed_intents: list[str],
+        noise: list[str] | None = None,
     ) -> JSON:
         body = {
             "summary": summary,
             "promote_hints": promote_hints,
             "completed_intents": completed_intents,
+            "noise": noise or [],
         }
         return self._call("POST", "/brief", store, body)  # type: ignore[no-any-return]
 

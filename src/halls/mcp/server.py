@@ -83,6 +83,11 @@ def _compact_hit(hit: JSON) -> JSON:
     return {k: hit.get(k) for k in keep}
 
 
+def _compact_due(loop: JSON) -> JSON:
+    keep = ("id", "intent", "reason")
+    return {k: loop.get(k) for k in keep}
+
+
 def _prose(doc: str) -> str:
     """A docstring as one paragraph: indentation and line breaks cost a model tokens."""
     return " ".join(inspect.cleandoc(doc).split())
@@ -242,6 +247,16 @@ def build_server(
         (in brackets) or with list_open_loops. Returns the closed loop."""
         return await run(backend.complete_loop, id, store=pick(store))
 
+    @tool(SETTLE)
+    async def cancel_intent(
+        id: Annotated[str, Field(description="The open loop's id, e.g. 'n_01J...'.")],
+        store: Store = None,
+    ) -> JSON:
+        """Drop an open loop that no longer applies: the user changed their mind, or the
+        follow-up became pointless. It is never raised again. For a loop that was carried out,
+        use complete_intent instead. Returns the cancelled loop."""
+        return await run(backend.cancel_loop, id, store=pick(store))
+
     @tool(READ)
     async def recall(
         query: Annotated[
@@ -271,11 +286,15 @@ def build_server(
         session. One query searches short-term notes, open loops and long-term facts at once, by
         words and by meaning; hits come best first, each with a score. Phrase the query as the
         question you need answered. No hits means halls knows nothing about it: say so rather
-        than guess."""
-        hits = await run(
+        than guess. `due` lists open loops due now (their time came, or the query touches their
+        topic): act on them, then complete_intent or cancel_intent."""
+        found = await run(
             backend.search, query, store=pick(store), n_results=n_results, tiers=tiers, topic=topic
         )
-        return {"results": [_compact_hit(h) for h in hits]}
+        return {
+            "results": [_compact_hit(h) for h in found["results"]],
+            "due": [_compact_due(d) for d in found.get("due", [])],
+        }
 
     @tool(READ)
     async def context(
@@ -291,6 +310,14 @@ def build_server(
             int,
             Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Upper bound on the block's size."),
         ] = DEFAULT_BUDGET,
+        project: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description="The project the session works on, e.g. the repository's name; "
+                "its memories and topic loops come first.",
+            ),
+        ] = None,
         store: Store = None,
     ) -> JSON:
         """Get a compact memory briefing: open loops that are due now, memories relevant to
@@ -299,7 +326,11 @@ def build_server(
         query when you have it), and again when the subject changes sharply. Read the text; act
         on due loops. Returns the text, the ids of the memories in it, and its token count."""
         return await run(
-            backend.context, store=pick(store), query=query, budget_tokens=budget_tokens
+            backend.context,
+            store=pick(store),
+            query=query,
+            project=project,
+            budget_tokens=budget_tokens,
         )
 
     @tool(ADD)
@@ -311,10 +342,14 @@ def build_server(
         store: Store = None,
     ) -> JSON:
         """Append raw events to the journal, the verbatim record of what happened: turns of the
-        conversation, tool results worth keeping, outcomes. Consolidation reads it to decide
-        what deserves long-term memory; `recall` does not search it. Secrets (API keys, tokens,
-        passwords) are redacted before anything is stored. Use it when asked to keep a full
-        record of a session; for a single fact use `remember`. Returns the new event ids."""
+        conversation (role 'user' or 'assistant', one session_id per conversation), tool
+        results, outcomes. Each consolidation run reads the last 8 days of it: the statements
+        in the user's own turns (and events without a role) that recur on several days become
+        long-term facts derived from those events; greetings, thanks and questions never do, and
+        the assistant's and tools' events are not read for facts. `recall` does not search the
+        journal. Secrets (API keys, tokens, passwords), e-mail addresses and phone numbers are
+        redacted before anything is stored. Use it to keep a record of a conversation; for a
+        single fact use `remember`. Returns the new event ids."""
         items = [e.model_dump(exclude_none=True) for e in events]
         return {"ids": await run(backend.journal, items, store=pick(store))}
 
@@ -340,19 +375,30 @@ def build_server(
             list[str],
             Field(max_length=1000, description="Ids or wording of open loops that were settled."),
         ] = [],  # noqa: B006 - as above
+        noise: Annotated[
+            list[str],
+            Field(
+                max_length=1000,
+                description="Texts or topics that must never become long-term memory, e.g. "
+                "'small talk'.",
+            ),
+        ] = [],  # noqa: B006 - as above
         store: Store = None,
     ) -> JSON:
         """Hand consolidation a brief when a session or task ends, or before the conversation
-        is compacted: what was done and decided, which memories deserve keeping
-        (promote_hints), and which open loops were settled (completed_intents). Call it once per
-        session or task, before you lose the conversation. Nothing changes immediately; the
-        next consolidation run uses it. Returns the stored brief."""
+        is compacted: what was done and decided (the summary's statements are themselves a
+        source of long-term facts once they recur), which memories deserve keeping
+        (promote_hints), which open loops were settled (completed_intents), and what must never
+        be kept (noise). Call it once per session or task, before you lose the conversation.
+        Nothing changes immediately; the next consolidation run uses it. Returns the stored
+        brief."""
         return await run(
             backend.submit_brief,
             summary,
             store=pick(store),
             promote_hints=promote_hints,
             completed_intents=completed_intents,
+            noise=noise,
         )
 
     @tool(DESTROY)
@@ -414,8 +460,8 @@ def build_server(
     @tool(READ)
     async def stats(store: Store = None) -> JSON:
         """Numbers about a store: entries per tier (short, near, long, journal), briefs and
-        forget flags waiting for consolidation, size on disk, and the embedding model. Call it
-        to answer "how much do you remember?" or to check that memory works."""
+        forget flags still waiting for a consolidation run, size on disk, and the embedding
+        model. Call it to answer "how much do you remember?" or to check that memory works."""
         return await run(backend.stats, store=pick(store))
 
     return mcp

@@ -28,6 +28,7 @@ from halls.models import (
     RETRIEVERS,
     SEARCH_TIERS,
     Brief,
+    DueLoop,
     ForgetFlag,
     Hit,
     JournalEvent,
@@ -35,6 +36,7 @@ from halls.models import (
     NewJournal,
     NewShort,
     OpenLoop,
+    Recall,
     Run,
     SearchFilter,
     ShortEntry,
@@ -43,7 +45,8 @@ from halls.models import (
 )
 from halls.service.dreams import Dreams, RunOutcomes
 from halls.service.recall import search
-from halls.service.records import Records
+from halls.service.records import Records, check_category
+from halls.service.reinforce import Reinforcer
 from halls.service.scheduler import Scheduler
 from halls.service.session import (
     DEFAULT_BUDGET,
@@ -51,6 +54,7 @@ from halls.service.session import (
     MIN_BUDGET,
     ContextBlock,
     assemble,
+    explain_due,
     token_counter,
 )
 from halls.service.stores import Stores
@@ -77,6 +81,7 @@ class Memory:
         self._stores = Stores(self.settings, lambda: self.embedder)
         self._records = Records(self._stores, self.settings, clock, self._embed)
         self._dreams = Dreams(self._stores, self.settings, clock, self._embed)
+        self._reinforcer = Reinforcer(self._stores, self.settings.recall.reinforce_flush_seconds)
         self._scheduler: Scheduler | None = None
 
     # -- composition --
@@ -107,6 +112,7 @@ class Memory:
         if self._scheduler is not None:
             self._scheduler.stop()
             self._scheduler = None
+        self._reinforcer.close()
         self._stores.close()
 
     def __enter__(self) -> Memory:
@@ -163,6 +169,12 @@ class Memory:
     def delete_short(self, id: str, *, store: str | None = None) -> None:
         return self._records.delete_short(id, store=store)
 
+    def edit_short(
+        self, id: str, changes: dict[str, Any], *, store: str | None = None
+    ) -> ShortEntry:
+        """Change content, topic, pinned or metadata (``changes``); new content is re-embedded."""
+        return self._records.edit_short(id, changes, store=store)
+
     def add_loop(
         self,
         intent: str,
@@ -200,6 +212,33 @@ class Memory:
     def complete_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
         return self._records.complete_loop(id, store=store)
 
+    def cancel_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
+        return self._records.cancel_loop(id, store=store)
+
+    def due_loops(
+        self, *, store: str | None = None, query: str | None = None, project: str | None = None
+    ) -> list[DueLoop]:
+        """The open loops due now, with why: time passed, session start, or topic in the query.
+
+        A topic trigger fires when its words appear in ``query`` or in the
+        session's ``project`` name.
+        """
+        s = self._stores.open(store)
+        words = " ".join(w for w in (query, project) if w and w.strip()) or None
+        return [
+            DueLoop(
+                id=loop.id,
+                intent=loop.intent,
+                topic=loop.topic,
+                trigger_type=loop.trigger_type,
+                trigger_value=loop.trigger_value,
+                reason=reason,
+            )
+            for loop, reason in explain_due(
+                s.list_loops("open", CONTEXT_POOL, 0), self.clock(), words
+            )
+        ]
+
     def delete_loop(self, id: str, *, store: str | None = None) -> None:
         return self._records.delete_loop(id, store=store)
 
@@ -221,12 +260,19 @@ class Memory:
         status: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        category: str | None = None,
     ) -> list[LongFact]:
-        return self._records.list_long(store=store, status=status, limit=limit, offset=offset)
+        return self._records.list_long(
+            store=store, status=status, limit=limit, offset=offset, category=category
+        )
 
     def get_long(self, id: str, *, store: str | None = None) -> tuple[LongFact, list[LongFact]]:
         """The fact and its whole supersession chain, oldest first."""
         return self._records.get_long(id, store=store)
+
+    def pin_fact(self, id: str, pinned: bool = True, *, store: str | None = None) -> LongFact:
+        """Pin a long-term fact (it never decays nor is retired), or unpin it."""
+        return self._records.pin_fact(id, pinned, store=store)
 
     def flag_forget(self, id: str, reason: str, *, store: str | None = None) -> ForgetFlag:
         """Record a forget flag; the consolidator acts on it at its next run."""
@@ -263,11 +309,15 @@ class Memory:
         until: Any = None,
         include_superseded: bool = False,
         retriever: str = "full",
+        reinforce: bool = True,
+        category: str | None = None,
     ) -> list[Hit]:
         """Hybrid search across tiers, merged by one explained score.
 
         ``retriever`` is "full" (fused BM25 and dense, with conversation
-        context), "fused" (without context), "bm25" or "dense" alone.
+        context), "fused" (without context), "bm25" or "dense" alone. The best
+        ``recall.reinforce_top`` hits count as recalled unless ``reinforce`` is
+        False (an inspection or an evaluation, not a use of memory).
         """
         check_content(query, "query")
         if not 1 <= n_results <= 100:
@@ -278,53 +328,90 @@ class Memory:
         unknown = [t for t in chosen if t not in SEARCH_TIERS]
         if unknown:
             raise InvalidInput(f"unknown tier '{unknown[0]}': use {', '.join(SEARCH_TIERS)}")
+        check_category(category)
         filt = SearchFilter(
             tiers=chosen,
             topic=topic,
+            category=category,
             since=parse_time(since, "since"),
             until=parse_time(until, "until"),
             include_superseded=include_superseded,
         )
         s = self._stores.embedded(store)
-        return search(
-            s, self.embedder, self.settings.recall, query, filt, n_results, retriever, self.clock()
+        now = self.clock()
+        hits = search(
+            s, self.embedder, self.settings.recall, query, filt, n_results, retriever, now
         )
+        if reinforce:
+            top = self.settings.recall.reinforce_top
+            self._reinforcer.note(s.name, [h.id for h in hits[:top]], now)
+        return hits
+
+    def recall(self, query: str, *, store: str | None = None, **options: Any) -> Recall:
+        """``search``, plus the open loops due for this query when the search covers loops.
+
+        Loops are not ranked with the hits: a due loop is something to act on,
+        shown whatever its similarity to the query.
+        """
+        hits = self.search(query, store=store, **options)
+        tiers = options.get("tiers")
+        due = self.due_loops(store=store, query=query) if not tiers or "near" in tiers else []
+        if due and options.get("reinforce", True):
+            # A raised loop counts as shown: its access count is how often.
+            self._reinforcer.note(self._stores.name(store), [d.id for d in due], self.clock())
+        return Recall(results=hits, due=due)
 
     def context(
         self,
         *,
         store: str | None = None,
         query: str | None = None,
+        project: str | None = None,
         budget_tokens: int = DEFAULT_BUDGET,
     ) -> ContextBlock:
-        """A token-budgeted block for a system prompt: due loops, recalls, top facts."""
+        """A token-budgeted block for a system prompt: due loops, recalls, top facts.
+
+        ``project`` (e.g. the working directory's name) is what the session is
+        about when no query is known yet: memories mentioning it come first, and
+        topic loops on it fire.
+        """
         if (
             isinstance(budget_tokens, bool)
             or not isinstance(budget_tokens, int)
             or not (MIN_BUDGET <= budget_tokens <= MAX_BUDGET)
         ):
             raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
-        query = query if query and query.strip() else None
+        about = " ".join(w.strip() for w in (project, query) if w and w.strip()) or None
         s = self._stores.open(store)
         facts = s.list_facts("active", CONTEXT_POOL, 0)
         loops = s.list_loops("open", CONTEXT_POOL, 0)
-        hits = self.search(query, store=store, n_results=CONTEXT_RECALLS) if query else []
-        return assemble(
+        hits = (
+            self.search(about, store=store, n_results=CONTEXT_RECALLS, reinforce=False)
+            if about
+            else []
+        )
+        block = assemble(
             facts=facts,
             loops=loops,
             hits=hits,
             now=self.clock(),
-            query=query,
+            query=about,
             budget_tokens=budget_tokens,
             count_tokens=token_counter(getattr(self.embedder, "tokenizer", None)),
             cfg=self.settings.recall,
         )
+        # What the block shows is what the agent is reminded of: recalled.
+        self._reinforcer.note(s.name, block.ids, self.clock())
+        return block
 
     # -- stats and maintenance --
 
     def stats(self, *, store: str | None = None) -> dict[str, Any]:
         s = self._stores.open(store)
         counts = s.counts()
+        # Briefs and flags a run has already read are history, not work waiting.
+        last = s.last_applied_run()
+        since = last.started_at.timestamp() if last else None
         return {
             "store": s.name,
             "counts": {
@@ -332,8 +419,8 @@ class Memory:
                 "near": counts["near"],
                 "long": counts["long"],
                 "journal": counts["journal"],
-                "briefs": counts["briefs"],
-                "forget_flags": counts["forget_flags"],
+                "briefs": len(s.briefs_since(since)) if counts["briefs"] else 0,
+                "forget_flags": len(s.list_flags("pending")) if counts["forget_flags"] else 0,
             },
             "size_bytes": s.size_bytes(),
             "embedder": self._stores.fingerprint_of(s.name),
@@ -380,6 +467,8 @@ class Memory:
 
     def consolidate(self, *, store: str | None = None, dry_run: bool = False) -> Run:
         """Run the consolidator on a store now; a dry run returns the plan, changes nothing."""
+        # Strength decays from the recalls counted so far: write them first.
+        self._reinforcer.flush(self._stores.name(store))
         return self._dreams.consolidate(store=store, dry_run=dry_run)
 
     def list_runs(self, *, store: str | None = None, limit: int = 50, offset: int = 0) -> list[Run]:

@@ -33,7 +33,7 @@ against each backend through ``halls.store.open_backend``):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Protocol
 
 import numpy as np
@@ -47,6 +47,7 @@ from halls.models import (
     Match,
     OpenLoop,
     Record,
+    Retention,
     Run,
     SearchFilter,
     ShortEntry,
@@ -86,6 +87,14 @@ class Records(Protocol):
         """Delete the entry, its search rows and its edges; False if it was not there."""
         ...
 
+    def update_short(self, entry: ShortEntry, vector: np.ndarray | None) -> bool:
+        """Overwrite content, topic, pinned, metadata and expires_at; False if it was not there.
+
+        With a ``vector`` (the content changed) the entry is searched by its new
+        words and vector at once; its reinforcement is kept.
+        """
+        ...
+
     def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None: ...
     def get_loop(self, id: str) -> OpenLoop | None: ...
     def list_loops(self, status: str | None, limit: int, offset: int) -> list[OpenLoop]:
@@ -110,7 +119,12 @@ class Records(Protocol):
         oldest edge first (the edges are the one truth of a fact's sources)."""
         ...
 
-    def list_facts(self, status: str | None, limit: int, offset: int) -> list[LongFact]: ...
+    def list_facts(
+        self, status: str | None, limit: int, offset: int, category: str | None = None
+    ) -> list[LongFact]:
+        """Facts newest first, of that status and category (any when None)."""
+        ...
+
     def update_fact(self, fact: LongFact) -> None:
         """Overwrite the mutable fields; ``derived_from`` is ignored (edges change
         through ``AddEdges``/``RemoveEdges``)."""
@@ -139,6 +153,16 @@ class Records(Protocol):
 
     def get_records(self, ids: list[str]) -> dict[str, Record]:
         """The short entries, loops and facts among ``ids`` (by id prefix); absent ones skipped."""
+        ...
+
+    def reinforce(self, touches: Mapping[str, tuple[int, float]]) -> None:
+        """Record recalls: ``{id: (times, when)}`` adds ``times`` to the record's
+        access count and raises its last access to ``when``. Ids of records that
+        are not (or no longer) searchable are ignored."""
+        ...
+
+    def retention(self, ids: Sequence[str]) -> dict[str, Retention]:
+        """The reinforcement of those ``ids`` that were ever reinforced."""
         ...
 
     def edges(self, ids: Sequence[str], kinds: Sequence[str] | None = None) -> list[Edge]:

@@ -20,6 +20,12 @@ class ContextIn(BaseModel):
         max_length=MAX_CONTENT_CHARS,
         description="What the session is about; adds memories relevant to it.",
     )
+    project: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The session's project (e.g. the directory's name): its memories and "
+        "topic loops come first.",
+    )
     budget_tokens: int = Field(default=DEFAULT_BUDGET, ge=MIN_BUDGET, le=MAX_BUDGET)
 
 
@@ -28,4 +34,6 @@ def context(
     memory: MemoryDep, body: ContextIn | None = None, store: StoreParam = None
 ) -> ContextBlock:
     body = body or ContextIn()
-    return memory.context(store=store, query=body.query, budget_tokens=body.budget_tokens)
+    return memory.context(
+        store=store, query=body.query, project=body.project, budget_tokens=body.budget_tokens
+    )

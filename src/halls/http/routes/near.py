@@ -6,7 +6,7 @@ from fastapi import APIRouter, Query, Response
 
 from halls.http.deps import Limit, MemoryDep, Offset, StoreParam
 from halls.http.schemas import NearIn
-from halls.models import LOOP_STATUSES, OpenLoop
+from halls.models import LOOP_STATUSES, MAX_CONTENT_CHARS, DueLoop, OpenLoop
 
 router = APIRouter(prefix="/near", tags=["near"])
 
@@ -27,6 +27,23 @@ def list_loops(
     return memory.list_loops(store=store, status=status, limit=limit, offset=offset)
 
 
+@router.get("/due", response_model=list[DueLoop])
+def due_loops(
+    memory: MemoryDep,
+    store: StoreParam = None,
+    query: str | None = Query(
+        default=None,
+        max_length=MAX_CONTENT_CHARS,
+        description="What the conversation is about: topic triggers whose words appear fire.",
+    ),
+    project: str | None = Query(
+        default=None, max_length=200, description="The session's project, e.g. a directory name."
+    ),
+) -> list[DueLoop]:
+    """Open loops due now (time passed, session start, topic in the query), with why."""
+    return memory.due_loops(store=store, query=query, project=project)
+
+
 @router.get("/{id}", response_model=OpenLoop)
 def get_loop(id: str, memory: MemoryDep, store: StoreParam = None) -> OpenLoop:
     return memory.get_loop(id, store=store)
@@ -35,6 +52,12 @@ def get_loop(id: str, memory: MemoryDep, store: StoreParam = None) -> OpenLoop:
 @router.post("/{id}/complete", response_model=OpenLoop)
 def complete_loop(id: str, memory: MemoryDep, store: StoreParam = None) -> OpenLoop:
     return memory.complete_loop(id, store=store)
+
+
+@router.post("/{id}/cancel", response_model=OpenLoop)
+def cancel_loop(id: str, memory: MemoryDep, store: StoreParam = None) -> OpenLoop:
+    """Drop an open loop unraised; it is never shown as due again."""
+    return memory.cancel_loop(id, store=store)
 
 
 @router.delete("/{id}", status_code=204)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Response
 
 from halls.http.deps import Limit, MemoryDep, Offset, StoreParam
-from halls.http.schemas import IdsOut, ShortBatchIn, ShortIn
+from halls.http.schemas import IdsOut, ShortBatchIn, ShortIn, ShortPatch
 from halls.models import NewShort, ShortEntry
 
 router = APIRouter(prefix="/short", tags=["short"])
@@ -32,6 +32,14 @@ def list_short(
 @router.get("/{id}", response_model=ShortEntry)
 def get_short(id: str, memory: MemoryDep, store: StoreParam = None) -> ShortEntry:
     return memory.get_short(id, store=store)
+
+
+@router.patch("/{id}", response_model=ShortEntry)
+def edit_short(
+    id: str, body: ShortPatch, memory: MemoryDep, store: StoreParam = None
+) -> ShortEntry:
+    """Change the fields given (an explicit null clears topic); new content is re-embedded."""
+    return memory.edit_short(id, body.model_dump(exclude_unset=True), store=store)
 
 
 @router.delete("/{id}", status_code=204)

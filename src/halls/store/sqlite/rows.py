@@ -98,6 +98,7 @@ def fact_of(row: sqlite3.Row) -> LongFact:
         first_seen=to_datetime(row["first_seen"]),
         last_confirmed=to_datetime(row["last_confirmed"]),
         status=row["status"],
+        pinned=bool(row["pinned"]),
         supersedes=row["supersedes"],
         superseded_by=row["superseded_by"],
         derived_from=loads(row["derived_from"]),
@@ -190,12 +191,17 @@ def insert_short(
     index_doc(db, entry, entry.content, consolidated_into is None, vector)
 
 
+def fact_searchable(fact: LongFact) -> bool:
+    """Active and demoted facts are searched by default; superseded and retired are history."""
+    return fact.status in ("active", "demoted")
+
+
 def insert_fact(db: sqlite3.Connection, fact: LongFact, vector: np.ndarray) -> None:
     """The fact, its search rows, and its sources as edges stamped with its creation."""
     db.execute(
         "INSERT INTO long(id, content, topic, category, evidence_count, first_seen, "
-        "last_confirmed, status, supersedes, superseded_by, metadata, created_at, occurred_at) "
-        "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        "last_confirmed, status, pinned, supersedes, superseded_by, metadata, created_at, "
+        "occurred_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
         (
             fact.id,
             fact.content,
@@ -205,6 +211,7 @@ def insert_fact(db: sqlite3.Connection, fact: LongFact, vector: np.ndarray) -> N
             ts(fact.first_seen),
             ts(fact.last_confirmed),
             fact.status,
+            int(fact.pinned),
             fact.supersedes,
             fact.superseded_by,
             json.dumps(fact.metadata),
@@ -212,7 +219,7 @@ def insert_fact(db: sqlite3.Connection, fact: LongFact, vector: np.ndarray) -> N
             ts(fact.occurred_at),
         ),
     )
-    index_doc(db, fact, fact.content, fact.status != "superseded", vector)
+    index_doc(db, fact, fact.content, fact_searchable(fact), vector)
     when = fact.created_at.timestamp()
     add_edges(db, [Edge(fact.id, s, "derived_from", when) for s in fact.derived_from])
 
@@ -221,8 +228,8 @@ def update_fact(db: sqlite3.Connection, fact: LongFact) -> None:
     """Overwrite a fact's mutable fields; not its sources (those are edges)."""
     db.execute(
         "UPDATE long SET content = ?, topic = ?, category = ?, evidence_count = ?, "
-        "last_confirmed = ?, status = ?, supersedes = ?, superseded_by = ?, metadata = ? "
-        "WHERE id = ?",
+        "last_confirmed = ?, status = ?, pinned = ?, supersedes = ?, superseded_by = ?, "
+        "metadata = ? WHERE id = ?",
         (
             fact.content,
             fact.topic,
@@ -230,13 +237,14 @@ def update_fact(db: sqlite3.Connection, fact: LongFact) -> None:
             fact.evidence_count,
             ts(fact.last_confirmed),
             fact.status,
+            int(fact.pinned),
             fact.supersedes,
             fact.superseded_by,
             json.dumps(fact.metadata),
             fact.id,
         ),
     )
-    set_active(db, fact.id, fact.status != "superseded", fact.topic)
+    set_active(db, fact.id, fact_searchable(fact), fact.topic)
 
 
 def delete_rows(db: sqlite3.Connection, table: str, ids: Sequence[str]) -> int:

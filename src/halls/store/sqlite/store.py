@@ -10,7 +10,7 @@ and changes) and ``Purger`` (the one true deletion).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,7 @@ from halls.models import (
     Match,
     OpenLoop,
     Record,
+    Retention,
     Run,
     SearchFilter,
     ShortEntry,
@@ -109,6 +110,39 @@ class SQLiteStore:
         with self._db.tx() as db:
             return rows.delete_rows(db, "short", [id]) > 0
 
+    def update_short(self, entry: ShortEntry, vector: np.ndarray | None) -> bool:
+        with self._db.tx() as db:
+            changed = db.execute(
+                "UPDATE short SET content = ?, topic = ?, pinned = ?, metadata = ?, "
+                "expires_at = ? WHERE id = ?",
+                (
+                    entry.content,
+                    entry.topic,
+                    int(entry.pinned),
+                    json.dumps(entry.metadata),
+                    ts(entry.expires_at),
+                    entry.id,
+                ),
+            ).rowcount
+            if not changed:
+                return False
+            if vector is None:
+                db.execute("UPDATE docs SET topic = ? WHERE item_id = ?", (entry.topic, entry.id))
+                return True
+            # The in-memory indexes read new rows and logged deletions, never
+            # rewritten ones: the search row is replaced, keeping its state.
+            old = db.execute(
+                "SELECT active, access_count, last_accessed FROM docs WHERE item_id = ?",
+                (entry.id,),
+            ).fetchone()
+            db.execute("DELETE FROM docs WHERE item_id = ?", (entry.id,))
+            rows.index_doc(db, entry, entry.content, bool(old[0]), vector)
+            db.execute(
+                "UPDATE docs SET access_count = ?, last_accessed = ? WHERE item_id = ?",
+                (old[1], old[2], entry.id),
+            )
+            return True
+
     # -- near-term --
 
     def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None:
@@ -168,12 +202,19 @@ class SQLiteStore:
         row = self._db.reader().execute(f"{rows.FACTS} WHERE l.id = ?", (id,)).fetchone()
         return None if row is None else rows.fact_of(row)
 
-    def list_facts(self, status: str | None, limit: int, offset: int) -> list[LongFact]:
-        sql, args = rows.FACTS, []
+    def list_facts(
+        self, status: str | None, limit: int, offset: int, category: str | None = None
+    ) -> list[LongFact]:
+        where, args = ["1"], []
         if status:
-            sql, args = sql + " WHERE l.status = ?", [status]
+            where.append("l.status = ?")
+            args.append(status)
+        if category:
+            where.append("l.category = ?")
+            args.append(category)
         found = self._db.reader().execute(
-            sql + " ORDER BY l.id DESC LIMIT ? OFFSET ?", (*args, limit, offset)
+            f"{rows.FACTS} WHERE {' AND '.join(where)} ORDER BY l.id DESC LIMIT ? OFFSET ?",
+            (*args, limit, offset),
         )
         return [rows.fact_of(r) for r in found]
 
@@ -278,6 +319,29 @@ class SQLiteStore:
                 convert = rows.short_of if table == "short" else rows.loop_of
                 sql = f"SELECT * FROM {table} WHERE id IN ({marks(chunk)})"
                 out.update((r["id"], convert(r)) for r in db.execute(sql, chunk))
+        return out
+
+    # -- reinforcement --
+
+    def reinforce(self, touches: Mapping[str, tuple[int, float]]) -> None:
+        if not touches:
+            return
+        with self._db.tx() as db:
+            db.executemany(
+                "UPDATE docs SET access_count = access_count + ?, "
+                "last_accessed = MAX(COALESCE(last_accessed, 0), ?) WHERE item_id = ?",
+                [(n, when, i) for i, (n, when) in touches.items()],
+            )
+
+    def retention(self, ids: Sequence[str]) -> dict[str, Retention]:
+        out: dict[str, Retention] = {}
+        db = self._db.reader()
+        for chunk in chunks(list(ids)):
+            sql = (
+                "SELECT item_id, access_count, last_accessed FROM docs "
+                f"WHERE item_id IN ({marks(chunk)}) AND access_count > 0"
+            )
+            out.update((r[0], Retention(r[1], r[2])) for r in db.execute(sql, chunk))
         return out
 
     # -- edges --
