@@ -87,12 +87,6 @@ def test_a_natural_retraction_retires_the_fact(client) -> None:
     assert r["status"] == "superseded"
 
 
-@pytest.mark.xfail(
-    reason="the local judge reads 'also plays the piano' as the guitar fact restated"
-)
-@pytest.mark.xfail(
-    strict=False, reason="unsettled: the addition is sometimes merged into the guitar fact"
-)
 def test_an_addition_is_a_new_fact(client) -> None:
     c, clock = client
     say(
@@ -108,7 +102,6 @@ def test_an_addition_is_a_new_fact(client) -> None:
     assert set(new_ids) <= set(new["derived_from"])
 
 
-@pytest.mark.xfail(reason="'was renamed to Vega' is 0.53 from the Orion fact; the judge misses it")
 def test_a_renamed_network_supersedes(client) -> None:
     c, clock = client
     say(

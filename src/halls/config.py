@@ -210,6 +210,9 @@ class ConsolidatorSettings(BaseModel):
     # At most this many clusters per run go to the model; the rest get the
     # heuristic decision (a run over a huge backlog stays bounded).
     max_llm_items: int = Field(default=200, ge=0)
+    # The model also judges statement pairs (clustering, reconciliation)
+    # where the local judge is less sure than this; 0: never.
+    llm_judge_below: float = Field(default=0.8, ge=0, le=1)
 
 
 class Settings(BaseSettings):

@@ -235,7 +235,9 @@ def play(client: httpx.Client, scenario: Scenario, store: str) -> Outcome:
             for e, i in zip(phase.journal, got["ids"], strict=True):
                 ids.setdefault(e.tag, []).append(i)
         if phase.hints:
-            brief = {"summary": f"scenario {scenario.id}", "promote_hints": list(phase.hints)}
+            # A summary is a source of statements since distillation: one
+            # that states nothing, so only the hints speak.
+            brief = {"summary": "A working session.", "promote_hints": list(phase.hints)}
             _ok(client.post("/brief", params=params, json=brief), 201, "brief")
         run = _ok(client.post("/consolidate/run", params=params, json={}), 201, "run")
         if run["status"] != "done":

@@ -13,7 +13,10 @@ the similarity of most paraphrases ("Markdown rather than Word is what Jonas
 uses for notes").
 
 Similarities are computed block by block, so 10,000 entries never need the
-whole 10,000 x 10,000 matrix in memory at once.
+whole 10,000 x 10,000 matrix in memory at once. A seed offers ``joins`` at
+most ``cap`` of its unassigned neighbours, nearest first: the judge's cost
+grows with the pairs it reads, and a statement repeated hundreds of times
+still forms its cluster over the next seeds.
 """
 
 from __future__ import annotations
@@ -23,15 +26,17 @@ from collections.abc import Callable
 import numpy as np
 
 BLOCK = 1024
+CAP = 48  # neighbours a seed offers ``joins`` (nearest first)
 
 
 def neighbours(vectors: np.ndarray, threshold: float) -> list[np.ndarray]:
-    """For each row, the indices of rows with cosine >= threshold (itself included)."""
+    """For each row, the rows with cosine >= threshold (itself included), nearest first."""
     out: list[np.ndarray] = []
     for start in range(0, len(vectors), BLOCK):
         sims = vectors[start : start + BLOCK] @ vectors.T
         for row in sims:
-            out.append(np.flatnonzero(row >= threshold))
+            near = np.flatnonzero(row >= threshold)
+            out.append(near[np.argsort(-row[near], kind="stable")])
     return out
 
 
@@ -39,6 +44,7 @@ def cluster(
     vectors: np.ndarray,
     threshold: float,
     joins: Callable[[int, list[int]], list[bool]] | None = None,
+    cap: int = CAP,
 ) -> list[list[int]]:
     """Clusters as lists of row indices, seed first; every row is in exactly one."""
     n = len(vectors)
@@ -56,6 +62,8 @@ def cluster(
         taken[seed] = True
         members = [seed]
         others = [j for j in near[seed].tolist() if not taken[j]]
+        if joins is not None:
+            others = others[:cap]
         if others and joins is not None:
             others = [j for j, ok in zip(others, joins(seed, others), strict=True) if ok]
         for j in others:

@@ -29,6 +29,7 @@ from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact, new_id
 
 NEAREST = 5
+UNSURE = 0.6  # an "unrelated" this unsure does not keep two very close statements apart
 LINK_MARGIN = 0.15  # clustering asks the judge about pairs down to cluster_threshold - this
 _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}
 
@@ -104,30 +105,41 @@ class _Pool:
 
     def __init__(self, facts: list[LongFact], vectors: np.ndarray, dim: int) -> None:
         self.ids = [f.id for f in facts]
+        self.row = {f.id: n for n, f in enumerate(facts)}
         self.texts = {f.id: f.content for f in facts}
-        self.matrix = vectors.reshape(-1, dim).astype(np.float32)
-        self.alive = np.ones(len(self.ids), dtype=bool)
+        # Grown by doubling: a run may add thousands of facts one by one.
+        given = vectors.reshape(-1, dim).astype(np.float32)
+        self.matrix = np.zeros((max(2 * len(given), 64), dim), dtype=np.float32)
+        self.matrix[: len(given)] = given
+        self.alive = np.zeros(len(self.matrix), dtype=bool)
+        self.alive[: len(given)] = True
 
     def nearest(self, vector: np.ndarray, n: int) -> list[Known]:
-        if not self.ids:
+        size = len(self.ids)
+        if not size:
             return []
-        sims = self.matrix @ vector
-        sims = np.where(self.alive, sims, -2.0)
-        order = np.argsort(-sims)[:n]
+        sims = np.where(self.alive[:size], self.matrix[:size] @ vector, -2.0)
+        top = np.argpartition(-sims, n)[:n] if size > n else np.arange(size)
+        order = top[np.argsort(-sims[top], kind="stable")]
         return [
             Known(self.ids[i], self.texts[self.ids[i]], float(sims[i]), self.matrix[i])
-            for i in order
+            for i in order.tolist()
             if self.alive[i]
         ]
 
     def add(self, id: str, text: str, vector: np.ndarray) -> None:
+        n = len(self.ids)
+        if n == len(self.matrix):
+            self.matrix = np.vstack([self.matrix, np.zeros_like(self.matrix)])
+            self.alive = np.concatenate([self.alive, np.zeros(n, dtype=bool)])
         self.ids.append(id)
+        self.row[id] = n
         self.texts[id] = text
-        self.matrix = np.vstack([self.matrix, vector[None, :]])
-        self.alive = np.append(self.alive, True)
+        self.matrix[n] = vector
+        self.alive[n] = True
 
     def remove(self, id: str) -> None:
-        self.alive[self.ids.index(id)] = False
+        self.alive[self.row[id]] = False
 
 
 def build_plan(inputs: Inputs, decider: Decider) -> Plan:
@@ -243,12 +255,12 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
             Pair(units[a].content, units[b].content, vectors[a], vectors[b])
             for a, b in map(order, others)
         ]
-        # Above the cluster threshold a neighbour joins unless the judge
-        # reads a change or a retraction; below it, only if the judge reads
-        # the same statement.
+        # A neighbour joins when the judge reads the same statement; above
+        # the cluster threshold also when it is unsure the two differ (a
+        # change, a retraction, another subject or a second value never joins).
         high = [float(vectors[seed] @ vectors[o]) >= cfg.cluster_threshold for o in others]
         return [
-            j.label == "same" or (h and j.label == "unrelated")
+            j.label == "same" or (h and j.label == "unrelated" and j.confidence < UNSURE)
             for j, h in zip(judge.judge(pairs), high, strict=True)
         ]
 

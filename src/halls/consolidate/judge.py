@@ -85,118 +85,223 @@ class Judge(Protocol):
 
 # -- lexical features --
 
+# Verbs whose subject may hold several values at once ("likes hiking" and
+# "likes kayaking" are two facts) and nouns/verbs whose subject holds one at
+# a time ("lives in Lisbon" then "lives in Porto" is a change). Stems.
+MULTI = frozenset(
+    (  # noqa: SIM905 - a string reads better
+        "like love enjoy prefer play speak own read watch know visit collect fan member hobby "
+        "into fond interest"
+    ).split()
+)
+SINGLE = frozenset(
+    (  # noqa: SIM905 - as above
+        "live based work employer job manager report called named name default main primary "
+        "run drive car phone editor theme version birthday age address home apartment flat "
+        "desk sit floor cadence schedule weekly daily monthly title role position salary "
+        "password deadline due current capital boss lead"
+    ).split()
+)
+# Words after which a value is a contrast, not a claim ("Ubuntu, not Debian").
+CONTRAST = frozenset(["not", "never", "no", "than", "without", "nor"])
+MAX_WORDS = 24  # content words compared per statement (a statement is a sentence)
+_VOCAB: dict[str, int] = {}
+
 
 @dataclass(frozen=True, slots=True)
-class _Words:
-    content: frozenset[str]
-    names: frozenset[str]  # capitalised words past the first, lower-cased
-    numbers: frozenset[str]
-    change: bool
-    negated: bool
-    additive: bool
-    retract: bool
-    episodic: bool
-    first: str
-    length: int
-    order: tuple[str, ...]  # content words in sentence order
+class _Parsed:
+    """One statement's content words (ids, in order) and markers, for batch comparison."""
+
+    ids: np.ndarray  # int64, unique, sentence order, at most MAX_WORDS
+    name: np.ndarray  # bool per id: capitalised past the first word
+    number: np.ndarray  # bool per id: has a digit
+    contrast: np.ndarray  # bool per id: follows not/never/than...
+    flags: np.ndarray  # float32: change negated additive retract episodic multi single length
+
+
+N_FLAGS = 8
 
 
 @lru_cache(maxsize=65536)
-def _words(text: str) -> _Words:
+def _parse(text: str) -> _Parsed:
     clean = text.replace("’", "'").replace("n't", " not")
     raw = _TOKEN.findall(clean)
     low = [w.lower().rstrip(".:") for w in raw]
     stems = [_stem(w.removesuffix("'s")) for w in low]
-    names = frozenset(w.lower() for n, w in enumerate(raw) if n and w[:1].isupper())
-    numbers = frozenset(w for w in low if any(ch.isdigit() for ch in w))
     joined = " ".join(low)
-    content = [
-        w
-        for w in stems
-        if (len(w) > 1 or w.isdigit()) and w not in STOP and w not in CHANGE and w not in NEGATION
+    ids: list[int] = []
+    name: list[bool] = []
+    number: list[bool] = []
+    contrast: list[bool] = []
+    after = False
+    for n, (w, r) in enumerate(zip(stems, raw, strict=True)):
+        keep = (len(w) > 1 or w.isdigit()) and w not in STOP and w not in CHANGE
+        keep = keep and w not in NEGATION
+        if keep and len(ids) < MAX_WORDS:
+            i = _VOCAB.setdefault(w, len(_VOCAB))
+            if i not in ids:
+                ids.append(i)
+                name.append(bool(n) and r[:1].isupper())
+                number.append(any(ch.isdigit() for ch in w))
+                contrast.append(after)
+        if w in CONTRAST or low[n] in CONTRAST:
+            after = True
+        elif keep:
+            after = False
+    flags = [
+        any(w in CHANGE for w in stems),
+        any(w in NEGATION for w in stems) or "no longer" in joined,
+        any(w in ADDITIVE for w in stems) or "as well" in joined or "in addition" in joined,
+        any(w in RETRACT for w in stems),
+        any(w in EPISODIC for w in stems),
+        any(w in MULTI for w in stems),
+        any(w in SINGLE for w in stems),
+        min(len(low), 30) / 30,
     ]
-    return _Words(
-        content=frozenset(content),
-        names=names,
-        numbers=numbers,
-        change=any(w in CHANGE for w in stems),
-        negated=any(w in NEGATION for w in stems) or "no longer" in joined,
-        additive=any(w in ADDITIVE for w in stems) or "as well" in joined,
-        retract=any(w in RETRACT for w in stems),
-        episodic=any(w in EPISODIC for w in stems),
-        first=content[0] if content else "",
-        length=len(low),
-        order=tuple(content),
+    return _Parsed(
+        np.array(ids, dtype=np.int64),
+        np.array(name, dtype=bool),
+        np.array(number, dtype=bool),
+        np.array(contrast, dtype=bool),
+        np.array(flags, dtype=np.float32),
     )
 
 
-def _first_change(words: tuple[str, ...], other: frozenset[str]) -> float:
-    """Where (0 = first word .. 1 = last) the first content word not in ``other`` sits."""
-    for n, w in enumerate(words):
-        if w not in other:
-            return n / max(len(words) - 1, 1)
-    return 1.0
+def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
+    """Statements as (P x MAX_WORDS) arrays: ids (``fill`` where empty), name, number, contrast."""
+    ids = np.full((len(parsed), MAX_WORDS), fill, dtype=np.int64)
+    name = np.zeros((len(parsed), MAX_WORDS), dtype=bool)
+    number = np.zeros_like(name)
+    contrast = np.zeros_like(name)
+    for r, p in enumerate(parsed):
+        k = len(p.ids)
+        ids[r, :k], name[r, :k], number[r, :k], contrast[r, :k] = (
+            p.ids,
+            p.name,
+            p.number,
+            p.contrast,
+        )
+    return ids, name, number, contrast
 
 
-N_LEXICAL = 27
+def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
+    """Where (0 = first word .. 1 = last) the first content word the other lacks sits."""
+    missing = valid & ~shared
+    count = valid.sum(axis=1)
+    at = missing.argmax(axis=1) / np.maximum(count - 1, 1)
+    return np.where(missing.any(axis=1), at, 1.0)  # type: ignore[no-any-return]
 
 
-def lexical(earlier: str, later: str, similarity: float) -> np.ndarray:
-    a, b = _words(earlier), _words(later)
-    union = a.content | b.content
-    novel = b.content - a.content
-    dropped = a.content - b.content
-    return np.array(
-        [
-            similarity,
-            similarity * similarity,
-            len(a.content & b.content) / max(len(union), 1),
-            len(novel) / max(len(b.content), 1),
-            len(dropped) / max(len(a.content), 1),
-            min(len(novel), 5) / 5,
-            min(len(dropped), 5) / 5,
-            min(len(b.names - a.names), 3) / 3,
-            min(len(a.names - b.names), 3) / 3,
-            float(a.numbers != b.numbers),
-            # Markers count where only the later statement has them: two
-            # entries that both say "also" or "now" say the same thing.
-            float(b.change and not a.change),
-            float(a.change and b.change),
-            float(b.negated and not a.negated),
-            float(a.negated and not b.negated),
-            float(a.negated and b.negated),
-            float(b.additive and not a.additive),
-            float(a.additive),
-            float(b.retract and not a.retract),
-            float(b.episodic),
-            float(a.episodic),
-            float(a.first == b.first),
-            (b.length - a.length) / max(a.length + b.length, 1),
-            min(len(novel), len(dropped)) / 5,
-            float(bool(b.names - a.names) and bool(a.names - b.names)),
-            float(bool(b.numbers - a.numbers) and bool(a.numbers - b.numbers)),
-            # A difference up front is another subject; at the end, another value.
-            _first_change(a.order, b.content),
-            _first_change(b.order, a.content),
-        ],
-        dtype=np.float32,
-    )
+N_LEXICAL = 34
+# Columns of ``lexical`` that ``_never_an_update`` reads.
+_CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY = 10, 12, 17, 27, 29
 
 
-def features(pairs: Sequence[Pair], embedding: bool = True) -> np.ndarray:
-    """One row per pair: |u-v| and u*v (if ``embedding``), then the lexical features."""
+def lexical(earlier: Sequence[str], later: Sequence[str], similarity: np.ndarray) -> np.ndarray:
+    """The lexical features of many pairs at once (P x N_LEXICAL), numpy over the batch."""
+    pa, pb = [_parse(t) for t in earlier], [_parse(t) for t in later]
+    ia, na_, ua, ca = _pad(pa, -1)
+    ib, nb_, ub, cb = _pad(pb, -2)
+    va, vb = ia >= 0, ib >= 0
+    # Which of one statement's words the other has: (P x W x W) equality, any.
+    eq = ia[:, :, None] == ib[:, None, :]
+    a_in_b, b_in_a = eq.any(axis=2), eq.any(axis=1)
+    fa = np.stack([p.flags for p in pa])
+    fb = np.stack([p.flags for p in pb])
+    n_a, n_b = va.sum(axis=1), vb.sum(axis=1)
+    shared = a_in_b.sum(axis=1)
+    novel_w, dropped_w = vb & ~b_in_a, va & ~a_in_b
+    novel, dropped = novel_w.sum(axis=1), dropped_w.sum(axis=1)
+    novel_names, dropped_names = (novel_w & nb_).sum(axis=1), (dropped_w & na_).sum(axis=1)
+    novel_nums, dropped_nums = (novel_w & ub).sum(axis=1), (dropped_w & ua).sum(axis=1)
+    novel_contrast = (novel_w & cb).sum(axis=1)
+    dropped_contrast = (dropped_w & ca).sum(axis=1)
+    change_a, neg_a, add_a, ret_a, epi_a, multi_a, single_a, len_a = fa.T
+    change_b, neg_b, add_b, ret_b, epi_b, multi_b, single_b, len_b = fb.T
+    first_same = (ia[:, 0] == ib[:, 0]).astype(np.float32)
+    # What is new beyond contrasts ("never in Word") is a new value.
+    claimed = np.maximum(novel - novel_contrast, 0)
+    sim = similarity.astype(np.float32)
+    cols = [
+        sim,
+        sim * sim,
+        shared / np.maximum(n_a + n_b - shared, 1),
+        novel / np.maximum(n_b, 1),
+        dropped / np.maximum(n_a, 1),
+        np.minimum(novel, 5) / 5,
+        np.minimum(dropped, 5) / 5,
+        np.minimum(novel_names, 3) / 3,
+        np.minimum(dropped_names, 3) / 3,
+        ((novel_nums + dropped_nums) > 0),
+        # Markers count where only the later statement has them: two
+        # statements that both say "also" or "now" say the same thing.
+        change_b * (1 - change_a),
+        change_a * change_b,
+        neg_b * (1 - neg_a),
+        neg_a * (1 - neg_b),
+        neg_a * neg_b,
+        add_b * (1 - add_a),
+        add_a,
+        ret_b * (1 - ret_a),
+        epi_b,
+        epi_a,
+        first_same,
+        (len_b - len_a),
+        np.minimum(novel, dropped) / 5,
+        (novel_names > 0) & (dropped_names > 0),
+        (novel_nums > 0) & (dropped_nums > 0),
+        # A difference up front is another subject; at the end, another value.
+        _first_missing(va, a_in_b),
+        _first_missing(vb, b_in_a),
+        # An addition says "also" AND brings something new; "also" over the
+        # same words is a restatement.
+        add_b * (1 - add_a) * (claimed > 0),
+        add_b * (claimed == 0),
+        # Several values may hold at once for likes, plays, speaks...; one
+        # at a time for lives in, works at, is called...
+        multi_a * multi_b,
+        np.maximum(single_a, single_b),
+        np.minimum(claimed, 3) / 3,
+        np.minimum(novel_contrast + dropped_contrast, 3) / 3,
+        ((novel == 0) & (dropped == 0)),
+    ]
+    return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
+
+
+def features(pairs: Sequence[Pair]) -> np.ndarray:
+    """One row of lexical features per pair (the cosine is among them)."""
     if not pairs:
-        return np.zeros((0, N_LEXICAL + (768 if embedding else 0)), dtype=np.float32)
+        return np.zeros((0, N_LEXICAL), dtype=np.float32)
     u = np.stack([p.earlier_vec for p in pairs]).astype(np.float32)
     v = np.stack([p.later_vec for p in pairs]).astype(np.float32)
     sims = np.einsum("ij,ij->i", u, v)
-    lex = np.stack(
-        [lexical(p.earlier, p.later, float(s)) for p, s in zip(pairs, sims, strict=True)]
-    )
-    return np.hstack([np.abs(u - v), u * v, lex]) if embedding else lex
+    return lexical([p.earlier for p in pairs], [p.later for p in pairs], sims)
 
 
 # -- the judges --
+
+_UPDATE, _RETRACT, _UNRELATED = (LABELS.index(k) for k in ("update", "retract", "unrelated"))
+
+
+def _never_an_update(x: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Two readings the model may not make, whatever its training pairs say.
+
+    A second value of a many-valued verb (likes, plays, speaks...) without a
+    word of change, negation or retraction is another fact, not a change;
+    an addition ("also", "too", "as well", "in addition") that brings
+    something new and neither negates nor retracts is another fact too.
+    Their probability of ``update`` (and, for additions, ``retract``) moves
+    to ``unrelated``.
+    """
+    change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
+    addition = (x[:, _ADDITION] > 0) & ~negation & ~retraction
+    many = (x[:, _MANY] > 0) & ~(change | negation | retraction)
+    out = p.copy()
+    for rows, labels in ((many, (_UPDATE,)), (addition, (_UPDATE, _RETRACT))):
+        for k in labels:
+            out[rows, _UNRELATED] += out[rows, k]
+            out[rows, k] = 0.0
+    return out
 
 
 class LocalJudge:
@@ -217,13 +322,12 @@ class LocalJudge:
         z = h @ self.w2 + self.b2
         z -= z.max(axis=1, keepdims=True)
         e = np.exp(z)
-        return e / e.sum(axis=1, keepdims=True)  # type: ignore[no-any-return]
+        return _never_an_update(x, e / e.sum(axis=1, keepdims=True))
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
         if not pairs:
             return []
-        # A model trained on the lexical features alone needs no |u-v|, u*v.
-        p = self.probabilities(features(pairs, embedding=self.w1.shape[0] > N_LEXICAL))
+        p = self.probabilities(features(pairs))
         best = p.argmax(axis=1)
         return [Judgement(LABELS[int(k)], float(p[n, k]), self.name) for n, k in enumerate(best)]
 
@@ -272,7 +376,7 @@ def _weights() -> dict[str, np.ndarray] | None:
 def default_judge(match_threshold: float = 0.75, related_threshold: float = 0.55) -> Judge:
     """The shipped local judge; the word lists only if its weights are missing."""
     weights = _weights()
-    if weights is None:
+    if weights is None or weights["w1"].shape[0] != N_LEXICAL:
         return WordJudge(match_threshold, related_threshold)
     return LocalJudge(weights)
 
