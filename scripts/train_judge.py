@@ -36,7 +36,7 @@ from halls.consolidate.reconcile import STOP
 from halls.embed import build_embedder
 
 HERE = Path(__file__).resolve().parent.parent / "src" / "halls" / "consolidate" / "judge_data"
-EPOCHS = 600
+EPOCHS = 500
 ADDITIVE_PREFIX = ["Also, ", "As said before, ", "Again, "]
 REVERSED = {"same": "same", "unrelated": "unrelated", "update": "update", "retract": "update"}
 
@@ -116,7 +116,11 @@ def main() -> None:
     embedder = build_embedder(EmbedderSettings())
     texts = sorted({t for _, a, b in pairs for t in (a, b)})
     texts += [
-        also(b, n) for n in range(len(ADDITIVE_PREFIX)) for label, _, b in pairs if label == "same"
+        also(t, n)
+        for n in range(len(ADDITIVE_PREFIX))
+        for label, a, b in pairs
+        if label == "same"
+        for t in (a, b)
     ]
     vecs = dict(zip(texts, embedder.embed(texts), strict=True))
 
@@ -133,8 +137,10 @@ def main() -> None:
             if augment:
                 made.append((b, a, REVERSED[label]))
                 if label == "same":
-                    # A restatement that says "also" adds nothing: still the same.
+                    # A restatement that says "also" adds nothing: still the
+                    # same, and so are two restatements that both say it.
                     made.append((a, also(b, len(out)), label))
+                    made.append((also(a, len(out) + 1), also(b, len(out)), label))
             for x, y, lab in made:
                 out.append(Pair(x, y, vecs[x], vecs[y]))
                 ys.append(LABELS.index(lab))  # type: ignore[arg-type]

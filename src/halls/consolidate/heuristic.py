@@ -29,7 +29,8 @@ from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact, new_id
 
 NEAREST = 5
-UNSURE = 0.6  # an "unrelated" this unsure does not keep two very close statements apart
+UNSURE = 0.8  # an "unrelated" this unsure does not keep two very close statements apart
+JUDGE_BATCH = 4096  # pairs per judge call while clustering (memory of the batch features)
 LINK_MARGIN = 0.15  # clustering asks the judge about pairs down to cluster_threshold - this
 _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}
 
@@ -245,24 +246,30 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
         return []
     vectors = inputs.unit_vectors
 
-    def joins(seed: int, others: list[int]) -> list[bool]:
-        # The judge reads a pair earlier statement first.
-        def order(o: int) -> tuple[int, int]:
-            first = (units[seed].occurred_at, seed) <= (units[o].occurred_at, o)
-            return (seed, o) if first else (o, seed)
+    when = np.array([u.occurred_at.timestamp() for u in units])
 
-        pairs = [
-            Pair(units[a].content, units[b].content, vectors[a], vectors[b])
-            for a, b in map(order, others)
-        ]
-        # A neighbour joins when the judge reads the same statement; above
-        # the cluster threshold also when it is unsure the two differ (a
-        # change, a retraction, another subject or a second value never joins).
-        high = [float(vectors[seed] @ vectors[o]) >= cfg.cluster_threshold for o in others]
-        return [
-            j.label == "same" or (h and j.label == "unrelated" and j.confidence < UNSURE)
-            for j, h in zip(judge.judge(pairs), high, strict=True)
-        ]
+    def joins(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        # The judge reads a pair earlier statement first (a < b on ties).
+        first = when[a] <= when[b]
+        early, late = np.where(first, a, b), np.where(first, b, a)
+        sims = np.einsum("ij,ij->i", vectors[a], vectors[b])
+        out = np.zeros(len(a), dtype=bool)
+        for start in range(0, len(a), JUDGE_BATCH):
+            part = slice(start, start + JUDGE_BATCH)
+            pairs = [
+                Pair(units[x].content, units[y].content, vectors[x], vectors[y])
+                for x, y in zip(early[part].tolist(), late[part].tolist(), strict=True)
+            ]
+            # A neighbour joins when the judge reads the same statement;
+            # above the cluster threshold also when it is unsure the two
+            # differ (a change, a retraction, another subject or a second
+            # value read with confidence never joins).
+            high = sims[part] >= cfg.cluster_threshold
+            out[part] = [
+                j.label == "same" or (h and j.label == "unrelated" and j.confidence < UNSURE)
+                for j, h in zip(judge.judge(pairs), high.tolist(), strict=True)
+            ]
+        return out
 
     hints, noise = [], []
     for brief in inputs.briefs:

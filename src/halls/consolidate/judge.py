@@ -105,6 +105,7 @@ SINGLE = frozenset(
 # Words after which a value is a contrast, not a claim ("Ubuntu, not Debian").
 CONTRAST = frozenset(["not", "never", "no", "than", "without", "nor"])
 MAX_WORDS = 24  # content words compared per statement (a statement is a sentence)
+PREFIX = 5  # words sharing this many first letters count as one (allergic, allergy)
 _VOCAB: dict[str, int] = {}
 
 
@@ -113,6 +114,7 @@ class _Parsed:
     """One statement's content words (ids, in order) and markers, for batch comparison."""
 
     ids: np.ndarray  # int64, unique, sentence order, at most MAX_WORDS
+    roots: np.ndarray  # int64 per id: the word's first PREFIX letters ("allergic", "allergy")
     name: np.ndarray  # bool per id: capitalised past the first word
     number: np.ndarray  # bool per id: has a digit
     contrast: np.ndarray  # bool per id: follows not/never/than...
@@ -130,6 +132,7 @@ def _parse(text: str) -> _Parsed:
     stems = [_stem(w.removesuffix("'s")) for w in low]
     joined = " ".join(low)
     ids: list[int] = []
+    roots: list[int] = []
     name: list[bool] = []
     number: list[bool] = []
     contrast: list[bool] = []
@@ -141,6 +144,8 @@ def _parse(text: str) -> _Parsed:
             i = _VOCAB.setdefault(w, len(_VOCAB))
             if i not in ids:
                 ids.append(i)
+                root = w[:PREFIX] if len(w) >= PREFIX else w
+                roots.append(_VOCAB.setdefault("\x00" + root, len(_VOCAB)))
                 name.append(bool(n) and r[:1].isupper())
                 number.append(any(ch.isdigit() for ch in w))
                 contrast.append(after)
@@ -160,6 +165,7 @@ def _parse(text: str) -> _Parsed:
     ]
     return _Parsed(
         np.array(ids, dtype=np.int64),
+        np.array(roots, dtype=np.int64),
         np.array(name, dtype=bool),
         np.array(number, dtype=bool),
         np.array(contrast, dtype=bool),
@@ -168,7 +174,7 @@ def _parse(text: str) -> _Parsed:
 
 
 def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
-    """Statements as (P x MAX_WORDS) arrays: ids (``fill`` where empty), name, number, contrast."""
+    """Statements as (P x MAX_WORDS) arrays: roots (``fill`` if empty), name, number, contrast."""
     ids = np.full((len(parsed), MAX_WORDS), fill, dtype=np.int64)
     name = np.zeros((len(parsed), MAX_WORDS), dtype=bool)
     number = np.zeros_like(name)
@@ -176,7 +182,7 @@ def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
     for r, p in enumerate(parsed):
         k = len(p.ids)
         ids[r, :k], name[r, :k], number[r, :k], contrast[r, :k] = (
-            p.ids,
+            p.roots,
             p.name,
             p.number,
             p.contrast,
@@ -194,7 +200,7 @@ def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
 
 N_LEXICAL = 34
 # Columns of ``lexical`` that ``_never_an_update`` reads.
-_CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY = 10, 12, 17, 27, 29
+_JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY = 2, 10, 12, 17, 27, 29
 
 
 def lexical(earlier: Sequence[str], later: Sequence[str], similarity: np.ndarray) -> np.ndarray:
@@ -280,7 +286,7 @@ def features(pairs: Sequence[Pair]) -> np.ndarray:
 
 # -- the judges --
 
-_UPDATE, _RETRACT, _UNRELATED = (LABELS.index(k) for k in ("update", "retract", "unrelated"))
+_SAME, _UPDATE, _RETRACT, _UNRELATED = (LABELS.index(k) for k in LABELS)
 
 
 def _never_an_update(x: np.ndarray, p: np.ndarray) -> np.ndarray:
@@ -290,14 +296,19 @@ def _never_an_update(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     word of change, negation or retraction is another fact, not a change;
     an addition ("also", "too", "as well", "in addition") that brings
     something new and neither negates nor retracts is another fact too.
-    Their probability of ``update`` (and, for additions, ``retract``) moves
-    to ``unrelated``.
+    Their probability of ``update`` (and, for additions, ``retract``; for
+    additions sharing under half their words, ``same``) moves to
+    ``unrelated``.
     """
     change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
     addition = (x[:, _ADDITION] > 0) & ~negation & ~retraction
     many = (x[:, _MANY] > 0) & ~(change | negation | retraction)
+    # ... and when the addition shares less than half its words with the
+    # earlier statement, it is no restatement of it either.
+    new = addition & (x[:, _JACCARD] < 0.5)
     out = p.copy()
-    for rows, labels in ((many, (_UPDATE,)), (addition, (_UPDATE, _RETRACT))):
+    rules = ((many, (_UPDATE,)), (addition, (_UPDATE, _RETRACT)), (new, (_SAME,)))
+    for rows, labels in rules:
         for k in labels:
             out[rows, _UNRELATED] += out[rows, k]
             out[rows, k] = 0.0
