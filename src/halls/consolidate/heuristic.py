@@ -23,7 +23,7 @@ from halls.consolidate.cluster import cluster, medoid
 from halls.consolidate.distill import Unit
 from halls.consolidate.engine import Inputs, Plan, Proposal
 from halls.consolidate.evidence import evidence_count, evidence_score
-from halls.consolidate.judge import Judge, Pair, decide_judged, default_judge
+from halls.consolidate.judge import Judge, Judgement, Pair, decide_judged, default_judge
 from halls.consolidate.pii import detect, forget_class
 from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact, new_id
@@ -86,12 +86,22 @@ class HeuristicDecider:
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
         related = [k for k in known if k.similarity >= self.cfg.related_threshold]
         pairs = [Pair(k.text, cand.text, k.vector, cand.vector) for k in related]
-        judged = list(zip(related, self.judge.judge(pairs), strict=True))
-        return Verdict(decide_judged(known, judged), cand.text)
+        judged = [
+            (k, _close(j, k.similarity, self.cfg.cluster_threshold))
+            for k, j in zip(related, self.judge.judge(pairs), strict=True)
+        ]
+        return Verdict(decide_judged(known, judged, cand.text), cand.text)
 
     def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]:
         kind, why = forget_class(flag.reason, fact.content)
         return kind, why, None
+
+
+def _close(j: Judgement, similarity: float, threshold: float) -> Judgement:
+    """As in clustering: above the cluster threshold an unsure "unrelated" is the same."""
+    if j.label == "unrelated" and j.confidence < UNSURE and similarity >= threshold:
+        return Judgement("same", 1.0 - j.confidence, j.by)
+    return j
 
 
 class HeuristicEngine:

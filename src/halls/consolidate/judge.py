@@ -396,11 +396,16 @@ _KIND = {"same": "NONE", "update": "UPDATE", "retract": "DELETE"}
 EXPLICIT = 0.5  # an update or retraction judged this sure needs no repetition
 
 
-def decide_judged(known: Sequence[Known], judged: Sequence[tuple[Known, Judgement]]) -> Decision:
+def decide_judged(
+    known: Sequence[Known],
+    judged: Sequence[tuple[Known, Judgement]],
+    later: str | None = None,
+) -> Decision:
     """Reconcile a candidate from the judge's answers about it and known facts.
 
     ``known`` are the nearest facts, ``judged`` those the judge was asked
-    about (the ones above the related threshold) with its answers. The most
+    about (the ones above the related threshold) with its answers, ``later``
+    the candidate's text. The most
     confident answer other than ``unrelated`` names the fact the candidate
     confirms, changes or retracts; none: ``ADD``.
     """
@@ -423,7 +428,12 @@ def decide_judged(known: Sequence[Known], judged: Sequence[tuple[Known, Judgemen
     kind = _KIND[j.label]
     how = {"NONE": "restates", "UPDATE": "changes", "DELETE": "retracts"}[kind]
     why = f"{how} {k.id} (judge {j.by}: {j.label} {j.confidence:.2f}, cosine {k.similarity:.2f})"
-    explicit = kind != "NONE" and j.confidence >= EXPLICIT
+    # Explicit: the candidate says it is a change ("now", "switched", "no
+    # longer", "quit"...); an implicit one waits for evidence like any
+    # statement, so a one-off remark never replaces a fact on its own.
+    flags = _parse(later).flags if later is not None else None
+    marked = flags is None or bool(flags[0] or flags[1] or flags[3])
+    explicit = kind != "NONE" and j.confidence >= EXPLICIT and marked
     return Decision(kind, k.id, why, explicit=explicit)
 
 
