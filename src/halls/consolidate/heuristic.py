@@ -23,13 +23,23 @@ from halls.consolidate.cluster import cluster, medoid
 from halls.consolidate.distill import Unit
 from halls.consolidate.engine import Inputs, Plan, Proposal
 from halls.consolidate.evidence import evidence_count, evidence_score
-from halls.consolidate.judge import Judge, Judgement, Pair, decide_judged, default_judge
+from halls.consolidate.judge import (
+    LABELS,
+    Judge,
+    Judgement,
+    Pair,
+    Statements,
+    decide_judged,
+    default_judge,
+    judge_rows,
+)
 from halls.consolidate.pii import detect, forget_class
 from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact, new_id
 
 NEAREST = 5
 UNSURE = 0.8  # an "unrelated" this unsure does not keep two very close statements apart
+SAME, UNRELATED = LABELS.index("same"), LABELS.index("unrelated")
 JUDGE_BATCH = 4096  # pairs per judge call while clustering (memory of the batch features)
 LINK_MARGIN = 0.15  # clustering asks the judge about pairs down to cluster_threshold - this
 _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}
@@ -257,28 +267,23 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
     vectors = inputs.unit_vectors
 
     when = np.array([u.occurred_at.timestamp() for u in units])
+    statements = Statements([u.content for u in units], vectors)
 
     def joins(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         # The judge reads a pair earlier statement first (a < b on ties).
         first = when[a] <= when[b]
         early, late = np.where(first, a, b), np.where(first, b, a)
-        sims = np.einsum("ij,ij->i", vectors[a], vectors[b])
+        high = np.einsum("ij,ij->i", vectors[a], vectors[b]) >= cfg.cluster_threshold
         out = np.zeros(len(a), dtype=bool)
         for start in range(0, len(a), JUDGE_BATCH):
             part = slice(start, start + JUDGE_BATCH)
-            pairs = [
-                Pair(units[x].content, units[y].content, vectors[x], vectors[y])
-                for x, y in zip(early[part].tolist(), late[part].tolist(), strict=True)
-            ]
+            labels, conf = judge_rows(judge, statements, early[part], late[part])
             # A neighbour joins when the judge reads the same statement;
             # above the cluster threshold also when it is unsure the two
             # differ (a change, a retraction, another subject or a second
             # value read with confidence never joins).
-            high = sims[part] >= cfg.cluster_threshold
-            out[part] = [
-                j.label == "same" or (h and j.label == "unrelated" and j.confidence < UNSURE)
-                for j, h in zip(judge.judge(pairs), high.tolist(), strict=True)
-            ]
+            unsure = (labels == UNRELATED) & (conf < UNSURE) & high[part]
+            out[part] = (labels == SAME) | unsure
         return out
 
     hints, noise = [], []

@@ -203,17 +203,43 @@ N_LEXICAL = 34
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY = 2, 10, 12, 17, 27, 29
 
 
+class Statements:
+    """Statements parsed and padded once, so that many pairs of them compare by row."""
+
+    def __init__(self, texts: Sequence[str], vectors: np.ndarray | None = None) -> None:
+        self.texts = list(texts)
+        self.vectors = vectors
+        parsed = [_parse(t) for t in texts]
+        self.words = _pad(parsed, -1)
+        self.flags = (
+            np.stack([p.flags for p in parsed]) if parsed else np.zeros((0, N_FLAGS), np.float32)
+        )
+
+    def pairs(self, a: np.ndarray, b: np.ndarray) -> list[Pair]:
+        """Rows a[i] (earlier) and b[i] (later) as ``Pair`` objects (needs vectors)."""
+        assert self.vectors is not None
+        t, v = self.texts, self.vectors
+        return [Pair(t[x], t[y], v[x], v[y]) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
+
+
 def lexical(earlier: Sequence[str], later: Sequence[str], similarity: np.ndarray) -> np.ndarray:
     """The lexical features of many pairs at once (P x N_LEXICAL), numpy over the batch."""
-    pa, pb = [_parse(t) for t in earlier], [_parse(t) for t in later]
-    ia, na_, ua, ca = _pad(pa, -1)
-    ib, nb_, ub, cb = _pad(pb, -2)
+    rows = np.arange(len(earlier))
+    return lexical_rows(Statements(earlier), Statements(later), rows, rows, similarity)
+
+
+def lexical_rows(
+    first: Statements, second: Statements, a: np.ndarray, b: np.ndarray, similarity: np.ndarray
+) -> np.ndarray:
+    """The lexical features of pairs (first[a[i]], second[b[i]]), numpy over the batch."""
+    ia, na_, ua, ca = (m[a] for m in first.words)
+    ib, nb_, ub, cb = (m[b] for m in second.words)
+    ib = np.where(ib >= 0, ib, -2)  # empty slots never match the other side's
     va, vb = ia >= 0, ib >= 0
     # Which of one statement's words the other has: (P x W x W) equality, any.
     eq = ia[:, :, None] == ib[:, None, :]
     a_in_b, b_in_a = eq.any(axis=2), eq.any(axis=1)
-    fa = np.stack([p.flags for p in pa])
-    fb = np.stack([p.flags for p in pb])
+    fa, fb = first.flags[a], second.flags[b]
     n_a, n_b = va.sum(axis=1), vb.sum(axis=1)
     shared = a_in_b.sum(axis=1)
     novel_w, dropped_w = vb & ~b_in_a, va & ~a_in_b
@@ -342,6 +368,17 @@ class LocalJudge:
         best = p.argmax(axis=1)
         return [Judgement(LABELS[int(k)], float(p[n, k]), self.name) for n, k in enumerate(best)]
 
+    def judge_rows(
+        self, statements: Statements, a: np.ndarray, b: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Labels (indices into LABELS) and confidences of pairs of rows, earlier a[i]."""
+        v = statements.vectors
+        assert v is not None
+        sims = np.einsum("ij,ij->i", v[a], v[b])
+        p = self.probabilities(lexical_rows(statements, statements, a, b, sims))
+        best = p.argmax(axis=1)
+        return best, p[np.arange(len(best)), best]
+
 
 class WordJudge:
     """The word-list rule of ``reconcile.decide`` behind the judge protocol."""
@@ -369,6 +406,22 @@ class WordJudge:
             )
             out.append(Judgement(self._LABEL[d.kind], 1.0, self.name))
         return out
+
+
+def judge_rows(
+    judge: Judge, statements: Statements, a: np.ndarray, b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Labels (indices into LABELS) and confidences of pairs of rows, by any judge.
+
+    A judge with a ``judge_rows`` of its own (the local MLP, the llm judge)
+    answers from the parsed statements; any other through ``Pair`` objects.
+    """
+    own = getattr(judge, "judge_rows", None)
+    if own is not None:
+        return own(statements, a, b)  # type: ignore[no-any-return]
+    got = judge.judge(statements.pairs(a, b))
+    labels = np.array([LABELS.index(j.label) for j in got], dtype=np.int64)
+    return labels, np.array([j.confidence for j in got], dtype=np.float32)
 
 
 WEIGHTS = "judge_data/judge.npz"

@@ -29,12 +29,13 @@ from collections.abc import Sequence
 from typing import Literal
 
 import httpx
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from halls.config import ConsolidatorSettings
 from halls.consolidate.engine import EngineUnavailable, Inputs, Plan
 from halls.consolidate.heuristic import Candidate, HeuristicDecider, Verdict, build_plan
-from halls.consolidate.judge import LABELS, Judge, Judgement, Pair
+from halls.consolidate.judge import LABELS, Judge, Judgement, Pair, Statements, judge_rows
 from halls.consolidate.pii import forget_class
 from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact
@@ -203,6 +204,18 @@ class LLMJudge:
         self.name = f"llm {client.model}"
         self.calls = 0
         self.failed = 0  # batches answered badly twice
+
+    def judge_rows(
+        self, statements: Statements, a: np.ndarray, b: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """As ``LocalJudge.judge_rows``; the unsure pairs asked as in ``judge``."""
+        labels, conf = judge_rows(self.local, statements, a, b)
+        unsure = np.flatnonzero(conf < self.below)
+        if len(unsure) and self.calls < self.budget:
+            got = self.judge(statements.pairs(a[unsure], b[unsure]))
+            labels[unsure] = [LABELS.index(j.label) for j in got]
+            conf[unsure] = [j.confidence for j in got]
+        return labels, conf
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
         out = self.local.judge(pairs)
