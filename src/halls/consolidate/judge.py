@@ -13,12 +13,14 @@ label with a confidence:
 - ``unrelated``: a different fact: another subject or object, an addition
   beside the first ("also plays the piano"), or merely the same topic.
 
-``LocalJudge`` (the default) is a small MLP over the two sentence
-embeddings (|u-v|, u*v) and cheap lexical features (content words added or
-dropped, names and numbers that differ, change, negation, additive and
-retraction words). Its weights (``judge_data/judge.npz``, ~100 KB) are
-trained by ``scripts/train_judge.py`` on ``judge_data/pairs.txt`` and ship in
-the package: nothing is downloaded. ``WordJudge`` is the word-list rule of
+``LocalJudge`` (the default) is a small MLP over cheap lexical pair
+features and the cosine (content words shared, added or dropped, names and
+numbers that differ, where the first difference sits, change, negation,
+additive, retraction and contrast words, many-valued and one-at-a-time
+verbs), computed in numpy over a batch of pairs (``Statements`` parses each
+statement once). Its weights (``judge_data/judge.npz``, 4 KB) are trained
+by ``scripts/train_judge.py`` on ``judge_data/pairs.txt`` and ship in the
+package: nothing is downloaded. ``WordJudge`` is the word-list rule of
 ``reconcile`` behind the same protocol: the last resort when the weights are
 missing, and the baseline the trained judge is measured against. The word
 lists are features of the local judge, not its decision.
