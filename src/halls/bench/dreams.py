@@ -13,6 +13,7 @@ are reported per kind of scenario.
 from __future__ import annotations
 
 import re
+import secrets
 import time
 from collections import Counter
 from collections.abc import Callable, Sequence
@@ -261,7 +262,8 @@ def run(
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     outcomes: list[Outcome] = []
     started = time.perf_counter()
-    stamp = format(int(time.time()), "x")
+    # Runs against one server (--url) must not share stores, even within a second.
+    stamp = f"{int(time.time()):x}{secrets.token_hex(3)}"
     with httpx.Client(base_url=url, headers=headers, timeout=600) as client:
         for n, scenario in enumerate(scenarios):
             store = f"{STORE_PREFIX}{stamp}-{n}"
