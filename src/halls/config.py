@@ -246,11 +246,11 @@ class ConsolidatorSettings(BaseModel):
     # A cluster is promoted when its evidence reaches this (distinct days
     # count 1, further moments on a day 1/2, repeats within a minute once).
     promote_min_evidence: float = Field(default=2.0, ge=1.0)
-    # Cosine similarity at which short-term entries say the same thing, and a
-    # candidate restates a known fact (all-MiniLM-L6-v2 paraphrases: ~0.85-0.95).
+    # Cosine similarity above which short-term entries cluster unless the pair
+    # judge reads a change (all-MiniLM-L6-v2 paraphrases: ~0.85-0.95).
     cluster_threshold: float = Field(default=0.75, gt=0, le=1)
-    # Below this a candidate is unrelated to a fact, whatever its words say.
-    related_threshold: float = Field(default=0.55, gt=0, le=1)
+    # Below this two statements are unrelated; above it the pair judge decides.
+    related_threshold: float = Field(default=0.4, gt=0, le=1)
     # Repeats closer together than this count as one moment of evidence.
     burst_seconds: float = Field(default=60.0, ge=0)
     # A run retires an active, unpinned long-term fact whose strength
@@ -270,6 +270,9 @@ class ConsolidatorSettings(BaseModel):
     # At most this many clusters per run go to the model; the rest get the
     # heuristic decision (a run over a huge backlog stays bounded).
     max_llm_items: int = Field(default=200, ge=0)
+    # The model also judges statement pairs (clustering, reconciliation)
+    # where the local judge is less sure than this; 0: never.
+    llm_judge_below: float = Field(default=0.8, ge=0, le=1)
 
 
 class Settings(BaseSettings):

@@ -1,6 +1,6 @@
 """What the consolidator promotes from real conversation, scored against LoCoMo.
 
-``halls bench dreams-locomo --data FILE`` drives a live server as a user
+``halls bench dreams --locomo FILE`` drives a live server as a user
 would: each conversation of a LoCoMo file goes into its own store, every turn
 one short-term entry ("Speaker: text", the session's date-time as
 ``occurred_at``, the turn's ``dia_id`` in metadata, as ``halls bench
