@@ -147,6 +147,16 @@ class StorageSettings(BaseModel):
 
     backend: Literal["sqlite"] = "sqlite"
     sqlite: SqliteSettings = Field(default_factory=SqliteSettings)
+    # Encryption at rest (SQLite: SQLCipher, the halls[encryption] extra). A
+    # secret: never logged, shown in /stats or put in an error.
+    encryption_key: SecretStr | None = None
+
+    @field_validator("encryption_key")
+    @classmethod
+    def _key_not_empty(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and not v.get_secret_value():
+            raise ValueError("storage.encryption_key must not be empty (unset it for no encryption)")
+        return v
 
     @model_validator(mode="before")
     @classmethod

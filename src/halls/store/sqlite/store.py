@@ -61,10 +61,12 @@ _CHAIN = f"""
 
 @translated
 class SQLiteStore:
-    def __init__(self, path: Path, name: str, synchronous: str = "FULL") -> None:
+    def __init__(
+        self, path: Path, name: str, synchronous: str = "FULL", key: str | None = None
+    ) -> None:
         self.name = name
         self.path = path
-        self._db = Database(path, synchronous)
+        self._db = Database(path, synchronous, key)
         migrate(self._db.writer)
         self._search = Search(self._db)
         self._runs = RunLog(self._db, name)
