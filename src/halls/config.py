@@ -155,7 +155,7 @@ class StorageSettings(BaseModel):
     @classmethod
     def _key_not_empty(cls, v: SecretStr | None) -> SecretStr | None:
         if v is not None and not v.get_secret_value():
-            raise ValueError("storage.encryption_key must not be empty (unset it for no encryption)")
+            raise ValueError("must not be empty (unset it for no encryption)")
         return v
 
     @model_validator(mode="before")

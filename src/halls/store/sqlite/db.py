@@ -135,6 +135,22 @@ class Database:
             raise
 
     @property
+    def encrypted(self) -> bool:
+        return self._key is not None
+
+    def rows_hold(self, data: bytes) -> bool:
+        """Whether any value of any table (full-text shadow tables included) holds ``data``."""
+        db = self.reader()
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            for row in db.execute(f'SELECT * FROM "{table}"'):
+                for v in row:
+                    raw = v.encode() if isinstance(v, str) else v
+                    if isinstance(raw, bytes) and data in raw:
+                        return True
+        return False
+
+    @property
     def local(self) -> threading.local:
         """Per-thread state that lives as long as the thread's reader (caches)."""
         return self._local
