@@ -35,27 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from live import STORE, Server, chunks, client, integrity, list_all, start
-
-NAMES = ["Chad", "Amara", "Tomasz", "Ines", "Kwame", "Yuki", "Lena", "Ravi", "Odile", "Bruno"]
-THINGS = [
-    ("absolute paths", "config files"),
-    ("tabs", "Makefiles"),
-    ("dark roast coffee", "early meetings"),
-    ("a paper notebook", "planning sprints"),
-    ("short commit messages", "small fixes"),
-    ("the night train", "trips to Vienna"),
-    ("metric units", "recipes"),
-    ("green tea", "afternoons"),
-    ("pytest fixtures", "database tests"),
-    ("a standing desk", "long calls"),
-]
-FORMS = [
-    "{n} prefers {t} for {w}",
-    "{n} likes to use {t} when it comes to {w}",
-    "For {w}, {n} wants {t}",
-]
-DAY = 86_400.0
+from live import STORE, Server, chunks, client, entries, integrity, list_all, start
 
 
 class Deadline:
@@ -182,18 +162,6 @@ def writes_part(args: argparse.Namespace, root: Path, deadline: Deadline) -> dic
 
 
 # -- part 2: a consolidation run in flight --
-
-
-def entries(count: int, now: float) -> list[dict[str, Any]]:
-    """Paraphrase triples over three days: each triple is a fact a run promotes."""
-    out = []
-    for g in range(count // len(FORMS)):
-        name = f"{NAMES[g % len(NAMES)]} {g}"
-        thing, when = THINGS[(g // len(NAMES)) % len(THINGS)]
-        for d, form in enumerate(FORMS):
-            text = form.format(n=name, t=thing, w=when)
-            out.append({"content": text, "occurred_at": now - (3 - d) * DAY})
-    return out
 
 
 def run_once(args: argparse.Namespace, data: Path, rng: random.Random, deadline: Deadline):

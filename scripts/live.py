@@ -21,6 +21,25 @@ from typing import Any
 import httpx
 
 STORE = "s"
+NAMES = ["Chad", "Amara", "Tomasz", "Ines", "Kwame", "Yuki", "Lena", "Ravi", "Odile", "Bruno"]
+THINGS = [
+    ("absolute paths", "config files"),
+    ("tabs", "Makefiles"),
+    ("dark roast coffee", "early meetings"),
+    ("a paper notebook", "planning sprints"),
+    ("short commit messages", "small fixes"),
+    ("the night train", "trips to Vienna"),
+    ("metric units", "recipes"),
+    ("green tea", "afternoons"),
+    ("pytest fixtures", "database tests"),
+    ("a standing desk", "long calls"),
+]
+FORMS = [
+    "{n} prefers {t} for {w}",
+    "{n} likes to use {t} when it comes to {w}",
+    "For {w}, {n} wants {t}",
+]
+DAY = 86_400.0
 
 
 def free_port() -> int:
@@ -127,3 +146,15 @@ def integrity(data_dir: Path, key: str | None = None) -> str:
 def chunks(items: list[Any], size: int) -> Iterator[list[Any]]:
     for i in range(0, len(items), size):
         yield items[i : i + size]
+
+
+def entries(count: int, now: float) -> list[dict[str, Any]]:
+    """Paraphrase triples over three days: each triple is a fact a run promotes."""
+    out = []
+    for g in range(count // len(FORMS)):
+        name = f"{NAMES[g % len(NAMES)]} {g}"
+        thing, when = THINGS[(g // len(NAMES)) % len(THINGS)]
+        for d, form in enumerate(FORMS):
+            text = form.format(n=name, t=thing, w=when)
+            out.append({"content": text, "occurred_at": now - (3 - d) * DAY})
+    return out

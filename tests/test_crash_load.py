@@ -41,3 +41,15 @@ def test_acknowledged_writes_and_runs_survive_sigkill() -> None:
     assert len(result["runs"]) == 2
     for run in result["runs"]:
         assert run["outcome"] in ("applied", "not applied") and run["integrity"] == "ok"
+
+
+@pytest.mark.slow
+def test_concurrent_clients_mixing_writes_searches_and_runs() -> None:
+    """10 clients for 10 s beside consolidation runs: no error, no lost write."""
+    result = _script(
+        "load_test.py", "--clients", "10", "--seconds", "10", "--seed-entries", "600",
+        "--idle", "20", "--run-every", "4", timeout=300,
+    )  # fmt: skip
+    assert result["problems"] == []
+    assert result["errors"] == 0 and result["lost"] == 0 and result["integrity"] == "ok"
+    assert result["writes"] > 0 and result["load"]["search"]["n"] > 0 and result["runs"]
