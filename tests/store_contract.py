@@ -12,6 +12,7 @@ expected dense ranking is known exactly; the model is tested elsewhere.
 
 from __future__ import annotations
 
+import importlib.util
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,7 +37,14 @@ from halls.store import Backend, Store, open_backend
 DIM = 8
 T0 = 1_700_000_000.0  # a fixed epoch keeps every stored time exact in tests
 
+# SQLite twice: plain, and encrypted with SQLCipher when the extra is installed.
 BACKENDS = [StorageSettings(backend="sqlite")]
+if importlib.util.find_spec("sqlcipher3") is not None:
+    BACKENDS.append(StorageSettings(backend="sqlite", encryption_key="contract key"))
+
+
+def _backend_id(s: StorageSettings) -> str:
+    return s.backend + ("-encrypted" if s.encryption_key is not None else "")
 
 
 @dataclass
@@ -65,7 +73,7 @@ class Opened:
         self.handles.remove(handle)
 
 
-@pytest.fixture(params=BACKENDS, ids=lambda s: s.backend)
+@pytest.fixture(params=BACKENDS, ids=_backend_id)
 def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opened]:
     """A fresh store of each backend; ``.open()`` gives another handle on it."""
     o = Opened(request.param, tmp_path, f"c{uuid.uuid4().hex[:12]}")

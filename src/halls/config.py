@@ -207,6 +207,16 @@ class StorageSettings(BaseModel):
     # connections, in-memory indexes); the least recently used idle one is
     # closed to open another, and reopened when it is used again.
     max_open_stores: int = Field(default=64, ge=1, le=100_000)
+    # Encryption at rest (SQLite: SQLCipher, the halls[encryption] extra). A
+    # secret: never logged, shown in /stats or put in an error.
+    encryption_key: SecretStr | None = None
+
+    @field_validator("encryption_key")
+    @classmethod
+    def _key_not_empty(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and not v.get_secret_value():
+            raise ValueError("must not be empty (unset it for no encryption)")
+        return v
 
     @model_validator(mode="before")
     @classmethod

@@ -15,6 +15,7 @@ MCP) translate these at the edge. The core never speaks in HTTP codes::
     ├── EmbeddingFailed       the embedder could not embed (remote down, ...)
     ├── ConsolidationFailed   a consolidation run aborted (its engine is down, ...)
     └── StoreUnavailable      the storage backend failed (busy, disk full, corrupt, ...)
+        └── EncryptionError   a store the encryption key does not open (or no SQLCipher)
 
 Messages are written for the user who sent the request: they never carry
 file paths or stack traces.
@@ -79,6 +80,12 @@ class StoreUnavailable(HallsError):
     code = "store_unavailable"
 
 
+class EncryptionError(StoreUnavailable):
+    """A store the configured ``storage.encryption_key`` does not open, or no SQLCipher."""
+
+    code = "encryption_error"
+
+
 __all__ = [
     "AlreadyExists",
     "Conflict",
@@ -86,6 +93,7 @@ __all__ = [
     "EmbedderMismatch",
     "EmbeddingFailed",
     "Forbidden",
+    "EncryptionError",
     "HallsError",
     "InvalidInput",
     "InvalidStoreName",

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from pydantic import ValidationError
 
 from halls.config import Settings, load_settings
 from halls.errors import HallsError
@@ -96,6 +97,11 @@ def _settings(config: Path | None, data_dir: Path | None, **overrides: Any) -> S
 
 
 def _one_line(exc: Exception) -> str:
+    if isinstance(exc, ValidationError) and exc.errors():
+        # The setting and what is wrong with it, never its value (it may be a secret).
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "settings"
+        return f"invalid setting {where}: {first['msg']}"
     text = getattr(exc, "message", None) or str(exc)
     return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
 

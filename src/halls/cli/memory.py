@@ -24,6 +24,7 @@ from halls.cli._app import (
     main,
 )
 from halls.config import Settings
+from halls.errors import HallsError
 from halls.models import SEARCH_TIERS
 
 
@@ -53,6 +54,11 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
             err=True,
         )
     memory = Memory(settings)
+    try:
+        memory.open_stores()  # a wrong encryption key stops here, in one line
+    except HallsError as exc:
+        memory.close()
+        raise click.ClickException(exc.message) from None
     mcp = None
     if settings.mcp.enabled:
         from halls.mcp import LocalBackend, build_server

@@ -166,6 +166,12 @@ class Memory:
             return self._stores.create(name)  # already there: nothing to record
         return self._logged(name, "store.create", self._stores.create(name))
 
+    def open_stores(self) -> None:
+        """Open every existing store now, so that one the configuration cannot open
+        (a wrong ``storage.encryption_key``, a damaged file) fails at startup, not
+        at its first request."""
+        self._stores.open_all()
+
     # -- records (short-term, open loops, journal, long-term, briefs) --
 
     def remember(

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from halls.config import Settings
 from halls.embed import Embedder, fingerprint
-from halls.errors import EmbedderMismatch
+from halls.errors import EmbedderMismatch, HallsError
 from halls.store import StoreRegistry, check_store_name, open_backend
 from halls.store.base import Store
 
@@ -87,6 +87,17 @@ class Stores:
 
     def names(self) -> list[str]:
         return self._registry.names()
+
+    def open_all(self) -> None:
+        """Open every existing store now (see ``Memory.open_stores``)."""
+        for name in self._registry.names():
+            try:
+                self._registry.open(name, False)
+            except HallsError as err:
+                # Which store, when there are many (errors from the store name none).
+                err.message = f"store '{name}': {err.message}"
+                err.args = (err.message,)
+                raise
 
     def opened(self) -> list[Store]:
         """The stores open in this process now; opens none."""

@@ -6,8 +6,9 @@ writer; serialising in-process avoids busy retries), with
 survives a crash of the process or the machine. Reads use one connection per
 thread, which WAL lets run beside the writer.
 
-Driver errors stop here: ``translated`` turns every ``sqlite3.Error`` into a
-``HallsError``, so nothing above the store has to know sqlite3 exists.
+Driver errors stop here: ``translated`` turns every ``sqlite3.Error`` (or
+SQLCipher's, for an encrypted store: see ``cipher``) into a ``HallsError``,
+so nothing above the store has to know sqlite3 exists.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from halls.errors import AlreadyExists, HallsError, StoreUnavailable
+from halls.store.sqlite import cipher
 
 T = TypeVar("T")
 
@@ -50,9 +52,9 @@ def blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
-def translate(err: sqlite3.Error) -> HallsError:
+def translate(err: Exception) -> HallsError:
     """The HallsError a driver error means to a caller; the message names no file."""
-    if isinstance(err, sqlite3.IntegrityError):
+    if cipher.is_error(err, "IntegrityError"):
         return AlreadyExists("a record with that id already exists")
     return StoreUnavailable(f"the store could not be read or written ({type(err).__name__})")
 
@@ -67,7 +69,9 @@ def translated(cls: type[T]) -> type[T]:
             def gen(*args: Any, **kwargs: Any) -> Any:
                 try:
                     yield from fn(*args, **kwargs)
-                except sqlite3.Error as err:
+                except Exception as err:
+                    if not cipher.is_error(err):
+                        raise
                     raise translate(err) from err
 
             return gen
@@ -76,7 +80,9 @@ def translated(cls: type[T]) -> type[T]:
         def call(*args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(*args, **kwargs)
-            except sqlite3.Error as err:
+            except Exception as err:
+                if not cipher.is_error(err):
+                    raise
                 raise translate(err) from err
 
         return call
@@ -90,8 +96,11 @@ def translated(cls: type[T]) -> type[T]:
 class Database:
     """The writer (with its lock), the per-thread readers, and ``tx()``."""
 
-    def __init__(self, path: Path, synchronous: str = "FULL") -> None:
+    def __init__(self, path: Path, synchronous: str = "FULL", key: str | None = None) -> None:
         self.path = path
+        self._driver = cipher.driver(key is not None)
+        # Derived once here (a third of a second), then given raw to each connection.
+        self._key = None if key is None else cipher.store_key(path, key)
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
@@ -100,8 +109,10 @@ class Database:
         self.writer.execute(f"PRAGMA synchronous = {synchronous}")
 
     def connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        db.row_factory = sqlite3.Row
+        db = self._driver.connect(self.path, isolation_level=None, check_same_thread=False)
+        db.row_factory = self._driver.Row
+        if self._key is not None:
+            self._unlock(db)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA busy_timeout = 10000")
         db.execute("PRAGMA foreign_keys = ON")
@@ -109,6 +120,35 @@ class Database:
         # search at 100k rows. It maps address space, not memory.
         db.execute("PRAGMA mmap_size = 1073741824")
         return db
+
+    def _unlock(self, db: sqlite3.Connection) -> None:
+        """Key an SQLCipher connection, first thing, and prove the key with a read."""
+        # SQLCipher logs a failed page check to stderr itself; the error below says it.
+        db.execute("PRAGMA cipher_log_level = NONE")
+        db.execute(f'PRAGMA key = "{self._key}"')
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except Exception as err:
+            db.close()
+            if cipher.is_error(err, "DatabaseError"):
+                raise cipher.wrong_key(self.path) from None
+            raise
+
+    @property
+    def encrypted(self) -> bool:
+        return self._key is not None
+
+    def rows_hold(self, data: bytes) -> bool:
+        """Whether any value of any table (full-text shadow tables included) holds ``data``."""
+        db = self.reader()
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            for row in db.execute(f'SELECT * FROM "{table}"'):
+                for v in row:
+                    raw = v.encode() if isinstance(v, str) else v
+                    if isinstance(raw, bytes) and data in raw:
+                        return True
+        return False
 
     @property
     def local(self) -> threading.local:

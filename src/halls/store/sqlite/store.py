@@ -61,10 +61,12 @@ _CHAIN = f"""
 
 @translated
 class SQLiteStore:
-    def __init__(self, path: Path, name: str, synchronous: str = "FULL") -> None:
+    def __init__(
+        self, path: Path, name: str, synchronous: str = "FULL", key: str | None = None
+    ) -> None:
         self.name = name
         self.path = path
-        self._db = Database(path, synchronous)
+        self._db = Database(path, synchronous, key)
         migrate(self._db.writer)
         self._search = Search(self._db)
         self._runs = RunLog(self._db, name)
@@ -372,7 +374,11 @@ class SQLiteStore:
     def holds(self, value: str) -> bool:
         # Reads every file whole: a purge's proof, never on a request's path.
         data = value.encode()
-        return any(data in p.read_bytes() for p in self.files() if p.exists())
+        if any(data in p.read_bytes() for p in self.files() if p.exists()):
+            return True
+        # Encrypted, the files hold ciphertext only: look in every decrypted
+        # row instead (a purge's secure_delete and VACUUM leave no free page).
+        return self._db.encrypted and self._db.rows_hold(data)
 
     def iter_texts(self, batch: int) -> Iterator[list[tuple[str, str]]]:
         db = self._db.reader()
