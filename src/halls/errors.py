@@ -5,7 +5,8 @@ MCP) translate these at the edge. The core never speaks in HTTP codes::
 
     HallsError
     ├── InvalidInput          bad arguments: empty content, bad id, bad time
-    │   └── InvalidStoreName  a store name outside [a-z0-9][a-z0-9_-]{0,63}
+    │   ├── InvalidStoreName  a store name outside [a-z0-9][a-z0-9_-]{0,63}
+    │   └── InvalidArchive    an archive damaged, altered, or its passphrase wrong
     ├── NotFound              no such record
     │   └── StoreNotFound     no such store (stores are made by a first write)
     ├── Conflict              the request clashes with the current state
@@ -38,6 +39,12 @@ class InvalidInput(HallsError):
 
 class InvalidStoreName(InvalidInput):
     code = "invalid_store_name"
+
+
+class InvalidArchive(InvalidInput):
+    """An archive that cannot be imported as given; nothing was imported."""
+
+    code = "invalid_archive"
 
 
 class NotFound(HallsError):
@@ -81,6 +88,7 @@ __all__ = [
     "EmbedderMismatch",
     "EmbeddingFailed",
     "HallsError",
+    "InvalidArchive",
     "InvalidInput",
     "InvalidStoreName",
     "NotFound",
