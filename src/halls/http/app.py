@@ -16,8 +16,8 @@ from halls.http.metrics import Metrics, RequestMetrics, RouteTemplates
 from halls.http.metrics import router as metrics_router
 from halls.http.middleware import BearerAuth, BodyLimit
 from halls.http.ratelimit import RateLimit, TokenBuckets
+from halls.http.routes import archive, context, journal, long, near, recall, short, system, viewer
 from halls.http.routes import consolidate as consolidate_routes
-from halls.http.routes import context, journal, long, near, recall, short, system, viewer
 from halls.service import Memory
 
 log = logging.getLogger("halls.http")
@@ -60,6 +60,7 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
     app.include_router(context.router)
     app.include_router(viewer.router)
     app.include_router(consolidate_routes.router)
+    app.include_router(archive.router)
     if settings.metrics_enabled:
         app.state.metrics = Metrics(memory)
         app.include_router(metrics_router)
@@ -70,7 +71,11 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
 
     # Added innermost first: the body limit runs inside auth, so an
     # unauthenticated client cannot make the server buffer a large body.
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        streamed={archive.IMPORT_PATH: settings.max_import_bytes},
+    )
     if settings.bearer_token is not None:
         app.add_middleware(BearerAuth, token=settings.bearer_token.get_secret_value())
     if settings.rate_limit_per_minute > 0:

@@ -4,7 +4,7 @@ Adapters import from here (and from ``halls.models``, ``halls.errors``,
 ``halls.config``), never from the store, recall or consolidate packages.
 """
 
-from halls.service.archive import ON_CONFLICT, ImportReport
+from halls.service.archive import ON_CONFLICT, ImportReport, archive_encrypted
 from halls.service.dreams import RunOutcomes
 from halls.service.memory import Memory
 from halls.service.session import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
@@ -18,4 +18,5 @@ __all__ = [
     "ImportReport",
     "Memory",
     "RunOutcomes",
+    "archive_encrypted",
 ]

@@ -60,6 +60,7 @@ from halls.service.archive_format import (
     EncryptingSink,
     decode_vector,
     encode_vector,
+    is_encrypted,
     read_archive,
 )
 from halls.service.stores import FINGERPRINT_KEY, Stores
@@ -447,6 +448,12 @@ class Archives:
         finally:
             Path(tmp).unlink(missing_ok=True)
         return out.stat().st_size
+
+
+def archive_encrypted(path: Path) -> bool:
+    """Whether the archive at ``path`` needs a passphrase."""
+    with open(path, "rb") as f:
+        return is_encrypted(f)
 
 
 def _items(lines: Iterator[dict[str, Any]], header: dict[str, Any]) -> Iterator[_Item]:

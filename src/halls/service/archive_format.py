@@ -247,6 +247,15 @@ def _plain_chunks(source: IO[bytes], first: bytes) -> Iterator[bytes]:
         yield chunk
 
 
+def is_encrypted(source: IO[bytes]) -> bool:
+    """Whether the archive opening ``source`` is an encrypted one (reads its first line)."""
+    try:
+        opening = json.loads(source.readline(4096))
+    except ValueError:
+        return False
+    return isinstance(opening, dict) and opening.get("format") == ENCRYPTED_FORMAT
+
+
 def read_archive(source: IO[bytes], passphrase: str | None) -> Iterator[dict[str, Any]]:
     """Every line of the archive as a dict, the header first; the footer is checked, not yielded.
 
