@@ -202,6 +202,10 @@ def _decrypting(source: IO[bytes], head_line: bytes, passphrase: str | None) -> 
         if not _TAG <= length <= chunk + _TAG:
             raise InvalidArchive(f"the archive was modified or damaged (chunk {counter})")
         sealed = source.read(length)
+        if len(sealed) != length:
+            # The lengths are not authenticated themselves: a short read
+            # means the length or the tail was altered.
+            raise InvalidArchive(f"the archive was modified or damaged (chunk {counter})")
         plain = None
         for flag in (_MORE, _LAST):
             try:
