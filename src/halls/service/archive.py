@@ -24,13 +24,13 @@ import os
 import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import IO, Any, Literal, get_args
 
 import numpy as np
 from pydantic import ValidationError
 
-from halls import __version__
 from halls.embed import Embedder, fingerprint
 from halls.errors import (
     Conflict,
@@ -65,6 +65,7 @@ from halls.service.archive_format import (
 )
 from halls.service.stores import FINGERPRINT_KEY, Stores
 from halls.store import changes as ch
+from halls.store import check_store_name
 from halls.store.base import FileBackup, Store
 
 OnConflict = Literal["keep-existing", "keep-imported", "keep-newer"]
@@ -214,12 +215,10 @@ class Archives:
         stores: Stores,
         embedder: Callable[[], Embedder],
         clock: Callable[[], float],
-        data_dir: Path,
     ) -> None:
         self._stores = stores
         self._embedder = embedder
         self._clock = clock
-        self._data_dir = data_dir
 
     # -- export --
 
@@ -268,8 +267,8 @@ class Archives:
             {
                 "store": s.name,
                 "exported_at": to_datetime(self._clock()).isoformat(),
-                "halls_version": __version__,
-                "embedder": {"fingerprint": fp, "dim": int(fp.rsplit(":", 1)[1]) if fp else None},
+                "halls_version": _version(),
+                "embedder": {"fingerprint": fp, "dim": self._dim(s, ordered)},
                 "counts": counts,
             }
         )
@@ -340,6 +339,14 @@ class Archives:
         return [i for _, i in placed]
 
     @staticmethod
+    def _dim(s: Store, ordered: list[str]) -> int | None:
+        """The vectors' dimension, read off a stored vector (None: nothing searchable)."""
+        for start in range(0, len(ordered), _BATCH):
+            for vector in s.vectors(ordered[start : start + _BATCH]).values():
+                return len(vector)
+        return None
+
+    @staticmethod
     def _consolidated_into(s: Store) -> dict[str, str]:
         entries, into, _ = s.short_for_consolidation()
         return {e.id: f for e, f in zip(entries, into, strict=True) if f is not None}
@@ -369,10 +376,7 @@ class Archives:
         """
         if on_conflict not in ON_CONFLICT:
             raise InvalidInput(f"on_conflict must be one of {', '.join(ON_CONFLICT)}")
-        name = self._stores.name(store)
-        from halls.store import check_store_name
-
-        check_store_name(name)
+        name = check_store_name(self._stores.name(store))
         header, archived = self._verify(path, passphrase, reembed)
         s = self._target(name, overwrite, dry_run)
         report = ImportReport(name, dry_run, reembed, archived)
@@ -393,8 +397,13 @@ class Archives:
             lines = read_archive(source, passphrase)
             header = next(lines)
             self._check_embedder(header, reembed)
+            seen: set[str] = set()
             for item in _items(lines, header):
                 _bump(counts, item.kind)
+                if item.kind != "edge":
+                    if item.id in seen:
+                        raise InvalidArchive(f"the archive holds {item.id} twice")
+                    seen.add(item.id)
         return header, counts
 
     def _check_embedder(self, header: dict[str, Any], reembed: bool) -> None:
@@ -448,6 +457,13 @@ class Archives:
         finally:
             Path(tmp).unlink(missing_ok=True)
         return out.stat().st_size
+
+
+def _version() -> str | None:
+    try:
+        return version("halls")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return None
 
 
 def archive_encrypted(path: Path) -> bool:

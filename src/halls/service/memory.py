@@ -83,9 +83,7 @@ class Memory:
         self._stores = Stores(self.settings, lambda: self.embedder)
         self._records = Records(self._stores, self.settings, clock, self._embed)
         self._dreams = Dreams(self._stores, self.settings, clock, self._embed)
-        self._archives = Archives(
-            self._stores, lambda: self.embedder, clock, self.settings.data_dir
-        )
+        self._archives = Archives(self._stores, lambda: self.embedder, clock)
         self._reinforcer = Reinforcer(self._stores, self.settings.recall.reinforce_flush_seconds)
         self._scheduler: Scheduler | None = None
 
