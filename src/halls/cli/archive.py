@@ -17,7 +17,7 @@ from pathlib import Path
 import click
 
 from halls.cli._app import _common, _memory, _settings, main
-from halls.service import ON_CONFLICT, archive_encrypted
+from halls.models import ON_CONFLICT
 
 _PASSPHRASE_HELP = (
     "Passphrase (default: env HALLS_PASSPHRASE, else a prompt; a command line is "
@@ -117,6 +117,8 @@ def import_cmd(
     passphrase: str | None,
 ) -> None:
     """Import an archive; a damaged or altered archive (or a wrong passphrase) imports nothing."""
+    from halls.service import archive_encrypted  # loads the store: only when used
+
     if not passphrase and archive_encrypted(source):
         passphrase = click.prompt("Passphrase of the archive", hide_input=True)
     with _memory(_settings(config, data_dir)) as memory:

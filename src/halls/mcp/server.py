@@ -24,7 +24,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from halls import __version__
 from halls.errors import HallsError
 from halls.mcp.backend import JSON, Backend
-from halls.models import MAX_CONTENT_CHARS, LoopStatus, SearchTier, TriggerType
+from halls.models import MAX_CONTENT_CHARS, LoopStatus, OnConflict, SearchTier, TriggerType
 from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
 
 log = logging.getLogger("halls.mcp")
@@ -506,7 +506,7 @@ def build_server(
         path: FilePath,
         passphrase: Passphrase = None,
         on_conflict: Annotated[
-            Literal["keep-existing", "keep-imported", "keep-newer"],
+            OnConflict,
             Field(description="For a record whose id the store already holds."),
         ] = "keep-existing",
         overwrite: Annotated[

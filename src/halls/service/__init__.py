@@ -4,14 +4,13 @@ Adapters import from here (and from ``halls.models``, ``halls.errors``,
 ``halls.config``), never from the store, recall or consolidate packages.
 """
 
-from halls.service.archive import ON_CONFLICT, ImportReport, archive_encrypted
+from halls.service.archive import ImportReport, archive_encrypted
 from halls.service.dreams import RunOutcomes
 from halls.service.memory import Memory
 from halls.service.session import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
 
 __all__ = [
     "DEFAULT_BUDGET",
-    "ON_CONFLICT",
     "MAX_BUDGET",
     "MIN_BUDGET",
     "ContextBlock",

@@ -26,7 +26,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
-from typing import IO, Any, Literal, get_args
+from typing import IO, Any
 
 import numpy as np
 from pydantic import ValidationError
@@ -40,6 +40,7 @@ from halls.errors import (
     StoreNotFound,
 )
 from halls.models import (
+    ON_CONFLICT,
     Brief,
     Edge,
     ForgetFlag,
@@ -68,8 +69,6 @@ from halls.store import changes as ch
 from halls.store import check_store_name
 from halls.store.base import FileBackup, Store
 
-OnConflict = Literal["keep-existing", "keep-imported", "keep-newer"]
-ON_CONFLICT: tuple[str, ...] = get_args(OnConflict)
 # Record kinds in the order an archive holds them (and an import writes them).
 KINDS = ("journal", "short", "near", "long", "edge", "brief", "flag", "run")
 _SEARCHABLE = ("short", "near", "long")

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any
 
 from fastapi import APIRouter, Header, HTTPException, Query, Request
 from fastapi.responses import FileResponse
@@ -30,6 +30,7 @@ from starlette.concurrency import run_in_threadpool
 from halls.errors import InvalidInput
 from halls.http.deps import MemoryDep, StoreParam
 from halls.http.schemas import _Body
+from halls.models import OnConflict
 
 router = APIRouter(tags=["archive"])
 
@@ -91,9 +92,7 @@ async def import_(
     request: Request,
     memory: MemoryDep,
     store: StoreParam = None,
-    on_conflict: Annotated[
-        Literal["keep-existing", "keep-imported", "keep-newer"], Query()
-    ] = "keep-existing",
+    on_conflict: Annotated[OnConflict, Query()] = "keep-existing",
     overwrite: bool = False,
     dry_run: bool = False,
     reembed: bool = False,
