@@ -6,6 +6,8 @@ pass the same scenario, so behaviour cannot differ between them.
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession
@@ -27,7 +29,11 @@ TOOLS = {
     "delete_memory",
     "delete_store",
     "audit",
+    "export_store",
+    "import_store",
+    "backup_store",
 }
+SECRET = "mcp archive passphrase"
 MEMORY = "Dana keeps the staging database password in the team vault, never in .env files"
 LOOP = "Ask Dana whether the quarterly tax filing went through"
 
@@ -143,4 +149,32 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
     stats = await call(session, "stats", store=store)
     # The run above has read the brief: it no longer waits.
     assert stats["counts"]["journal"] == 2 and stats["counts"]["briefs"] == 0
+
+    # Export (encrypted), import into another store, back up: files on this machine.
+    folder = Path(tempfile.mkdtemp(prefix="halls-mcp-"))
+    path = str(folder / "memory.halls")
+    exported = await call(session, "export_store", path=path, passphrase=SECRET, store=store)
+    assert exported["encrypted"] is True and exported["bytes"] == Path(path).stat().st_size
+    assert MEMORY.encode() not in Path(path).read_bytes()
+    assert "already exists" in await error(session, "export_store", path=path, store=store)
+    copy = f"{store}-copy"
+    assert "wrong passphrase" in await error(
+        session, "import_store", path=path, passphrase="not it", store=copy
+    )
+    dry = await call(
+        session, "import_store", path=path, passphrase=SECRET, dry_run=True, store=copy
+    )
+    assert dry["dry_run"] is True and dry["added"]["short"] == 1
+    assert "no store named" in await error(session, "stats", store=copy)
+    done = await call(session, "import_store", path=path, passphrase=SECRET, store=copy)
+    assert done["added"] == dry["added"] and done["added"]["journal"] == 2
+    question = "where is the staging password kept?"
+    hits = await call(session, "recall", query=question, store=copy)
+    original = await call(session, "recall", query=question, store=store)
+    assert [h["id"] for h in hits["results"]] == [h["id"] for h in original["results"]]
+    assert "overwrite" in await error(
+        session, "import_store", path=path, passphrase=SECRET, store=copy
+    )
+    backup = await call(session, "backup_store", path=str(folder / "copy.sqlite3"), store=copy)
+    assert backup["bytes"] == (folder / "copy.sqlite3").stat().st_size > 0
     return {"short": entry["id"], "near": loop["id"], "journal": logged["ids"][0]}

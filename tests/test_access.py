@@ -74,6 +74,10 @@ ADMIN_ONLY = {
     ("DELETE", "/stores/{name}"),
     ("POST", "/forget-about"),
     ("GET", "/audit"),
+    # A whole store out or in.
+    ("POST", "/export"),
+    ("POST", "/import"),
+    ("POST", "/backup"),
 }
 
 
@@ -145,6 +149,13 @@ def test_admin_of_a_store_may_delete_there_only(live) -> None:
     )
     assert_error(ops.delete("/stores/b"), 403, "forbidden")
     assert "b" in live.client().get("/stores").json()["stores"]
+    # A whole store out: its own, not another.
+    r = ops.post("/export", params={"store": "a"})
+    assert r.status_code == 200 and b"a memory of store a" in r.content, r.text
+    assert_error(ops.post("/export", params={"store": "b"}), 403, "forbidden")
+    assert_error(ops.post("/backup", params={"store": "b"}), 403, "forbidden")
+    entries = live.client().get("/audit", params={"store": "a"}).json()["entries"]
+    assert any(e["action"] == "store.export" and e["token"] == "admin-a" for e in entries)
 
 
 def test_store_list_metrics_and_hashed_tokens_show_only_the_grant(live) -> None:
@@ -191,6 +202,7 @@ def test_mcp_tools_keep_to_the_grant(live) -> None:
             ("list_open_loops", {}),
             ("forget_about", {"subject": "memory"}),
             ("delete_store", {}),
+            ("export_store", {"path": "export.jsonl"}),
         ):
             r = await session.call_tool(tool, {**args, "store": "b"})
             out[f"{tool}@b"] = r.isError and "does not open store 'b'" in r.content[0].text  # type: ignore[union-attr]
@@ -213,6 +225,11 @@ def test_mcp_tools_keep_to_the_grant(live) -> None:
             "read": not read.isError,
         }
 
+    async def as_store_admin(session: ClientSession) -> bool:
+        # Files on the server's machine are its operator's, not one store's admin's.
+        r = await session.call_tool("backup_store", {"path": "copy.sqlite3", "store": "a"})
+        return r.isError and "admin token of every store" in r.content[0].text  # type: ignore[union-attr]
+
     admin = live.client()
     before = snapshot(admin, "b")
     got = asyncio.run(_mcp(f"{live.url}/mcp", A_TOKEN, as_agent))
@@ -220,6 +237,7 @@ def test_mcp_tools_keep_to_the_grant(live) -> None:
     assert snapshot(admin, "b") == before
     reader = asyncio.run(_mcp(f"{live.url}/mcp", A_READER, as_reader))
     assert all(reader.values()), reader
+    assert asyncio.run(_mcp(f"{live.url}/mcp", A_ADMIN, as_store_admin))
 
 
 @pytest.mark.parametrize(

@@ -75,6 +75,8 @@ class ServerSettings(BaseModel):
     # More tokens, each scoped to some stores (see TokenSettings).
     tokens: list[TokenSettings] = Field(default_factory=list)
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    # POST /import streams its archive to a temporary file instead: its own limit.
+    max_import_bytes: int = Field(default=1024 * 1024 * 1024, ge=1024)
     cors_origins: list[str] = Field(default_factory=list)
     # GET /metrics (Prometheus text format), behind the bearer token like the API.
     metrics_enabled: bool = True

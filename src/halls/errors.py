@@ -5,7 +5,8 @@ MCP) translate these at the edge. The core never speaks in HTTP codes::
 
     HallsError
     ├── InvalidInput          bad arguments: empty content, bad id, bad time
-    │   └── InvalidStoreName  a store name outside [a-z0-9][a-z0-9_-]{0,63}
+    │   ├── InvalidStoreName  a store name outside [a-z0-9][a-z0-9_-]{0,63}
+    │   └── InvalidArchive    an archive damaged, altered, or its passphrase wrong
     ├── Forbidden             the token does not grant this (store, write, admin)
     ├── NotFound              no such record
     │   └── StoreNotFound     no such store (stores are made by a first write)
@@ -40,6 +41,12 @@ class InvalidInput(HallsError):
 
 class InvalidStoreName(InvalidInput):
     code = "invalid_store_name"
+
+
+class InvalidArchive(InvalidInput):
+    """An archive that cannot be imported as given; nothing was imported."""
+
+    code = "invalid_archive"
 
 
 class Forbidden(HallsError):
@@ -95,6 +102,7 @@ __all__ = [
     "Forbidden",
     "EncryptionError",
     "HallsError",
+    "InvalidArchive",
     "InvalidInput",
     "InvalidStoreName",
     "NotFound",

@@ -36,6 +36,9 @@ CATEGORIES: tuple[str, ...] = get_args(Category)
 # retired: decayed below the consolidator's threshold; kept as history, out of search.
 FactStatus = Literal["active", "superseded", "demoted", "retired"]
 FACT_STATUSES: tuple[str, ...] = get_args(FactStatus)
+# How an import settles a record whose id the store already holds.
+OnConflict = Literal["keep-existing", "keep-imported", "keep-newer"]
+ON_CONFLICT: tuple[str, ...] = get_args(OnConflict)
 # "full": fused BM25 and dense with conversation context; "fused": without
 # context; "bm25" or "dense": one search alone.
 Retriever = Literal["full", "fused", "bm25", "dense"]

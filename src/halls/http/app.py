@@ -16,8 +16,8 @@ from halls.http.metrics import Metrics, RequestMetrics, RouteTemplates
 from halls.http.metrics import router as metrics_router
 from halls.http.middleware import BearerAuth, BodyLimit
 from halls.http.ratelimit import RateLimit, TokenBuckets
+from halls.http.routes import archive, context, journal, long, near, recall, short, system, viewer
 from halls.http.routes import consolidate as consolidate_routes
-from halls.http.routes import context, journal, long, near, recall, short, system, viewer
 from halls.service import Memory, Tokens
 
 log = logging.getLogger("halls.http")
@@ -58,6 +58,7 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
     for module in (short, near, journal, long, recall, system, context, consolidate_routes):
         app.include_router(module.router, responses=errors.RESPONSES)
     app.include_router(viewer.router)
+    app.include_router(archive.router, responses=errors.RESPONSES)
     if settings.metrics_enabled:
         app.state.metrics = Metrics(memory)
         app.include_router(metrics_router, responses=errors.RESPONSES)
@@ -68,7 +69,11 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
 
     # Added innermost first: the body limit runs inside auth, so an
     # unauthenticated client cannot make the server buffer a large body.
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        streamed={archive.IMPORT_PATH: settings.max_import_bytes},
+    )
     tokens = Tokens(settings)
     # Always installed: with no token configured it grants everything, so
     # that routes and tools always find a grant.

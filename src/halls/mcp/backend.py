@@ -16,13 +16,18 @@ worker thread.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from pydantic_core import to_jsonable_python
 
 from halls.client import HallsClient, error_from_wire
-from halls.errors import InvalidInput
+from halls.errors import Conflict, InvalidInput
 from halls.models import NewJournal
 
 if TYPE_CHECKING:  # the service (store, indexes) loads only where a LocalBackend is built
@@ -84,6 +89,54 @@ class Backend(Protocol):
     def forget_about(
         self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool
     ) -> JSON: ...
+    def export_store(
+        self, path: str, *, store: str | None, passphrase: str | None, overwrite: bool
+    ) -> JSON: ...
+    def import_store(
+        self,
+        path: str,
+        *,
+        store: str | None,
+        passphrase: str | None,
+        on_conflict: str,
+        overwrite: bool,
+        dry_run: bool,
+        reembed: bool,
+    ) -> JSON: ...
+    def backup_store(self, path: str, *, store: str | None, overwrite: bool) -> JSON: ...
+
+
+@contextmanager
+def _writing(path: str, overwrite: bool) -> Iterator[IO[bytes]]:
+    """A file to fill, renamed to ``path`` only once complete (never a half file there)."""
+    target = Path(path).expanduser()
+    if target.exists() and not overwrite:
+        raise Conflict(f"{target.name} already exists; pass overwrite to replace it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _written(path: str, passphrase: str | None) -> JSON:
+    return {
+        "path": path,
+        "encrypted": bool(passphrase),
+        "bytes": Path(path).expanduser().stat().st_size,
+    }
+
+
+def _reading(path: str) -> Path:
+    source = Path(path).expanduser()
+    if not source.is_file():
+        raise InvalidInput(f"no archive file at {source.name}")
+    return source
 
 
 def _json(value: Any) -> Any:
@@ -207,6 +260,40 @@ class LocalBackend:
         found = self.memory.forget_about(store=store, subject=subject, query=query, dry_run=dry_run)
         return _json(found)  # type: ignore[no-any-return]
 
+    def export_store(
+        self, path: str, *, store: str | None, passphrase: str | None, overwrite: bool
+    ) -> JSON:
+        with _writing(path, overwrite) as out:
+            self.memory.export_store(out, store=store, passphrase=passphrase)
+        return _written(path, passphrase)
+
+    def import_store(
+        self,
+        path: str,
+        *,
+        store: str | None,
+        passphrase: str | None,
+        on_conflict: str,
+        overwrite: bool,
+        dry_run: bool,
+        reembed: bool,
+    ) -> JSON:
+        report = self.memory.import_store(
+            _reading(path),
+            store=store,
+            passphrase=passphrase,
+            on_conflict=on_conflict,
+            overwrite=overwrite,
+            dry_run=dry_run,
+            reembed=reembed,
+        )
+        return report.as_dict()
+
+    def backup_store(self, path: str, *, store: str | None, overwrite: bool) -> JSON:
+        target = Path(path).expanduser()
+        size = self.memory.backup_store(target, store=store, overwrite=overwrite)
+        return {"path": path, "bytes": size}
+
 
 class RemoteBackend:
     """Tool calls proxied to a running halls server over its HTTP API."""
@@ -320,6 +407,42 @@ class RemoteBackend:
         body: JSON = {k: v for k, v in {"subject": subject, "query": query}.items() if v}
         body["dry_run"] = dry_run
         return self._call("POST", "/forget-about", store, body)  # type: ignore[no-any-return]
+
+    def export_store(
+        self, path: str, *, store: str | None, passphrase: str | None, overwrite: bool
+    ) -> JSON:
+        body = {"passphrase": passphrase} if passphrase else None
+        with _writing(path, overwrite) as out:
+            self._http.download("/export", store, body, out)
+        return _written(path, passphrase)
+
+    def import_store(
+        self,
+        path: str,
+        *,
+        store: str | None,
+        passphrase: str | None,
+        on_conflict: str,
+        overwrite: bool,
+        dry_run: bool,
+        reembed: bool,
+    ) -> JSON:
+        headers = {"X-Halls-Passphrase": passphrase} if passphrase else {}
+        flags = {"overwrite": overwrite, "dry_run": dry_run, "reembed": reembed}
+        with open(_reading(path), "rb") as source:
+            return self._http.upload(  # type: ignore[no-any-return]
+                "/import",
+                store,
+                source,
+                headers,
+                on_conflict=on_conflict,
+                **{k: str(v).lower() for k, v in flags.items()},
+            )
+
+    def backup_store(self, path: str, *, store: str | None, overwrite: bool) -> JSON:
+        with _writing(path, overwrite) as out:
+            self._http.download("/backup", store, None, out)
+        return {"path": path, "bytes": Path(path).expanduser().stat().st_size}
 
 
 def _segment(id: str) -> str:

@@ -25,7 +25,7 @@ from starlette.requests import Request
 from halls import __version__
 from halls.errors import HallsError
 from halls.mcp.backend import JSON, Backend
-from halls.models import MAX_CONTENT_CHARS, LoopStatus, SearchTier, TriggerType
+from halls.models import MAX_CONTENT_CHARS, LoopStatus, OnConflict, SearchTier, TriggerType
 from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, Action, Grant, acting_as
 
 log = logging.getLogger("halls.mcp")
@@ -50,6 +50,26 @@ Text = Annotated[str, Field(min_length=1, max_length=MAX_CONTENT_CHARS)]
 Topic = Annotated[
     str | None,
     Field(max_length=200, description="A short label to group and filter by, e.g. 'deploy'."),
+]
+
+# The tools that take a path on the server's machine.
+FILE_TOOLS = frozenset({"export_store", "import_store", "backup_store"})
+
+FilePath = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=4096,
+        description="A file path on the machine this MCP server runs on.",
+    ),
+]
+Passphrase = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=1024,
+        description="Encrypts (export) or unlocks (import) the archive; omit for a plain one.",
+    ),
 ]
 
 READ = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
@@ -140,6 +160,14 @@ class HallsMCP(FastMCP):  # type: ignore[type-arg]
             grant.check(store, action)
         except HallsError as exc:
             raise ToolError(exc.message) from None
+        if name in FILE_TOOLS and not grant.global_admin:
+            # These read or write files on the server's own machine: only its
+            # operator may, not the admin of one store (who has POST /export,
+            # /import and /backup, which stream to and from the caller).
+            raise ToolError(
+                f"{name} uses files on the machine halls runs on: it needs an admin token "
+                "of every store; use POST /export, /import or /backup instead"
+            )
         return grant
 
     async def call_tool(
@@ -580,5 +608,69 @@ def build_server(
         (never any content). Call it when the user asks what happened to their memory or who
         deleted something. Needs an admin token."""
         return {"entries": await run(backend.audit, store=pick(store), limit=limit)}
+
+    # Export, import and backup hand over or replace a whole store: admin only.
+    @tool(ADD, "admin")
+    async def export_store(
+        path: FilePath,
+        passphrase: Passphrase = None,
+        overwrite: Annotated[bool, Field(description="Replace the file if it exists.")] = False,
+        store: Store = None,
+    ) -> JSON:
+        """Write a whole store to one archive file: every tier with its history, the journal,
+        briefs, forget flags, consolidation runs, and each memory's vector. Encrypted
+        (AES-256-GCM) when a passphrase is given. Call it only when the user asks to export or
+        move their memory. Returns the path and the archive's size."""
+        return await run(
+            backend.export_store,
+            path,
+            store=pick(store),
+            passphrase=passphrase,
+            overwrite=overwrite,
+        )
+
+    @tool(DESTROY, "admin")
+    async def import_store(
+        path: FilePath,
+        passphrase: Passphrase = None,
+        on_conflict: Annotated[
+            OnConflict,
+            Field(description="For a record whose id the store already holds."),
+        ] = "keep-existing",
+        overwrite: Annotated[
+            bool, Field(description="Allow importing into a store that already holds records.")
+        ] = False,
+        dry_run: Annotated[
+            bool, Field(description="Check the archive and count; change nothing.")
+        ] = False,
+        reembed: Annotated[
+            bool, Field(description="Embed the records again with this server's embedder.")
+        ] = False,
+        store: Store = None,
+    ) -> JSON:
+        """Import an archive written by export_store into a store. A damaged or altered archive,
+        or a wrong passphrase, imports nothing and says why. Call it only when the user asks to
+        restore or move memory; try dry_run first. Returns how many records were added,
+        replaced and kept."""
+        return await run(
+            backend.import_store,
+            path,
+            store=pick(store),
+            passphrase=passphrase,
+            on_conflict=on_conflict,
+            overwrite=overwrite,
+            dry_run=dry_run,
+            reembed=reembed,
+        )
+
+    @tool(ADD, "admin")
+    async def backup_store(
+        path: FilePath,
+        overwrite: Annotated[bool, Field(description="Replace the file if it exists.")] = False,
+        store: Store = None,
+    ) -> JSON:
+        """Copy a store's database file, consistent as of one instant, while halls keeps
+        serving. Call it only when the user asks for a backup. Returns the path and size."""
+        return await run(backend.backup_store, path, store=pick(store), overwrite=overwrite)
 
     return mcp

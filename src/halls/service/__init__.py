@@ -5,6 +5,7 @@ Adapters import from here (and from ``halls.models``, ``halls.errors``,
 """
 
 from halls.service.access import Action, Grant, Tokens
+from halls.service.archive import ImportReport, archive_encrypted
 from halls.service.audit import AuditLog, acting_as
 from halls.service.dreams import RunOutcomes
 from halls.service.memory import Memory
@@ -19,9 +20,11 @@ __all__ = [
     "AuditLog",
     "Grant",
     "ContextBlock",
+    "ImportReport",
     "Memory",
     "RunOutcomes",
     "Tokens",
     "acting_as",
+    "archive_encrypted",
     "check_store_name",
 ]

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from pathlib import Path
+from typing import IO, Any, TypeVar
 
 import numpy as np
 
@@ -45,6 +46,7 @@ from halls.models import (
     check_page,
     parse_time,
 )
+from halls.service.archive import Archives, ImportReport, Progress
 from halls.service.audit import AuditLog
 from halls.service.dreams import Dreams, RunOutcomes
 from halls.service.erase import Erasure
@@ -95,6 +97,7 @@ class Memory:
         self._stores = Stores(self.settings, lambda: self.embedder)
         self._records = Records(self._stores, self.settings, clock, self._embed)
         self._dreams = Dreams(self._stores, self.settings, clock, self._embed)
+        self._archives = Archives(self._stores, lambda: self.embedder, clock)
         self._reinforcer = Reinforcer(self._stores, self.settings.recall.reinforce_flush_seconds)
         self._erasure = Erasure(self._stores, self._dreams)
         self.audit = AuditLog(self.settings.data_dir)
@@ -522,6 +525,64 @@ class Memory:
         """Load the configured embedder, embed one text, and return its fingerprint."""
         self.embedder.embed(["probe"])
         return fingerprint(self.embedder)
+
+    # -- export, import, backup --
+
+    def export_store(
+        self,
+        out: IO[bytes],
+        *,
+        store: str | None = None,
+        passphrase: str | None = None,
+        progress: Progress | None = None,
+    ) -> dict[str, int]:
+        """Write the whole store, every tier with its history, as one archive to ``out``.
+
+        Encrypted (AES-256-GCM, scrypt) when a ``passphrase`` is given.
+        Returns the count of each kind of record written.
+        """
+        # Recalls counted so far are part of what the archive keeps.
+        self._reinforcer.flush(self._stores.name(store))
+        counts = self._archives.export(out, store=store, passphrase=passphrase, progress=progress)
+        # Not a change, but the whole store leaving: worth a line in the log.
+        return self._logged(store, "store.export", counts)
+
+    def import_store(
+        self,
+        path: Path,
+        *,
+        store: str | None = None,
+        passphrase: str | None = None,
+        on_conflict: str = "keep-existing",
+        overwrite: bool = False,
+        dry_run: bool = False,
+        reembed: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import an archive; refused whole (nothing written) if it is damaged or altered.
+
+        A store that already holds records needs ``overwrite``; ids already
+        there are settled by ``on_conflict`` (keep-existing, keep-imported,
+        keep-newer).
+        """
+        report = self._archives.import_archive(
+            path,
+            store=store,
+            passphrase=passphrase,
+            on_conflict=on_conflict,
+            overwrite=overwrite,
+            dry_run=dry_run,
+            reembed=reembed,
+            progress=progress,
+        )
+        # One entry for the whole import: its ids could be millions.
+        return report if dry_run else self._logged(store, "store.import", report)
+
+    def backup_store(self, out: Path, *, store: str | None = None, overwrite: bool = False) -> int:
+        """A consistent copy of the store's file taken while it serves; its size in bytes."""
+        return self._logged(
+            store, "store.backup", self._archives.backup(out, store=store, overwrite=overwrite)
+        )
 
     # -- consolidation ("dreaming") --
 

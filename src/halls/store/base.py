@@ -34,7 +34,8 @@ against each backend through ``halls.store.open_backend``):
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
-from typing import Protocol
+from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -293,11 +294,13 @@ class Consolidation(Protocol):
         """Briefs created at or after ``since`` (all when None), oldest first."""
         ...
 
-    def apply_changes(self, changes: Sequence[Change], run: Run) -> None:
-        """Apply every change and save the run record in one transaction.
+    def apply_changes(self, changes: Sequence[Change], run: Run | None) -> None:
+        """Apply every change and save the run record (if any) in one transaction.
 
         A change that fails (e.g. ``AlreadyExists``) rolls back all of them
         and the run record. See ``halls.store.changes`` for each change.
+        Without a run (``None``: an import writing records with their
+        consolidation state and edges) no run record is written.
         """
         ...
 
@@ -349,3 +352,14 @@ class Maintenance(Protocol):
 
 class Store(Records, SearchIndex, RunLog, Consolidation, Maintenance, Protocol):
     """One named store: every concern above."""
+
+
+@runtime_checkable
+class FileBackup(Protocol):
+    """What a store whose data lives in files may offer besides ``Store``: a
+    consistent copy of them, taken while the store serves (``halls backup``).
+    Not part of ``Store``: a backend without it says so, and export works on any."""
+
+    def backup(self, target: Path) -> None:
+        """Copy the whole store, consistent as of one instant, into the file ``target``."""
+        ...

@@ -10,6 +10,7 @@ and changes) and ``Purger`` (the one true deletion).
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
@@ -371,6 +372,23 @@ class SQLiteStore:
         """The files that hold this store's data (the database, its WAL and index)."""
         return [Path(str(self.path) + suffix) for suffix in ("", "-wal", "-shm")]
 
+    def backup(self, target: Path) -> None:
+        """SQLite's online backup API: a consistent copy while writers go on.
+
+        Read from its own connection in one step, inside one read
+        transaction: under WAL the store's writer goes on meanwhile, and the
+        copy is the database as of that instant (WAL pages included).
+        """
+        source = sqlite3.connect(self.path)
+        try:
+            copy = sqlite3.connect(target)
+            try:
+                source.backup(copy)
+            finally:
+                copy.close()
+        finally:
+            source.close()
+
     def holds(self, value: str) -> bool:
         # Reads every file whole: a purge's proof, never on a request's path.
         data = value.encode()
@@ -447,7 +465,7 @@ class SQLiteStore:
     def briefs_since(self, since: float | None) -> list[Brief]:
         return self._cons.briefs_since(since)
 
-    def apply_changes(self, changes: Sequence[ch.Change], run: Run) -> None:
+    def apply_changes(self, changes: Sequence[ch.Change], run: Run | None) -> None:
         self._cons.apply_changes(changes, run)
 
     # -- run records (RunLog) --
