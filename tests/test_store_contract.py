@@ -627,5 +627,5 @@ def test_index_bytes_grow_with_what_searches_loaded(store: Store) -> None:
     assert small > 0
     store.add_short([short(f"note {i} about lakes") for i in range(500)], np.stack([axis(1)] * 500))
     assert text_ids(store, ["lakes"]) and vec_ids(store, axis(1))
-    # 500 more rows of 384 floats (float32 and float16 copies) at the least.
-    assert store.index_bytes() >= small + 500 * 384 * 6
+    # 500 more rows of DIM floats (float32 and float16 copies) at the least.
+    assert store.index_bytes() >= small + 500 * DIM * 6
