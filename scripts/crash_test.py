@@ -11,9 +11,10 @@ Two parts, each against a real ``halls serve`` on 127.0.0.1:
    three days, so a run has many facts to promote), then a run is started
    and the server SIGKILLed at a random moment of it (``--run-kills`` times,
    each on a fresh store; a kill that comes after the run answered is
-   checked, then tried again earlier, up to three times). After a restart the run is either wholly applied
-   (status ``done``, every promoted fact there) or not at all (no fact, no
-   entry consumed); the next run succeeds and fails the stale one.
+   checked, then tried again earlier, up to three times). After a restart
+   the run is either wholly applied (status ``done``, every promoted fact
+   there) or not at all (no fact, no entry consumed); the next run succeeds
+   and fails the stale one.
 
 Prints figures, and with ``--json`` one JSON object (the test reads it).
 Exits 1 if any check fails. Bounded: ``--time-limit`` seconds in all.

@@ -16,13 +16,20 @@ LEAK = re.compile(
     r"/(?:tmp|work|home|root|usr|var|opt|srv|etc|proc|private)/"
 )
 
+# Answers that hand over a whole store.
+DATA_PATHS = {"/export", "/backup"}
+
 
 @schemathesis.check
 def no_leak(ctx, response, case) -> bool | None:  # type: ignore[no-untyped-def]
     """No response body names a path, a stack frame or SQL."""
     if case.path == "/openapi.json":
         return None
-    found = LEAK.search(response.text or "")
+    if response.status_code < 400 and case.path in DATA_PATHS:
+        # An archive or a database file: the store's own content, in any
+        # bytes (a memory may well name a path); its errors are still checked.
+        return None
+    found = LEAK.search(response.content.decode("utf-8", "replace"))
     if found is not None:
         raise AssertionError(f"the response leaks {found.group(0)!r}")
     return None

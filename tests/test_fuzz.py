@@ -37,6 +37,8 @@ def test_schemathesis_finds_nothing(tmp_path: Path) -> None:
         done = subprocess.run(
             [
                 str(cli),
+                "--config-file",
+                str(TESTS / "schemathesis.toml"),
                 "run",
                 f"{live.url}/openapi.json",
                 "--header",

@@ -83,7 +83,11 @@ def export(memory: MemoryDep, store: AdminStore, body: ExportIn | None = None) -
     openapi_extra={
         "requestBody": {
             "required": True,
-            "content": {"application/octet-stream": {"schema": {"type": "string"}}},
+            "content": {
+                "application/octet-stream": {
+                    "schema": {"type": "string", "format": "binary", "minLength": 1}
+                }
+            },
         }
     },
 )
