@@ -113,7 +113,9 @@ _FORMULA = re.compile(
     r"(?:couldn't|could not|can't) agree|i (?:totally |completely )?agree|i can'?t wait|"
     r"i hope so|i bet\b|i see\b|i get (?:it|that|you)|i feel you|i hear you|i know,? right|"
     # Directives: a request or suggestion to the listener is not a statement.
-    r"let'?s\b|let (?:me|us|him|her|them|[A-Z])|please\b|don'?t\b)"
+    r"let'?s\b|let (?:me|us|him|her|them|[A-Z])|please\b|don'?t\b|"
+    # Reminiscence addressed to the listener ("Remember when we ...").
+    r"remember (?:when|how|what|who|where|the time)\b)"
 )
 # A sentence whose subject is left out opens with a verb, modal or predicate
 # ("Glad I could help", "Gonna keep going", "Gives me a visual"): its subject
@@ -257,7 +259,11 @@ def clauses(sentence: str) -> list[str]:
         return [f"I am {m.group(1)} {m.group(2)}", *clauses(m.group(3))]
     parts = _SO.split(s, maxsplit=1)
     if len(parts) == 2:
-        return [*clauses(parts[0]), *clauses(parts[1])]
+        # "..., so leave the sugar out": a clause with no subject is a directive.
+        head = parts[1].split()[0]
+        subject = head[:1].isupper() or head.lower() in FIRST_PERSON | _SUBJECT_PRONOUNS
+        subject = subject or head.lower() in ("the", "a", "an")
+        return [*clauses(parts[0]), *(clauses(parts[1]) if subject else [])]
     first = _words(s)[:1]
     if first and first[0] not in _SUBORDINATORS:
         parts = _SPLICE.split(s, maxsplit=1)
