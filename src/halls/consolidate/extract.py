@@ -329,7 +329,8 @@ def strip_edges(sentence: str) -> str:
         # A vocative: a capitalised name and a comma ("Caroline, that's ...").
         m = re.match(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?[,!]\s*", s)
         apposition = re.match(r"^[A-Z][a-z]+, (?:my|our|his|her|their|the) [^,]{1,30}, ", s)
-        if m and not apposition and m.group(0).split(",")[0].split("!")[0].lower() not in FIRST_PERSON:
+        name = m.group(0).split(",")[0].split("!")[0].lower() if m else ""
+        if m and not apposition and name not in FIRST_PERSON:
             s = s[m.end() :]
         if s == before:
             break
@@ -422,7 +423,9 @@ def _attribute(sentence: str, word: str) -> bool:
     if re.search(r"\s(?!I\b|I')[A-Z]", sentence.strip()):
         return True  # a name or a place: "I'm on JST", "I'm in Lisbon now"
     copula = re.match(r"(?i)^(?:i'm|i am)\s+(?:an?\s+)?([\w-]+)[.!]*$", sentence.strip())
-    return bool(copula) and copula.group(1).lower() == word and word not in _STATES
+    if copula is None:
+        return False
+    return copula.group(1).lower() == word and word not in _STATES
 
 
 def statement(sentence: str, speaker: str | None) -> str | None:
