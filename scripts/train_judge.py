@@ -7,9 +7,14 @@ team), embeds every statement with the default embedder, and splits the
 pairs by their earlier statement (all pairs about one fact fall on the same
 side) into a training part and a held-out quarter. On the training part a
 small grid of MLPs is compared by grouped 5-fold cross-validation; the best
-is trained on the whole training part and saved as ``judge.npz``. The
-held-out accuracy of the word-list rule (``WordJudge``) and of the saved MLP
-is written to ``report.json`` and printed. Deterministic for a given seed.
+is trained on the whole training part and saved as ``judge.npz``. The grid
+includes the inputs: the lexical features alone, or with the ``semantic``
+features of the two embeddings projected on the first k principal
+directions of the training statements (k in ``PROJECTIONS``; the
+projection is saved with the weights). The held-out accuracy of the
+word-list rule (``WordJudge``), of the best lexical-only MLP and of the
+saved MLP is written to ``report.json`` and printed. Deterministic for a
+given seed.
 """
 
 from __future__ import annotations
@@ -37,6 +42,7 @@ from halls.embed import build_embedder
 
 HERE = Path(__file__).resolve().parent.parent / "src" / "halls" / "consolidate" / "judge_data"
 EPOCHS = 500
+PROJECTIONS = (0, 8, 16, 32)  # principal directions of the embeddings fed to the MLP
 ADDITIVE_PREFIX = ["Also, ", "As said before, ", "Again, "]
 REVERSED = {"same": "same", "unrelated": "unrelated", "update": "update", "retract": "update"}
 
@@ -111,6 +117,13 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=HERE)
     ap.add_argument("--seed", type=int, default=11)
+    ap.add_argument(
+        "--projections",
+        type=int,
+        nargs="+",
+        default=list(PROJECTIONS),
+        help="principal directions of the embeddings to try (0: lexical features only)",
+    )
     args = ap.parse_args()
     pairs = load_pairs()
     embedder = build_embedder(EmbedderSettings())
@@ -149,28 +162,45 @@ def main() -> None:
 
     train_pairs, y_train, groups = rows(train, augment=True)
     test_pairs, y_test, _ = rows(test, augment=False)
-    x_train, x_test = features(train_pairs), features(test_pairs)
     train_groups = np.array(groups)
+    # Principal directions of the training statements only (never the held-out ones).
+    seen = np.stack([vecs[t] for t in sorted({t for _, a, b in train for t in (a, b)})])
+    centred = seen - seen.mean(axis=0)
+    directions = np.linalg.svd(centred, full_matrices=False)[2].T.astype(np.float32)
+    inputs: dict[int, tuple[np.ndarray | None, np.ndarray, np.ndarray]] = {}
+    for k in sorted({0, *args.projections}):
+        proj = directions[:, :k] if k else None
+        inputs[k] = (proj, features(train_pairs, proj), features(test_pairs, proj))
 
     # Grouped 5-fold CV over the training part picks the size and the penalty.
     names = sorted(set(train_groups.tolist()))
     random.Random(args.seed + 1).shuffle(names)
     fold_of = {g: n % 5 for n, g in enumerate(names)}
     folds = np.array([fold_of[g] for g in train_groups])
-    grid = [(h, l2) for h in (16, 32) for l2 in (1e-3, 1e-2, 3e-2)]
+    grid = [(k, h, l2) for k in inputs for h in (16, 32) for l2 in (1e-3, 1e-2, 3e-2)]
     scores = {}
-    for hidden, l2 in grid:
+    for k, hidden, l2 in grid:
+        x_train = inputs[k][1]
         accs = []
         for f in range(5):
             w = train_mlp(x_train[folds != f], y_train[folds != f], hidden, l2, EPOCHS, args.seed)
             accs.append(float((predict(w, x_train[folds == f]) == y_train[folds == f]).mean()))
-        scores[(hidden, l2)] = float(np.mean(accs))
-        print(f"cv hidden={hidden} l2={l2}: {scores[(hidden, l2)]:.3f}")
+        scores[(k, hidden, l2)] = float(np.mean(accs))
+        print(f"cv k={k} hidden={hidden} l2={l2}: {scores[(k, hidden, l2)]:.3f}")
+
+    def fit(key: tuple[int, int, float]) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+        k, hidden, l2 = key
+        proj, x_train, x_test = inputs[k]
+        w = train_mlp(x_train, y_train, hidden, l2, EPOCHS, args.seed)
+        if proj is not None:
+            w["projection"] = proj
+        return w, accuracy(predict(w, x_test), y_test)
+
     # The choice is made on cross-validation, never on the held-out pairs.
     chosen = max(scores, key=lambda k: scores[k])
-    hidden, l2 = chosen
-    weights = train_mlp(x_train, y_train, hidden, l2, EPOCHS, args.seed)
-    mlp = accuracy(predict(weights, x_test), y_test)
+    weights, mlp = fit(chosen)
+    lexical_only = max((key for key in scores if key[0] == 0), key=lambda k: scores[k])
+    _, mlp_lexical = fit(lexical_only)
 
     words = WordJudge().judge(test_pairs)
     word_pred = np.array([LABELS.index(j.label) for j in words])
@@ -181,14 +211,15 @@ def main() -> None:
         "held_out_pairs": len(test),
         "held_out_labels": dict(Counter(label for label, _, _ in test)),
         "chosen": {
-            "inputs": "lexical",
-            "hidden": hidden,
-            "l2": l2,
+            "inputs": f"lexical + embeddings (k={chosen[0]})" if chosen[0] else "lexical",
+            "hidden": chosen[1],
+            "l2": chosen[2],
             "cv_accuracy": round(scores[chosen], 3),
         },
-        "cv_accuracy": {f"h{h} l2={r}": round(v, 3) for (h, r), v in scores.items()},
+        "cv_accuracy": {f"k{k} h{h} l2={r}": round(v, 3) for (k, h, r), v in scores.items()},
         "held_out_accuracy": {
-            "mlp over lexical": mlp,
+            "chosen mlp": mlp,
+            "mlp over lexical only": mlp_lexical,
             "word_lists": accuracy(word_pred, y_test),
         },
     }

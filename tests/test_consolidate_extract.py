@@ -201,3 +201,56 @@ def test_entries_and_briefs_become_units_with_provenance() -> None:
     )
     (unit,) = distill.from_briefs([brief], distill.LocalExtractor())
     assert (unit.content, unit.journal) == ("Moved CI to the 2-core runner.", ["b_1"])
+
+
+@pytest.mark.parametrize(
+    ("turn", "expected"),
+    [
+        # A leading multi-word discourse marker carries nothing.
+        ("Omar: By the way, I moved to Porto in May", ["Omar moved to Porto in May."]),
+        # ", so" joins two statements; a directive after it is no statement.
+        ("Omar: I'm diabetic, so leave the sugar out of my recipes", ["Omar is diabetic."]),
+        (
+            "Omar: I live in Denver, so I'm on Mountain time",
+            ["Omar lives in Denver.", "Omar is on Mountain time."],
+        ),
+        # A leading reason clause is a statement of its own.
+        (
+            "Omar: Since I'm in Porto now, calls before 9am my time are hard",
+            ["Omar is in Porto now.", "Calls before 9am Omar's time are hard."],
+        ),
+        # A leading role ("As a nurse, I ...") states the role; not a past one.
+        (
+            "Omar: As a nurse I work twelve-hour shifts",
+            ["Omar is a nurse.", "Omar works twelve-hour shifts."],
+        ),
+        ("Omar: As a teenager I loved skateboarding", ["As a teenager Omar loved skateboarding."]),
+        # A comma splice before a first-person clause: two sentences.
+        ("Omar: Again, it's Ozzy, I never answer to Oswald", ["Omar never answers to Oswald."]),
+        # "Call me X" is the speaker's name.
+        ("Omar: Please call me Ozzy", ["Omar goes by Ozzy."]),
+        # A request to remember keeps what follows, first person or not.
+        (
+            "Omar: Remember, two-space indentation in YAML files",
+            ["Two-space indentation in YAML files."],
+        ),
+        ("Omar: Keep in mind I'm on Lisbon time", ["Omar is on Lisbon time."]),
+        ("Omar: Remember when we hiked the ridge", []),
+        # An apposition after a name is no vocative.
+        (
+            "Omar: Rita, my sister, lives in Quito",
+            ["Rita, Omar's sister, lives in Quito."],
+        ),
+        # One content word is enough for an attribute, not for a passing state.
+        ("Omar: I'm vegan", ["Omar is vegan."]),
+        ("Omar: I'm so tired", []),
+        ("Omar: I'm excited!", []),
+    ],
+)
+def test_clauses_markers_and_requests_to_remember(turn: str, expected: list[str]) -> None:
+    assert said(turn) == expected
+
+
+def test_notes_are_not_cut_into_clauses() -> None:
+    """A note (no speaker) passes through whole: only utterances are cut at clause joins."""
+    assert said("The cache is slow, so we added Redis") == ["The cache is slow, so we added Redis"]

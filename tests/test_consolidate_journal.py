@@ -160,3 +160,23 @@ def test_stats_count_only_briefs_and_flags_waiting_for_a_run(make_server, clock)
     run(c)
     counts = c.get("/stats", params=S).json()["counts"]
     assert counts["briefs"] == 0 and counts["forget_flags"] == 0
+
+
+def test_statements_inside_longer_turns_become_one_fact(make_server, clock) -> None:
+    """The statement a turn makes beside a marker, a directive or a second clause is drawn
+    out of it ("By the way, I'm vegetarian, so ...", "Keep in mind I'm ..."): said on two
+    days, it becomes one fact derived from both journal events."""
+    c = make_server().client
+    said = [
+        "By the way, I'm vegetarian, so no meat in the meal plans please",
+        "Keep in mind I'm vegetarian.",
+    ]
+    ids = []
+    for day, text in enumerate(said):
+        ids += journal(c, [{"content": text, "role": "user", "session_id": f"d{day}"}])
+        clock.advance(DAY)
+    record = run(c)
+    [promote] = [a for a in record["actions"] if a["kind"] == "promote"]
+    assert promote["after"]["content"] == "The user is vegetarian."
+    [fact] = c.get("/long", params=S).json()
+    assert sorted(fact["derived_from"]) == sorted(ids)

@@ -212,3 +212,30 @@ def test_llm_answers_are_validated() -> None:
     for bad in bad_answers:
         with pytest.raises(BadAnswer):
             parse(bad, FactAnswer)
+
+
+def test_a_hint_matches_by_the_roots_of_its_words(embedder) -> None:
+    """Every content word of the hint in the text (first five letters), else the cosine."""
+    from halls.consolidate.briefs import matches
+
+    hint = Phrase("licence renewal", embedder.embed(["licence renewal"])[0], "b_1")
+    texts = ["Ada's driving licence is renewed every ten years", "Ada renewed the lease"]
+    vecs = embedder.embed(texts)
+    assert matches(hint, texts[0], None, vecs[0], 0.99)  # licence, renew(al|ed): both there
+    assert not matches(hint, texts[1], None, vecs[1], 0.99)  # no licence
+
+
+def test_an_unmatched_hint_goes_to_the_nearest_cluster_only(embedder) -> None:
+    """The nearest group takes a hint if it is HINT_FLOOR close; a far one takes nothing."""
+    from halls.consolidate.briefs import HINT_FLOOR, nearest
+
+    hint = Phrase("Bazel builds", embedder.embed(["Bazel builds"])[0], "b_1")
+    groups = [
+        embedder.embed(["Bo had soup for lunch"]),
+        embedder.embed(["Our project is compiled with Bazel", "The project uses Bazel"]),
+    ]
+    sims = [float((g @ hint.vector).max()) for g in groups]
+    assert sims[1] >= HINT_FLOOR > sims[0]
+    assert nearest([hint], groups) == {1: hint}
+    far = Phrase("quantum chromodynamics", embedder.embed(["quantum chromodynamics"])[0], "b_2")
+    assert nearest([far], groups) == {}

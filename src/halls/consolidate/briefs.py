@@ -2,7 +2,12 @@
 
 A hint, a noise item or a completed intent matches by topic (exact,
 case-insensitive), by text (one contains the other, ignoring case and
-spacing), or by embedding similarity at the cluster threshold. A completed
+spacing, or every content word of the phrase is in the text, words that
+share their first five letters counting as one: "passport expiry" and
+"the passport expires in 2031"), or by embedding similarity at the cluster
+threshold. A hint that matches nothing so goes to the one cluster nearest
+to it, if that is at least ``HINT_FLOOR`` close (``nearest``): a hint
+names something said in the session it summarises. A completed
 intent may also be an open loop's id. Each completed intent closes at most
 one loop: the best-matching one.
 """
@@ -15,7 +20,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from halls.consolidate.reconcile import STOP
+
 _SPACE = re.compile(r"\s+")
+_WORD = re.compile(r"[a-z0-9]+")
+ROOT = 5  # words sharing this many first letters count as one
+HINT_FLOOR = 0.6  # the nearest cluster takes an unmatched hint down to this cosine
 
 
 def norm(text: str) -> str:
@@ -31,6 +41,10 @@ class Phrase:
     source: str  # the brief id
 
 
+def _roots(text: str) -> set[str]:
+    return {w[:ROOT] for w in _WORD.findall(text.casefold()) if w not in STOP and len(w) > 2}
+
+
 def matches(
     phrase: Phrase, text: str, topic: str | None, vector: np.ndarray, threshold: float
 ) -> bool:
@@ -39,7 +53,24 @@ def matches(
         return True
     if p and (p in t or (len(t) >= 8 and t in p)):
         return True
+    words = _roots(phrase.text)
+    if words and words <= _roots(text):
+        return True
     return float(phrase.vector @ vector) >= threshold
+
+
+def nearest(phrases: Sequence[Phrase], groups: Sequence[np.ndarray]) -> dict[int, Phrase]:
+    """For each phrase, the group (of unit vectors) nearest to it, if ``HINT_FLOOR`` close."""
+    out: dict[int, Phrase] = {}
+    best: dict[int, float] = {}
+    for phrase in phrases:
+        scores = [float((g @ phrase.vector).max()) if len(g) else -1.0 for g in groups]
+        if not scores:
+            continue
+        n = int(np.argmax(scores))
+        if scores[n] >= HINT_FLOOR and scores[n] > best.get(n, -1.0):
+            out[n], best[n] = phrase, scores[n]
+    return out
 
 
 def any_match(

@@ -14,10 +14,20 @@ act), never a list of known sentences:
 1. Split: image captions (``[image: ...]``) go; the text is cut into
    sentences at ``.``, ``!``, ``?``, ``;``, line breaks and dashes between
    spaces (chat writes clauses that way). Bullets are stripped.
+   A sentence that joins two statements is cut in two: at ", so" and at
+   a comma before a first-person clause ("it's Sam, I never go by ..."),
+   after a leading reason clause ("Since I'm in Lisbon now, meetings ..."
+   -> "I'm in Lisbon now" + "meetings ..."), and after a leading role
+   ("As a vegan I need ..." -> "I am a vegan" + "I need ...").
 2. Strip the edges of a sentence that carry no content: interjections and
-   discourse markers ("Hey", "Wow,", "So,", "Anyway,"), a vocative (a
-   capitalised name set off by a comma: "Caroline, ...", "..., Mel!") and a
-   leading formula with its comma ("Thanks, ...").
+   discourse markers ("Hey", "Wow,", "So,", "Anyway,", "By the way,",
+   "Again,"), a vocative (a capitalised name set off by a comma: "Caroline,
+   ...", "..., Mel!"; not a name followed by an apposition: "Leo, my son,
+   ...") and a leading formula with its comma ("Thanks, ..."). A request to
+   remember ("Remember, ...", "Keep in mind ...", "For the record, ...",
+   "Note that ...") is stripped too, and marks what follows as something
+   the speaker wants kept: it needs no first-person subject (below). "Call
+   me Sam" is the speaker's name: "I go by Sam".
 3. Drop a sentence whose act is not a statement:
 
    - a question: it ends with ``?`` or opens in interrogative form (a wh-word
@@ -32,7 +42,8 @@ act), never a list of known sentences:
      points outside it ("that", "it", "this", "they", "he", "she", "there":
      "That's awesome!", "It was a great experience").
    - (utterances only) a sentence that says nothing of the speaker: it has no
-     first-person subject ("I", "we", "my ...", "our ..."). What a user
+     first-person subject ("I", "we", "my ...", "our ...") and was not
+     asked to be remembered. What a user
      states of themself (facts, preferences, decisions, plans) is what a
      personal memory keeps; a remark about the world in a chat is left to
      the short-term tier.
@@ -102,7 +113,9 @@ _FORMULA = re.compile(
     r"(?:couldn't|could not|can't) agree|i (?:totally |completely )?agree|i can'?t wait|"
     r"i hope so|i bet\b|i see\b|i get (?:it|that|you)|i feel you|i hear you|i know,? right|"
     # Directives: a request or suggestion to the listener is not a statement.
-    r"let'?s\b|let (?:me|us|him|her|them|[A-Z])|please\b|don'?t\b)"
+    r"let'?s\b|let (?:me|us|him|her|them|[A-Z])|please\b|don'?t\b|"
+    # Reminiscence addressed to the listener ("Remember when we ...").
+    r"remember (?:when|how|what|who|where|the time)\b)"
 )
 # A sentence whose subject is left out opens with a verb, modal or predicate
 # ("Glad I could help", "Gonna keep going", "Gives me a visual"): its subject
@@ -114,6 +127,16 @@ _ELIDED = frozenset(
         "grateful proud hope hoping wish wishing thinking feeling love loving miss missing "
         "looking gives keeps makes sounds looks seems feels reminds means adding going trying "
         "just"
+    ).split()
+)
+# Passing states and feelings: "I'm tired" is no attribute of the speaker.
+_STATES = frozenset(
+    (  # noqa: SIM905
+        "tired happy sad excited good fine great okay ok glad sorry busy sick ill ready back done "
+        "here home bored stressed nervous thrilled grateful thankful proud lucky blessed curious "
+        "sure afraid scared exhausted stoked pumped hungry thirsty late early free away out in "
+        "off on up down well better worse awesome amazing cool alright confused lost stuck upset "
+        "angry mad worried relieved surprised impressed jealous lonely"
     ).split()
 )
 _WH = frozenset(["what", "why", "how", "who", "whom", "whose", "where", "when", "which"])
@@ -197,6 +220,58 @@ _IRREGULAR_3SG = {
 _NEG_3SG = {"don't": "doesn't", "haven't": "hasn't", "am": "is", "aren't": "isn't"}
 
 
+# Clause boundaries inside one sentence of an utterance (see ``clauses``).
+_SUBORDINATORS = frozenset(
+    (  # noqa: SIM905
+        "when whenever if unless while because since although though after before until as once"
+    ).split()
+)
+_SO = re.compile(r",\s+so\s+(?=\w)")
+# A comma before a first-person clause: "it's Sam, I never go by Samantha".
+_SPLICE = re.compile(r",\s+(?=(?:I|I'm|I've|I'd|I'll|we|we're|we've)\s)")
+_REASON = re.compile(r"(?i)^(?:since|because|now that)\s+((?:I|I'm|I've|we|we're)\b[^,]+),\s+(.+)$")
+_ROLE = re.compile(r"^As (an?) ((?:[\w-]+ ){0,2}?[\w-]+),?\s+((?:I|we)\s+([A-Za-z']+).*)$")
+# Leading phrases that mark what follows as worth keeping (a request to remember).
+_MEMO = re.compile(
+    r"(?i)^(?:remember(?:\s+that)?(?!\s+(?:when|how|what|who|where|the time)\b)|"
+    r"keep in mind(?:\s+that)?|note that|for the record|just so you know|fyi|"
+    r"for future reference|please remember(?:\s+that)?|don'?t forget(?:\s+that)?)\s*[,:]?\s+"
+)
+# Leading discourse phrases of several words (one-word ones are in MARKERS).
+_PHRASES = re.compile(
+    r"(?i)^(?:by the way|as i (?:said|mentioned)(?: before)?|as mentioned|like i said|"
+    r"again|once again|to be clear|just to be clear|to clarify)\s*,\s*"
+)
+_CALL_ME = re.compile(r"(?i)^(?:please\s+)?call me\s+(?=[A-Z])")
+
+
+def clauses(sentence: str) -> list[str]:
+    """An utterance's sentence cut where it joins two statements (module docstring, 1)."""
+    s = _PHRASES.sub("", sentence.strip())
+    m = _REASON.match(s)
+    if m:
+        return [*clauses(m.group(1)), *clauses(m.group(2))]
+    m = _ROLE.match(s)
+    verb = m.group(4).lower() if m else ""
+    past = verb.endswith("ed") and not verb.endswith("eed")
+    past = past or verb in _IRREGULAR_PAST or verb in ("was", "were")
+    if m and not past:
+        return [f"I am {m.group(1)} {m.group(2)}", *clauses(m.group(3))]
+    parts = _SO.split(s, maxsplit=1)
+    if len(parts) == 2:
+        # "..., so leave the sugar out": a clause with no subject is a directive.
+        head = parts[1].split()[0]
+        subject = head[:1].isupper() or head.lower() in FIRST_PERSON | _SUBJECT_PRONOUNS
+        subject = subject or head.lower() in ("the", "a", "an")
+        return [*clauses(parts[0]), *(clauses(parts[1]) if subject else [])]
+    first = _words(s)[:1]
+    if first and first[0] not in _SUBORDINATORS:
+        parts = _SPLICE.split(s, maxsplit=1)
+        if len(parts) == 2 and len(_words(parts[0])) >= 2:
+            return [*clauses(parts[0]), *clauses(parts[1])]
+    return [s]
+
+
 @dataclass(frozen=True, slots=True)
 class Statement:
     """One statement drawn from a text: the sentence as it was, and as it is kept."""
@@ -253,7 +328,9 @@ def strip_edges(sentence: str) -> str:
             s = s[m.end() :]
         # A vocative: a capitalised name and a comma ("Caroline, that's ...").
         m = re.match(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?[,!]\s*", s)
-        if m and m.group(0).split(",")[0].split("!")[0].lower() not in FIRST_PERSON:
+        apposition = re.match(r"^[A-Z][a-z]+, (?:my|our|his|her|their|the) [^,]{1,30}, ", s)
+        name = m.group(0).split(",")[0].split("!")[0].lower() if m else ""
+        if m and not apposition and name not in FIRST_PERSON:
             s = s[m.end() :]
         if s == before:
             break
@@ -341,11 +418,27 @@ def _finish(text: str) -> str:
     return text[0].upper() + text[1:] + "."
 
 
+def _attribute(sentence: str, word: str) -> bool:
+    """A one-word statement worth keeping: "I'm vegan", "I'm in Lisbon", not "I'm tired"."""
+    if re.search(r"\s(?!I\b|I')[A-Z]", sentence.strip()):
+        return True  # a name or a place: "I'm on JST", "I'm in Lisbon now"
+    copula = re.match(r"(?i)^(?:i'm|i am)\s+(?:an?\s+)?([\w-]+)[.!]*$", sentence.strip())
+    if copula is None:
+        return False
+    return copula.group(1).lower() == word and word not in _STATES
+
+
 def statement(sentence: str, speaker: str | None) -> str | None:
     """The statement ``sentence`` makes (rewritten for ``speaker``), or None if it makes none."""
     raw = sentence.strip()
     if not raw or raw.endswith(":"):
         return None  # a heading ("The user asked:") introduces, it does not state
+    noted = False
+    if speaker is not None:
+        raw = _CALL_ME.sub("I go by ", raw)
+        m = _MEMO.match(raw)
+        if m and raw[m.end() :].strip():
+            raw, noted = raw[m.end() :], True
     if is_question(raw):
         return None
     s = strip_edges(raw)
@@ -360,10 +453,11 @@ def statement(sentence: str, speaker: str | None) -> str | None:
         return None
     if words[0] in _DEICTIC or words[0] in _WH | _AUX | _ELIDED:
         return None
-    if not any(w in FIRST_PERSON for w in words):
+    if not noted and not any(w in FIRST_PERSON for w in words):
         return None
     name_words = frozenset(_words(speaker))
-    if len(content_words(s, name_words)) < MIN_CONTENT_WORDS:
+    found = content_words(s, name_words)
+    if len(found) < MIN_CONTENT_WORDS and not (found and (noted or _attribute(s, found[0]))):
         return None
     return _finish(third_person(s, speaker))
 
@@ -374,7 +468,8 @@ def statements(text: str, speaker: str | None = None) -> list[Statement]:
         speaker, text = speaker_of(text)
     out: list[Statement] = []
     for sentence in sentences(text):
-        kept = statement(sentence, speaker)
-        if kept:
-            out.append(Statement(kept, sentence))
+        for part in clauses(sentence) if speaker is not None else [sentence]:
+            kept = statement(part, speaker)
+            if kept:
+                out.append(Statement(kept, sentence))
     return out

@@ -299,7 +299,24 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
     # words sit around 0.6-0.75; lower, the pairs grow quadratically (10,000
     # entries of one person's notes: ~100 neighbours each at 0.6, ~1,000 at 0.4).
     link = max(cfg.related_threshold, cfg.cluster_threshold - LINK_MARGIN)
-    for members in cluster(vectors, link, joins):
+    clusters = cluster(vectors, link, joins)
+    # A hint that matches no cluster outright goes to the nearest one (briefs.nearest).
+    unmatched = [
+        h
+        for h in hints
+        if not any(
+            briefs_mod.any_match(
+                [h],
+                [units[i].content for i in m],
+                [units[i].topic for i in m],
+                vectors[m],
+                cfg.cluster_threshold,
+            )
+            for m in clusters
+        )
+    ]
+    fallback = briefs_mod.nearest(unmatched, [vectors[m] for m in clusters]) if unmatched else {}
+    for n, members in enumerate(clusters):
         group = [units[i] for i in members]
         texts = [u.content for u in group]
         topics = [u.topic for u in group]
@@ -314,7 +331,7 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
             briefs_mod.any_match(hints, texts, topics, vectors[members], cfg.cluster_threshold)
             if hints
             else None
-        )
+        ) or fallback.get(n)
         gate = None
         if any(u.pinned for u in group):
             gate = "a pinned entry"

@@ -18,7 +18,9 @@ features and the cosine (content words shared, added or dropped, names and
 numbers that differ, where the first difference sits, change, negation,
 additive, retraction and contrast words, many-valued and one-at-a-time
 verbs), computed in numpy over a batch of pairs (``Statements`` parses each
-statement once). Its weights (``judge_data/judge.npz``, 4 KB) are trained
+statement once), and, when its weights carry a projection, over the two
+sentence embeddings (their product and distance in a few principal
+directions: ``semantic``). Its weights (``judge_data/judge.npz``, 4 KB) are trained
 by ``scripts/train_judge.py`` on ``judge_data/pairs.txt`` and ship in the
 package: nothing is downloaded. ``WordJudge`` is the word-list rule of
 ``reconcile`` behind the same protocol: the last resort when the weights are
@@ -131,6 +133,8 @@ def _parse(text: str) -> _Parsed:
     clean = text.replace("’", "'").replace("n't", " not")
     raw = _TOKEN.findall(clean)
     low = [w.lower().rstrip(".:") for w in raw]
+    # An ordinal is its number ("the 3rd" is "3").
+    low = [re.sub(r"^(\d+)(?:st|nd|rd|th)$", r"\1", w) for w in low]
     stems = [_stem(w.removesuffix("'s")) for w in low]
     joined = " ".join(low)
     ids: list[int] = []
@@ -140,7 +144,9 @@ def _parse(text: str) -> _Parsed:
     contrast: list[bool] = []
     after = False
     for n, (w, r) in enumerate(zip(stems, raw, strict=True)):
-        keep = (len(w) > 1 or w.isdigit()) and w not in STOP and w not in CHANGE
+        # One capital letter past the first word is a value ("size M", "type B").
+        short = w.isdigit() or (n > 0 and len(r) == 1 and r.isupper() and r != "I")
+        keep = (len(w) > 1 or short) and w not in STOP and w not in CHANGE
         keep = keep and w not in NEGATION
         if keep and len(ids) < MAX_WORDS:
             i = _VOCAB.setdefault(w, len(_VOCAB))
@@ -148,7 +154,9 @@ def _parse(text: str) -> _Parsed:
                 ids.append(i)
                 root = w[:PREFIX] if len(w) >= PREFIX else w
                 roots.append(_VOCAB.setdefault("\x00" + root, len(_VOCAB)))
-                name.append(bool(n) and r[:1].isupper())
+                # A name: capitalised past the first word, or a capital inside
+                # a word anywhere ("macOS", "iPhone", "TypeScript").
+                name.append((bool(n) and r[:1].isupper()) or any(c.isupper() for c in r[1:]))
                 number.append(any(ch.isdigit() for ch in w))
                 contrast.append(after)
         if w in CONTRAST or low[n] in CONTRAST:
@@ -202,7 +210,7 @@ def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
 
 N_LEXICAL = 34
 # Columns of ``lexical`` that ``_never_an_update`` reads.
-_JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY = 2, 10, 12, 17, 27, 29
+_JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
 
 
 class Statements:
@@ -302,14 +310,29 @@ def lexical_rows(
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
 
 
-def features(pairs: Sequence[Pair]) -> np.ndarray:
-    """One row of lexical features per pair (the cosine is among them)."""
+def semantic(u: np.ndarray, v: np.ndarray, projection: np.ndarray | None) -> np.ndarray:
+    """Features of the two embeddings: their product and distance in a projected space.
+
+    ``projection`` (dim x k, from training: the principal directions of the
+    training statements) keeps the pair classifier small; None: no columns.
+    """
+    if projection is None or not projection.size:
+        return np.zeros((len(u), 0), dtype=np.float32)
+    pu, pv = u @ projection, v @ projection
+    return np.concatenate([pu * pv, np.abs(pu - pv)], axis=1).astype(np.float32)
+
+
+def features(pairs: Sequence[Pair], projection: np.ndarray | None = None) -> np.ndarray:
+    """One row of features per pair: the lexical ones (the cosine is among them), then
+    the ``semantic`` ones when a projection is given."""
     if not pairs:
-        return np.zeros((0, N_LEXICAL), dtype=np.float32)
+        k = 0 if projection is None else 2 * projection.shape[1]
+        return np.zeros((0, N_LEXICAL + k), dtype=np.float32)
     u = np.stack([p.earlier_vec for p in pairs]).astype(np.float32)
     v = np.stack([p.later_vec for p in pairs]).astype(np.float32)
     sims = np.einsum("ij,ij->i", u, v)
-    return lexical([p.earlier for p in pairs], [p.later for p in pairs], sims)
+    lex = lexical([p.earlier for p in pairs], [p.later for p in pairs], sims)
+    return np.concatenate([lex, semantic(u, v, projection)], axis=1)
 
 
 # -- the judges --
@@ -326,7 +349,8 @@ def _never_an_update(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     something new and neither negates nor retracts is another fact too.
     Their probability of ``update`` (and, for additions, ``retract``; for
     additions sharing under half their words, ``same``) moves to
-    ``unrelated``.
+    ``unrelated``. And a statement that claims nothing new and marks no
+    change is no update: that probability moves to ``same``.
     """
     change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
     addition = (x[:, _ADDITION] > 0) & ~negation & ~retraction
@@ -340,6 +364,12 @@ def _never_an_update(x: np.ndarray, p: np.ndarray) -> np.ndarray:
         for k in labels:
             out[rows, _UNRELATED] += out[rows, k]
             out[rows, k] = 0.0
+    # A change needs something new: a later statement that claims no word
+    # the earlier one lacks (contrasts aside) and says no word of change,
+    # negation or retraction restates it.
+    nothing_new = (x[:, _CLAIMED] == 0) & ~(change | negation | retraction)
+    out[nothing_new, _SAME] += out[nothing_new, _UPDATE]
+    out[nothing_new, _UPDATE] = 0.0
     return out
 
 
@@ -349,6 +379,8 @@ class LocalJudge:
     name = "local"
 
     def __init__(self, weights: dict[str, np.ndarray]) -> None:
+        projection = weights.get("projection")
+        self.projection = None if projection is None else projection.astype(np.float32)
         self.mean = weights["mean"].astype(np.float32)
         self.std = weights["std"].astype(np.float32)
         self.w1 = weights["w1"].astype(np.float32)
@@ -366,7 +398,7 @@ class LocalJudge:
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
         if not pairs:
             return []
-        p = self.probabilities(features(pairs))
+        p = self.probabilities(features(pairs, self.projection))
         best = p.argmax(axis=1)
         return [Judgement(LABELS[int(k)], float(p[n, k]), self.name) for n, k in enumerate(best)]
 
@@ -377,7 +409,10 @@ class LocalJudge:
         v = statements.vectors
         assert v is not None
         sims = np.einsum("ij,ij->i", v[a], v[b])
-        p = self.probabilities(lexical_rows(statements, statements, a, b, sims))
+        x = lexical_rows(statements, statements, a, b, sims)
+        if self.projection is not None:
+            x = np.concatenate([x, semantic(v[a], v[b], self.projection)], axis=1)
+        p = self.probabilities(x)
         best = p.argmax(axis=1)
         return best, p[np.arange(len(best)), best]
 
@@ -442,7 +477,8 @@ def _weights() -> dict[str, np.ndarray] | None:
 def default_judge(match_threshold: float = 0.75, related_threshold: float = 0.55) -> Judge:
     """The shipped local judge; the word lists only if its weights are missing."""
     weights = _weights()
-    if weights is None or weights["w1"].shape[0] != N_LEXICAL:
+    k = weights["projection"].shape[1] if weights and "projection" in weights else 0
+    if weights is None or weights["w1"].shape[0] != N_LEXICAL + 2 * k:
         return WordJudge(match_threshold, related_threshold)
     return LocalJudge(weights)
 

@@ -284,13 +284,13 @@ def remove_edges(db: sqlite3.Connection, edges: Iterable[Edge]) -> None:
 
 
 def edges_of(db: sqlite3.Connection, ids: Sequence[str], kinds: Sequence[str] | None) -> list[Edge]:
-    out: dict[tuple[str, str, str], Edge] = {}
+    out: dict[tuple[str, str, str], tuple[float, int, Edge]] = {}
     kind_sql = "" if kinds is None else f" AND kind IN ({marks(kinds)})"
     for chunk in chunks(ids):
         q = marks(chunk)
         # A supersedes edge is made when the newer fact is: its created_at.
         rows = db.execute(
-            "SELECT src, dst, kind, created_at FROM ("
+            "SELECT src, dst, kind, created_at, n FROM ("
             "SELECT src, dst, kind, created_at, rowid AS n FROM edges "
             "UNION ALL SELECT id, supersedes, 'supersedes', created_at, 0 FROM long "
             "WHERE supersedes IS NOT NULL) "
@@ -299,5 +299,7 @@ def edges_of(db: sqlite3.Connection, ids: Sequence[str], kinds: Sequence[str] | 
         )
         for r in rows:
             edge = Edge(r[0], r[1], r[2], float(r[3]))
-            out.setdefault(edge.key, edge)
-    return sorted(out.values(), key=lambda e: (e.created_at, e.src, e.dst, e.kind))
+            out.setdefault(edge.key, (edge.created_at, int(r[4]), edge))
+    # Edges made in one instant keep the order they were written in (a fact's
+    # sources in its cluster's order): an archive writes them back that way.
+    return [e for _, _, e in sorted(out.values(), key=lambda t: (t[0], t[1], t[2].key))]
