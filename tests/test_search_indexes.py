@@ -17,7 +17,7 @@ from halls.recall import query_terms
 from halls.store.memindex.vectors import Snapshot, VectorIndex
 from halls.store.sqlite import SQLiteStore
 from halls.store.sqlite.search import _fts_query
-from halls.store.sqlite.terms import TOKENS, tokenised_rows
+from halls.store.memindex.terms import TOKENS, tokenised_rows
 
 # Varied lengths, repeated words (term frequency > 1), accents, stems, and
 # words held by most rows (idf floored) as well as by one.

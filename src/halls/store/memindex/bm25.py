@@ -26,8 +26,8 @@ from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 
+from halls.store.memindex.terms import tokenised_rows
 from halls.store.memindex.vectors import Gone, Snapshot, locate
-from halls.store.sqlite.terms import tokenised_rows
 
 # FTS5's bm25() constants (fts5_aux.c); changing them would break parity.
 K1 = 1.2

@@ -9,7 +9,6 @@ and changes) and ``Purger`` (the one true deletion).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -28,9 +27,9 @@ from halls.models import (
     SearchFilter,
     ShortEntry,
     Written,
-    to_datetime,
 )
 from halls.store import changes as ch
+from halls.store import rowmap
 from halls.store.sqlite import rows
 from halls.store.sqlite.consolidation import Consolidation, ConsolidationLock, RunLog
 from halls.store.sqlite.db import Database, blob, chunks, marks, translated, ts
@@ -97,13 +96,13 @@ class SQLiteStore:
 
     def get_short(self, id: str) -> ShortEntry | None:
         row = self._db.reader().execute("SELECT * FROM short WHERE id = ?", (id,)).fetchone()
-        return None if row is None else rows.short_of(row)
+        return None if row is None else rowmap.short_of(row)
 
     def list_short(self, limit: int, offset: int) -> list[ShortEntry]:
         found = self._db.reader().execute(
             "SELECT * FROM short ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
         )
-        return [rows.short_of(r) for r in found]
+        return [rowmap.short_of(r) for r in found]
 
     def delete_short(self, id: str) -> bool:
         with self._db.tx() as db:
@@ -114,28 +113,14 @@ class SQLiteStore:
     def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None:
         with self._db.tx() as db:
             db.execute(
-                "INSERT INTO near(id, intent, topic, trigger_type, trigger_value, expires_at, "
-                "status, closed_at, metadata, created_at, occurred_at) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    loop.id,
-                    loop.intent,
-                    loop.topic,
-                    loop.trigger_type,
-                    loop.trigger_value,
-                    ts(loop.expires_at),
-                    loop.status,
-                    ts(loop.closed_at),
-                    json.dumps(loop.metadata),
-                    ts(loop.created_at),
-                    ts(loop.occurred_at),
-                ),
+                f"INSERT INTO near({rowmap.LOOP_COLUMNS}) VALUES ({marks(11)})",
+                rowmap.loop_values(loop),
             )
             rows.index_doc(db, loop, loop.intent, loop.status == "open", vector)
 
     def get_loop(self, id: str) -> OpenLoop | None:
         row = self._db.reader().execute("SELECT * FROM near WHERE id = ?", (id,)).fetchone()
-        return None if row is None else rows.loop_of(row)
+        return None if row is None else rowmap.loop_of(row)
 
     def list_loops(self, status: str | None, limit: int, offset: int) -> list[OpenLoop]:
         sql, args = "SELECT * FROM near", []
@@ -144,7 +129,7 @@ class SQLiteStore:
         found = self._db.reader().execute(
             sql + " ORDER BY id DESC LIMIT ? OFFSET ?", (*args, limit, offset)
         )
-        return [rows.loop_of(r) for r in found]
+        return [rowmap.loop_of(r) for r in found]
 
     def update_loop(self, loop: OpenLoop) -> None:
         with self._db.tx() as db:
@@ -166,7 +151,7 @@ class SQLiteStore:
 
     def get_fact(self, id: str) -> LongFact | None:
         row = self._db.reader().execute(f"{rows.FACTS} WHERE l.id = ?", (id,)).fetchone()
-        return None if row is None else rows.fact_of(row)
+        return None if row is None else rowmap.fact_of(row)
 
     def list_facts(self, status: str | None, limit: int, offset: int) -> list[LongFact]:
         sql, args = rows.FACTS, []
@@ -175,7 +160,7 @@ class SQLiteStore:
         found = self._db.reader().execute(
             sql + " ORDER BY l.id DESC LIMIT ? OFFSET ?", (*args, limit, offset)
         )
-        return [rows.fact_of(r) for r in found]
+        return [rowmap.fact_of(r) for r in found]
 
     def update_fact(self, fact: LongFact) -> None:
         with self._db.tx() as db:
@@ -183,66 +168,43 @@ class SQLiteStore:
 
     def fact_chain(self, id: str) -> list[LongFact]:
         found = self._db.reader().execute(_CHAIN, (id, id)).fetchall()
-        return [rows.fact_of(r) for r in found]
+        return [rowmap.fact_of(r) for r in found]
 
     # -- journal --
 
     def add_journal(self, events: list[JournalEvent]) -> None:
         with self._db.tx() as db:
             db.executemany(
-                "INSERT INTO journal(id, content, role, session_id, redactions, topic, metadata, "
-                "created_at, occurred_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        e.id,
-                        e.content,
-                        e.role,
-                        e.session_id,
-                        e.redactions,
-                        e.topic,
-                        json.dumps(e.metadata),
-                        ts(e.created_at),
-                        ts(e.occurred_at),
-                    )
-                    for e in events
-                ],
+                f"INSERT INTO journal({rowmap.JOURNAL_COLUMNS}) VALUES ({marks(9)})",
+                [rowmap.journal_values(e) for e in events],
             )
 
     def list_journal(self, limit: int, offset: int) -> list[JournalEvent]:
         found = self._db.reader().execute(
             "SELECT * FROM journal ORDER BY seq DESC LIMIT ? OFFSET ?", (limit, offset)
         )
-        return [rows.journal_of(r) for r in found]
+        return [rowmap.journal_of(r) for r in found]
 
     # -- briefs and forget flags --
 
     def add_brief(self, brief: Brief) -> None:
         with self._db.tx() as db:
             db.execute(
-                "INSERT INTO briefs(id, summary, promote_hints, completed_intents, created_at, "
-                "noise) VALUES (?,?,?,?,?,?)",
-                (
-                    brief.id,
-                    brief.summary,
-                    json.dumps(brief.promote_hints),
-                    json.dumps(brief.completed_intents),
-                    ts(brief.created_at),
-                    json.dumps(brief.noise),
-                ),
+                f"INSERT INTO briefs({rowmap.BRIEF_COLUMNS}) VALUES ({marks(6)})",
+                rowmap.brief_values(brief),
             )
 
     def list_briefs(self, limit: int, offset: int) -> list[Brief]:
         found = self._db.reader().execute(
             "SELECT * FROM briefs ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
         )
-        return [rows.brief_of(r) for r in found]
+        return [rowmap.brief_of(r) for r in found]
 
     def add_flag(self, flag: ForgetFlag) -> None:
         with self._db.tx() as db:
             db.execute(
-                "INSERT INTO forget_flags(id, fact_id, reason, status, created_at) "
-                "VALUES (?,?,?,?,?)",
-                (flag.id, flag.fact_id, flag.reason, flag.status, ts(flag.created_at)),
+                f"INSERT INTO forget_flags({rowmap.FLAG_COLUMNS}) VALUES ({marks(5)})",
+                rowmap.flag_values(flag),
             )
 
     def list_flags(self, status: str | None) -> list[ForgetFlag]:
@@ -250,16 +212,7 @@ class SQLiteStore:
         if status:
             sql, args = sql + " WHERE status = ?", [status]
         found = self._db.reader().execute(sql + " ORDER BY id", args)
-        return [
-            ForgetFlag(
-                id=r["id"],
-                fact_id=r["fact_id"],
-                reason=r["reason"],
-                status=r["status"],
-                created_at=to_datetime(r["created_at"]),
-            )
-            for r in found
-        ]
+        return [rowmap.flag_of(r) for r in found]
 
     def get_records(self, ids: list[str]) -> dict[str, Record]:
         out: dict[str, Record] = {}
@@ -273,9 +226,9 @@ class SQLiteStore:
             for chunk in chunks(wanted):
                 if table == "long":
                     sql = f"{rows.FACTS} WHERE l.id IN ({marks(chunk)})"
-                    out.update((r["id"], rows.fact_of(r)) for r in db.execute(sql, chunk))
+                    out.update((r["id"], rowmap.fact_of(r)) for r in db.execute(sql, chunk))
                     continue
-                convert = rows.short_of if table == "short" else rows.loop_of
+                convert = rowmap.short_of if table == "short" else rowmap.loop_of
                 sql = f"SELECT * FROM {table} WHERE id IN ({marks(chunk)})"
                 out.update((r["id"], convert(r)) for r in db.execute(sql, chunk))
         return out
