@@ -21,6 +21,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+import pg_server
 from halls import Memory, Settings
 from halls.config import EmbedderSettings
 from halls.embed import Embedder, build_embedder
@@ -171,3 +172,22 @@ def server_factory(tmp_path: Path) -> Iterator[object]:
 def store_name() -> str:
     """A store name no other test uses."""
     return f"t-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[pg_server.PgServer]:
+    """One real PostgreSQL (with pgvector) for the session, on loopback (tests/pg_server.py)."""
+    try:
+        live = pg_server.start()
+    except (ImportError, OSError, subprocess.CalledProcessError) as err:
+        if os.environ.get("CI"):
+            raise  # CI must run the PostgreSQL suite
+        pytest.skip(f"PostgreSQL could not start here: {type(err).__name__}: {err}")
+    yield live
+    live.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_dsn(postgres: pg_server.PgServer) -> str:
+    """A database of the session's server; tests keep apart by their store names."""
+    return postgres.create_database("halls")

@@ -36,7 +36,15 @@ from halls.store import Backend, Store, open_backend
 DIM = 8
 T0 = 1_700_000_000.0  # a fixed epoch keeps every stored time exact in tests
 
-BACKENDS = [StorageSettings(backend="sqlite")]
+# The backends under contract. PostgreSQL's settings need the session's
+# server (conftest's ``pg_dsn``), which starts only when a test asks for it.
+BACKENDS = ["sqlite", "postgres"]
+
+
+def settings_of(backend: str, request: pytest.FixtureRequest) -> StorageSettings:
+    if backend == "postgres":
+        return StorageSettings(backend="postgres", dsn=request.getfixturevalue("pg_dsn"))
+    return StorageSettings(backend="sqlite")
 
 
 @dataclass
@@ -65,10 +73,10 @@ class Opened:
         self.handles.remove(handle)
 
 
-@pytest.fixture(params=BACKENDS, ids=lambda s: s.backend)
+@pytest.fixture(params=BACKENDS)
 def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opened]:
     """A fresh store of each backend; ``.open()`` gives another handle on it."""
-    o = Opened(request.param, tmp_path, f"c{uuid.uuid4().hex[:12]}")
+    o = Opened(settings_of(request.param, request), tmp_path, f"c{uuid.uuid4().hex[:12]}")
     yield o
     for handle in o.handles:
         handle.close()

@@ -128,11 +128,32 @@ class SqliteSettings(BaseModel):
     synchronous: Literal["FULL", "NORMAL"] = "FULL"
 
 
+class PostgresSettings(BaseModel):
+    """Settings only the PostgreSQL backend reads."""
+
+    # Connections each process may hold (a pool); one more is taken while
+    # this process runs a consolidation (it holds the advisory lock).
+    pool_size: int = Field(default=8, ge=1, le=1000)
+
+
 class StorageSettings(BaseModel):
     """Which backend holds the stores (``halls.store.open_backend``), and its settings."""
 
-    backend: Literal["sqlite"] = "sqlite"
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    # The PostgreSQL connection string (postgresql://user:pass@host:port/db);
+    # required with backend postgres.
+    dsn: str | None = Field(default=None, repr=False)
     sqlite: SqliteSettings = Field(default_factory=SqliteSettings)
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings)
+
+    @model_validator(mode="after")
+    def _dsn_for_postgres(self) -> StorageSettings:
+        if self.backend == "postgres" and not self.dsn:
+            raise ValueError(
+                "storage.backend postgres needs storage.dsn "
+                "(HALLS_STORAGE__DSN=postgresql://user:password@host:5432/db)"
+            )
+        return self
 
     @model_validator(mode="before")
     @classmethod

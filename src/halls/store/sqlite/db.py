@@ -12,11 +12,9 @@ Driver errors stop here: ``translated`` turns every ``sqlite3.Error`` into a
 
 from __future__ import annotations
 
-import functools
-import inspect
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -24,6 +22,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from halls.errors import AlreadyExists, HallsError, StoreUnavailable
+from halls.store.errors import translating
 
 T = TypeVar("T")
 
@@ -57,34 +56,8 @@ def translate(err: sqlite3.Error) -> HallsError:
     return StoreUnavailable(f"the store could not be read or written ({type(err).__name__})")
 
 
-def translated(cls: type[T]) -> type[T]:
-    """Wrap each public method of ``cls`` so that sqlite3 errors leave as HallsErrors."""
-
-    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        if inspect.isgeneratorfunction(fn):
-
-            @functools.wraps(fn)
-            def gen(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    yield from fn(*args, **kwargs)
-                except sqlite3.Error as err:
-                    raise translate(err) from err
-
-            return gen
-
-        @functools.wraps(fn)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return fn(*args, **kwargs)
-            except sqlite3.Error as err:
-                raise translate(err) from err
-
-        return call
-
-    for name, member in list(vars(cls).items()):
-        if not name.startswith("_") and inspect.isfunction(member):
-            setattr(cls, name, wrap(member))
-    return cls
+# Wraps each public method of a class so that sqlite3 errors leave as HallsErrors.
+translated = translating((sqlite3.Error,), translate)
 
 
 class Database:

@@ -1,0 +1,52 @@
+"""Driver errors stop at the store: a class decorator every backend applies.
+
+``translating(errors, translate)`` wraps each public method (generators
+too) so that an exception of ``errors`` leaves as the ``HallsError``
+``translate`` makes of it: a duplicate id is ``AlreadyExists``, anything
+else ``StoreUnavailable``, and nothing above the store learns which driver
+is underneath.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from halls.errors import HallsError
+
+T = TypeVar("T")
+
+
+def translating(
+    errors: tuple[type[BaseException], ...], translate: Callable[[Any], HallsError]
+) -> Callable[[type[T]], type[T]]:
+    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
+        if inspect.isgeneratorfunction(fn):
+
+            @functools.wraps(fn)
+            def gen(*args: Any, **kwargs: Any) -> Any:
+                try:
+                    yield from fn(*args, **kwargs)
+                except errors as err:
+                    raise translate(err) from err
+
+            return gen
+
+        @functools.wraps(fn)
+        def call(*args: Any, **kwargs: Any) -> Any:
+            try:
+                return fn(*args, **kwargs)
+            except errors as err:
+                raise translate(err) from err
+
+        return call
+
+    def decorate(cls: type[T]) -> type[T]:
+        for name, member in list(vars(cls).items()):
+            if not name.startswith("_") and inspect.isfunction(member):
+                setattr(cls, name, wrap(member))
+        return cls
+
+    return decorate
