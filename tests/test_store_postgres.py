@@ -1,0 +1,109 @@
+"""What only the PostgreSQL backend has: stores sharing a database, its settings, its extra.
+
+Every store's rows live in the same tables keyed by store: nothing written
+to one store is seen, counted, searched, locked or deleted through another,
+even with the very same record ids. The contract suite (``store_contract``)
+covers the rest of the protocol on this backend.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import numpy as np
+import pytest
+from pydantic import ValidationError
+
+from halls.config import StorageSettings
+from halls.errors import StoreUnavailable
+from halls.models import Brief, ForgetFlag, SearchFilter, new_id
+from halls.store import Backend, open_backend
+from store_contract import ALL, at, axis, fact, journal, loop, short, text_ids, vec_ids
+
+
+@pytest.fixture
+def backend(pg_dsn: str, tmp_path: Path) -> Iterator[Backend]:
+    b = open_backend(StorageSettings(backend="postgres", dsn=pg_dsn), tmp_path)
+    yield b
+    b.close()
+
+
+def test_stores_in_one_database_are_isolated(backend: Backend) -> None:
+    """Two stores, the same ids in both: reads, searches, counts, runs, locks and
+    deletion each touch one store only."""
+    a, b = backend.open("iso-a", True), backend.open("iso-b", True)
+    try:
+        e = short("the shared walrus entry")
+        lp, f, j = loop("walrus loop"), fact("walrus fact"), journal("walrus journal")
+        for s, v in ((a, axis(0)), (b, axis(1))):
+            s.add_short([e], np.stack([v]))  # the same id in both stores
+            s.set_meta("embedder", s.name)
+        a.add_loop(lp, axis(2))
+        a.add_fact(f, axis(3))
+        a.add_journal([j])
+        a.add_brief(Brief(id=new_id("brief"), summary="walrus", created_at=at(0)))
+        a.add_flag(ForgetFlag(id=new_id("flag"), fact_id=f.id, reason="r", created_at=at(0)))
+        assert b.counts() == {
+            "short": 1, "near": 0, "long": 0, "journal": 0, "briefs": 0, "forget_flags": 0,
+        }  # fmt: skip
+        assert a.get_meta("embedder") == "iso-a" and b.get_meta("embedder") == "iso-b"
+        assert text_ids(b, ["walrus"]) == [e.id] and len(text_ids(a, ["walrus"])) == 3
+        assert b.term_counts(["walrus"]) == (1, {"walrus": 1})
+        assert np.allclose(b.vectors([e.id])[e.id], axis(1))
+        assert vec_ids(b, axis(2)) == [e.id]
+        assert b.get_records([lp.id, f.id]) == {} and b.list_journal(10, 0) == []
+        assert b.list_briefs(10, 0) == [] and b.list_flags(None) == []
+        assert a.try_lock_consolidation()
+        try:
+            assert not b.consolidation_locked() and b.try_lock_consolidation()
+            b.unlock_consolidation()
+        finally:
+            a.unlock_consolidation()
+        assert b.delete_short(e.id)
+        assert a.get_short(e.id) == e and vec_ids(a, axis(0), limit=1) == [e.id]
+        b.add_short([e], np.stack([axis(1)]))
+        a.purge([], [], [], ["walrus"], [])
+        assert a.counts()["short"] == 0 and b.get_short(e.id) == e
+    finally:
+        a.close()
+        b.close()
+    assert backend.delete("iso-a")
+    c = backend.open("iso-b", False)
+    try:
+        assert c.get_short(e.id) == e and text_ids(c, ["walrus"]) == [e.id]
+        assert c.vector_search(axis(1), SearchFilter(), 5)[0].id == e.id
+        assert c.text_search(["walrus"], ALL, 5)[0].id == e.id
+    finally:
+        c.close()
+    assert backend.names().count("iso-b") == 1 and "iso-a" not in backend.names()
+
+
+def test_postgres_needs_a_dsn() -> None:
+    """backend: postgres without storage.dsn is refused, naming the setting."""
+    with pytest.raises(ValidationError, match="storage.dsn"):
+        StorageSettings(backend="postgres")
+
+
+def test_missing_extra_says_what_to_install(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """Without the [postgres] extra, opening the backend says which extra to install."""
+    for name in [m for m in sys.modules if m.startswith("halls.store.postgres")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setitem(sys.modules, "psycopg", None)  # an import of it now fails
+    settings = StorageSettings(backend="postgres", dsn="postgresql://u@127.0.0.1:1/x")
+    with pytest.raises(StoreUnavailable, match=r"pip install 'halls\[postgres\]'"):
+        open_backend(settings, tmp_path)
+
+
+def test_unreachable_server_is_store_unavailable(tmp_path: Path) -> None:
+    """A DSN nothing answers is a StoreUnavailable naming storage.dsn, not a driver error."""
+    from conftest import free_port
+
+    settings = StorageSettings(
+        backend="postgres", dsn=f"postgresql://u@127.0.0.1:{free_port()}/x?connect_timeout=2"
+    )
+    with pytest.raises(StoreUnavailable, match="storage.dsn"):
+        open_backend(settings, tmp_path)
