@@ -18,18 +18,9 @@ from typing import Any
 
 import httpx
 
-from conftest import LiveServer
+from conftest import LiveServer, pg_env
 from http_helpers import created, search
 from openai_chat_stub import ChatStub
-
-
-def pg_env(dsn: str, **extra: str) -> dict[str, str]:
-    return {
-        "HALLS_STORAGE__BACKEND": "postgres",
-        "HALLS_STORAGE__DSN": dsn,
-        "HALLS_CONSOLIDATOR__MODE": "external",
-        **extra,
-    }
 
 
 def ids(c: httpx.Client, store: str, query: str) -> list[str]:
