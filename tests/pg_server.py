@@ -126,3 +126,17 @@ def start() -> PgServer:
         "-w", "start",
     )  # fmt: skip
     return server
+
+
+if __name__ == "__main__":
+    # For benchmarks by hand: start one, print its DSN, stop on Ctrl-C / SIGTERM.
+    import signal
+    import sys
+
+    live = start()
+    print(live.create_database("halls"), flush=True)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        signal.pause()
+    finally:
+        live.stop()

@@ -6,6 +6,7 @@ Adapters import from here (and from ``halls.models``, ``halls.errors``,
 
 from halls.service.dreams import RunOutcomes
 from halls.service.memory import Memory
+from halls.service.migrate import Copied, Place, migrate_stores
 from halls.service.session import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
 
 __all__ = [
@@ -13,6 +14,9 @@ __all__ = [
     "MAX_BUDGET",
     "MIN_BUDGET",
     "ContextBlock",
+    "Copied",
     "Memory",
+    "Place",
     "RunOutcomes",
+    "migrate_stores",
 ]

@@ -1,7 +1,7 @@
 """Driver errors stop at the store: a class decorator every backend applies.
 
-``translating(errors, translate)`` wraps each public method (generators
-too) so that an exception of ``errors`` leaves as the ``HallsError``
+``translating(errors, translate)`` wraps each public method (inherited
+ones and generators too) so that an exception of ``errors`` leaves as the ``HallsError``
 ``translate`` makes of it: a duplicate id is ``AlreadyExists``, anything
 else ``StoreUnavailable``, and nothing above the store learns which driver
 is underneath.
@@ -44,9 +44,15 @@ def translating(
         return call
 
     def decorate(cls: type[T]) -> type[T]:
-        for name, member in list(vars(cls).items()):
-            if not name.startswith("_") and inspect.isfunction(member):
-                setattr(cls, name, wrap(member))
+        # Inherited methods too (a ComposedStore's), each wrapped once, on cls.
+        names = {
+            name
+            for klass in cls.__mro__[:-1]
+            for name, member in vars(klass).items()
+            if not name.startswith("_") and inspect.isfunction(member)
+        }
+        for name in names:
+            setattr(cls, name, wrap(inspect.getattr_static(cls, name)))
         return cls
 
     return decorate

@@ -34,8 +34,8 @@ class AdvisoryLock:
     keeps a second try through the same handle from succeeding.
     """
 
-    def __init__(self, dsn: str, store: int) -> None:
-        self._dsn = dsn
+    def __init__(self, db: Database, store: int) -> None:
+        self._db = db
         self._key = (LOCK_SPACE, store)
         self._lock = threading.Lock()
         self._conn: psycopg.Connection[Any] | None = None
@@ -44,7 +44,7 @@ class AdvisoryLock:
         if not self._lock.acquire(blocking=False):
             return False
         try:
-            conn = psycopg.connect(self._dsn, autocommit=True)
+            conn = psycopg.connect(self._db.dsn, autocommit=True)
         except BaseException:
             self._lock.release()
             raise
@@ -65,16 +65,17 @@ class AdvisoryLock:
                 conn.close()  # closing alone would release it too
         self._lock.release()
 
-    def held(self, conn: Conn) -> bool:
+    def held(self) -> bool:
         """Whether any session (this handle's, another process's) holds it."""
         if self._lock.locked():
             return True
-        row = conn.execute(
-            "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
-            "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
-            "AND classid = %s::oid AND objid = %s::oid AND objsubid = 2 AND granted)",
-            self._key,
-        ).fetchone()
+        with self._db.read() as conn:
+            row = conn.execute(
+                "SELECT EXISTS (SELECT 1 FROM pg_locks WHERE locktype = 'advisory' "
+                "AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) "
+                "AND classid = %s::oid AND objid = %s::oid AND objsubid = 2 AND granted)",
+                self._key,
+            ).fetchone()
         return bool(row and row[0])
 
     def close(self) -> None:

@@ -23,16 +23,12 @@ from halls.models import (
     ForgetFlag,
     JournalEvent,
     LongFact,
-    Match,
     OpenLoop,
     Record,
-    Run,
-    SearchFilter,
     ShortEntry,
-    Written,
 )
-from halls.store import changes as ch
 from halls.store import rowmap
+from halls.store.composed import ComposedStore
 from halls.store.postgres import rows
 from halls.store.postgres.consolidation import AdvisoryLock, Consolidation, RunLog
 from halls.store.postgres.db import Database, dicts, translated
@@ -79,19 +75,20 @@ _TEXT_COLUMNS = (
 
 
 @translated
-class PostgresStore:
+class PostgresStore(ComposedStore):
     def __init__(self, db: Database, store: int, name: str) -> None:
         self.name = name
         self._db = db
         self._id = store
         self._search = Search(db, store)
         self._runs = RunLog(db, store, name)
-        self._lock = AdvisoryLock(db.dsn, store)
+        self._advisory = AdvisoryLock(db, store)
+        self._lock = self._advisory
         self._cons = Consolidation(db, store, self._runs)
         self._purger = Purger(db, store)
 
     def close(self) -> None:
-        self._lock.close()
+        self._advisory.close()
 
     def _one(self, sql: str, args: Sequence[Any]) -> dict[str, Any] | None:
         with self._db.read() as conn:
@@ -350,87 +347,6 @@ class PostgresStore:
                 "UPDATE halls.stores SET vec_generation = vec_generation + 1 WHERE id = %s",
                 (self._id,),
             )
-
-    # -- search (Search) --
-
-    def text_search(self, terms: list[str], filt: SearchFilter, limit: int) -> list[Match]:
-        return self._search.text_search(terms, filt, limit)
-
-    def vector_search(self, vector: np.ndarray, filt: SearchFilter, limit: int) -> list[Match]:
-        return self._search.vector_search(vector, filt, limit)
-
-    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        return self._search.vectors(ids)
-
-    def neighbours(self, ids: Sequence[str], radius: int, filt: SearchFilter) -> list[Written]:
-        return self._search.neighbours(ids, radius, filt)
-
-    def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
-        return self._search.term_counts(terms)
-
-    # -- consolidation lock (AdvisoryLock) --
-
-    def try_lock_consolidation(self) -> bool:
-        return self._lock.try_acquire()
-
-    def unlock_consolidation(self) -> None:
-        self._lock.release()
-
-    def consolidation_locked(self) -> bool:
-        with self._db.read() as conn:
-            return self._lock.held(conn)
-
-    # -- consolidation inputs and changes (Consolidation) --
-
-    def short_for_consolidation(self) -> tuple[list[ShortEntry], list[str | None], np.ndarray]:
-        return self._cons.short_for_consolidation()
-
-    def facts_with_vectors(self, status: str) -> tuple[list[LongFact], np.ndarray]:
-        return self._cons.facts_with_vectors(status)
-
-    def open_loops_with_vectors(self) -> tuple[list[OpenLoop], np.ndarray]:
-        return self._cons.open_loops_with_vectors()
-
-    def journal_since(self, since: float | None) -> list[JournalEvent]:
-        return self._cons.journal_since(since)
-
-    def briefs_since(self, since: float | None) -> list[Brief]:
-        return self._cons.briefs_since(since)
-
-    def apply_changes(self, changes: Sequence[ch.Change], run: Run) -> None:
-        self._cons.apply_changes(changes, run)
-
-    # -- run records (RunLog) --
-
-    def save_run(self, run: Run) -> None:
-        self._runs.save(run)
-
-    def get_run(self, id: str) -> Run | None:
-        return self._runs.get(id)
-
-    def list_runs(self, limit: int, offset: int) -> list[Run]:
-        return self._runs.recent(limit, offset)
-
-    def last_applied_run(self) -> Run | None:
-        return self._runs.last_applied()
-
-    def runs_after(self, run: Run) -> list[str]:
-        return self._runs.after(run)
-
-    def fail_stale_runs(self, now: float) -> int:
-        return self._runs.fail_stale(now)
-
-    # -- purge (Purger) --
-
-    def purge(
-        self,
-        facts: Sequence[str],
-        short: Sequence[str],
-        journal: Sequence[str],
-        values: Sequence[str],
-        flags: Sequence[str],
-    ) -> None:
-        self._purger.purge(facts, short, journal, values, flags)
 
 
 def _relation_files(conn: Any) -> list[Path]:

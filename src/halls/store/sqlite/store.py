@@ -20,16 +20,12 @@ from halls.models import (
     ForgetFlag,
     JournalEvent,
     LongFact,
-    Match,
     OpenLoop,
     Record,
-    Run,
-    SearchFilter,
     ShortEntry,
-    Written,
 )
-from halls.store import changes as ch
 from halls.store import rowmap
+from halls.store.composed import ComposedStore
 from halls.store.sqlite import rows
 from halls.store.sqlite.consolidation import Consolidation, ConsolidationLock, RunLog
 from halls.store.sqlite.db import Database, blob, chunks, marks, translated, ts
@@ -58,7 +54,7 @@ _CHAIN = f"""
 
 
 @translated
-class SQLiteStore:
+class SQLiteStore(ComposedStore):
     def __init__(self, path: Path, name: str, synchronous: str = "FULL") -> None:
         self.name = name
         self.path = path
@@ -280,83 +276,3 @@ class SQLiteStore:
                 [(blob(v), i) for i, v in zip(ids, vectors, strict=True)],
             )
             db.execute("UPDATE counters SET value = value + 1 WHERE name = 'vec_generation'")
-
-    # -- search (Search) --
-
-    def text_search(self, terms: list[str], filt: SearchFilter, limit: int) -> list[Match]:
-        return self._search.text_search(terms, filt, limit)
-
-    def vector_search(self, vector: np.ndarray, filt: SearchFilter, limit: int) -> list[Match]:
-        return self._search.vector_search(vector, filt, limit)
-
-    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        return self._search.vectors(ids)
-
-    def neighbours(self, ids: Sequence[str], radius: int, filt: SearchFilter) -> list[Written]:
-        return self._search.neighbours(ids, radius, filt)
-
-    def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
-        return self._search.term_counts(terms)
-
-    # -- consolidation lock (ConsolidationLock) --
-
-    def try_lock_consolidation(self) -> bool:
-        return self._lock.try_acquire()
-
-    def unlock_consolidation(self) -> None:
-        self._lock.release()
-
-    def consolidation_locked(self) -> bool:
-        return self._lock.held()
-
-    # -- consolidation inputs and changes (Consolidation) --
-
-    def short_for_consolidation(self) -> tuple[list[ShortEntry], list[str | None], np.ndarray]:
-        return self._cons.short_for_consolidation()
-
-    def facts_with_vectors(self, status: str) -> tuple[list[LongFact], np.ndarray]:
-        return self._cons.facts_with_vectors(status)
-
-    def open_loops_with_vectors(self) -> tuple[list[OpenLoop], np.ndarray]:
-        return self._cons.open_loops_with_vectors()
-
-    def journal_since(self, since: float | None) -> list[JournalEvent]:
-        return self._cons.journal_since(since)
-
-    def briefs_since(self, since: float | None) -> list[Brief]:
-        return self._cons.briefs_since(since)
-
-    def apply_changes(self, changes: Sequence[ch.Change], run: Run) -> None:
-        self._cons.apply_changes(changes, run)
-
-    # -- run records (RunLog) --
-
-    def save_run(self, run: Run) -> None:
-        self._runs.save(run)
-
-    def get_run(self, id: str) -> Run | None:
-        return self._runs.get(id)
-
-    def list_runs(self, limit: int, offset: int) -> list[Run]:
-        return self._runs.recent(limit, offset)
-
-    def last_applied_run(self) -> Run | None:
-        return self._runs.last_applied()
-
-    def runs_after(self, run: Run) -> list[str]:
-        return self._runs.after(run)
-
-    def fail_stale_runs(self, now: float) -> int:
-        return self._runs.fail_stale(now)
-
-    # -- purge (Purger) --
-
-    def purge(
-        self,
-        facts: Sequence[str],
-        short: Sequence[str],
-        journal: Sequence[str],
-        values: Sequence[str],
-        flags: Sequence[str],
-    ) -> None:
-        self._purger.purge(facts, short, journal, values, flags)
