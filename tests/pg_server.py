@@ -88,8 +88,12 @@ def _ensure_user() -> pwd.struct_passwd:
         return pwd.getpwnam(USER)
 
 
-def start() -> PgServer:
-    """Start a fresh server; ``stop()`` it (it removes its directory)."""
+def start(durable: bool = False) -> PgServer:
+    """Start a fresh server; ``stop()`` it (it removes its directory).
+
+    Not ``durable`` (the tests): no fsync, no synchronous commit. ``durable``
+    (benchmarks): PostgreSQL's defaults, a commit is on disk when acknowledged.
+    """
     root = Path(tempfile.mkdtemp(prefix="halls-pg-"))
     user: str | None = None
     if os.geteuid() == 0:
@@ -117,10 +121,9 @@ def start() -> PgServer:
         "initdb", "-D", str(root / "data"), "-U", "postgres", "--auth=trust",
         "-E", "UTF8", "--locale=C", "--no-sync",
     )  # fmt: skip
-    options = (
-        f"-h 127.0.0.1 -p {server.port} -k {root / 'run'} -c fsync=off "
-        "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200"
-    )
+    options = f"-h 127.0.0.1 -p {server.port} -k {root / 'run'} -c max_connections=200"
+    if not durable:
+        options += " -c fsync=off -c synchronous_commit=off -c full_page_writes=off"
     server._run(
         "pg_ctl", "-D", str(root / "data"), "-o", options, "-l", str(root / "run" / "log"),
         "-w", "start",
@@ -133,7 +136,7 @@ if __name__ == "__main__":
     import signal
     import sys
 
-    live = start()
+    live = start(durable=True)
     print(live.create_database("halls"), flush=True)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:

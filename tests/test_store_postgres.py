@@ -107,3 +107,28 @@ def test_unreachable_server_is_store_unavailable(tmp_path: Path) -> None:
     )
     with pytest.raises(StoreUnavailable, match="storage.dsn"):
         open_backend(settings, tmp_path)
+
+
+def test_a_store_deleted_by_another_process_refuses_writes(
+    backend: Backend, pg_dsn: str, tmp_path: Path
+) -> None:
+    """A handle left open on a store another process deleted reads nothing and
+    writes nothing: a write is StoreNotFound, not rows nobody can reach."""
+    from halls.errors import StoreNotFound
+
+    stale = backend.open("gone-soon", True)
+    try:
+        stale.add_short([short("before the delete")], np.stack([axis(0)]))
+        other = open_backend(StorageSettings(backend="postgres", dsn=pg_dsn), tmp_path)
+        try:
+            assert other.delete("gone-soon")
+        finally:
+            other.close()
+        with pytest.raises(StoreNotFound):
+            stale.add_short([short("after the delete")], np.stack([axis(1)]))
+        with pytest.raises(StoreNotFound):
+            stale.set_meta("embedder", "x")
+        assert text_ids(stale, ["delete"]) == [] and vec_ids(stale, axis(0)) == []
+        assert stale.counts()["short"] == 0
+    finally:
+        stale.close()

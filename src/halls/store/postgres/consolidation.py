@@ -109,8 +109,7 @@ class RunLog:
             )
 
     def save(self, run: Run) -> None:
-        with self._db.tx() as conn:
-            rows.lock_store(conn, self._store)
+        with self._db.tx(self._store) as conn:
             self.write(conn, run)
 
     def _runs(self, where: str, args: Sequence[Any], limit: int, offset: int) -> list[Run]:
@@ -160,7 +159,7 @@ class RunLog:
         return [r[0] for r in found]
 
     def fail_stale(self, now: float) -> int:
-        with self._db.tx() as conn:
+        with self._db.tx(self._store) as conn:
             return conn.execute(
                 "UPDATE halls.runs SET status = 'failed', finished_at = %s, "
                 "error = 'interrupted (the process stopped mid-run); nothing was applied' "
@@ -242,8 +241,7 @@ class Consolidation:
             return [rowmap.brief_of(r) for r in found]
 
     def apply_changes(self, changes: Sequence[ch.Change], run: Run) -> None:
-        with self._db.tx() as conn:
-            rows.lock_store(conn, self._store)
+        with self._db.tx(self._store) as conn:
             for change in changes:
                 _apply(conn, self._store, change)
             self._runs.write(conn, run)

@@ -2,11 +2,12 @@
 
 Reads take a pooled connection in autocommit (each statement sees what is
 committed when it starts, whichever process committed it); writes take one
-for a transaction (``tx``). Every transaction that writes search rows first
-locks its store's row in ``stores`` and takes the next seqs from it
-(``take_seqs``): writes to one store are serialised as SQLite's are, and
-seqs become visible in the order they were given, which is what lets an
-in-memory index follow the store by reading "rows after the last seq".
+for a transaction (``tx``). Every write transaction first locks its
+store's row in ``stores``, and one that writes search rows takes the next
+seqs from that row (``take_seqs``): writes to one store are serialised as
+SQLite's are, and seqs become visible in the order they were given, which
+is what lets an in-memory index follow the store by reading "rows after
+the last seq".
 
 Driver errors stop here (``translated``).
 """
@@ -25,7 +26,7 @@ from psycopg.adapt import Loader
 from psycopg.pq import Format
 from psycopg.rows import dict_row
 
-from halls.errors import AlreadyExists, HallsError, StoreUnavailable
+from halls.errors import AlreadyExists, HallsError, StoreNotFound, StoreUnavailable
 from halls.store.errors import translating
 
 # Statement parameters per IN list: PostgreSQL takes up to 65535 per statement.
@@ -83,9 +84,21 @@ class Database:
             yield conn
 
     @contextmanager
-    def tx(self) -> Iterator[psycopg.Connection[Any]]:
-        """One write transaction: committed on return, rolled back on any error."""
+    def tx(self, store: int | None = None) -> Iterator[psycopg.Connection[Any]]:
+        """One write transaction: committed on return, rolled back on any error.
+
+        With ``store``, the transaction first locks that store's row: every
+        write to a store is serialised with every other (see above), and a
+        write to a store deleted meanwhile (by another process) is
+        ``StoreNotFound`` rather than rows nobody can reach.
+        """
         with self.pool.connection() as conn, conn.transaction():
+            if store is not None:
+                found = conn.execute(
+                    "SELECT 1 FROM halls.stores WHERE id = %s FOR UPDATE", (store,)
+                ).fetchone()
+                if found is None:
+                    raise StoreNotFound("the store was deleted")
             yield conn
 
     def close(self) -> None:

@@ -55,8 +55,7 @@ class Purger:
         values: Sequence[str],
         flags: Sequence[str],
     ) -> None:
-        with self._db.tx() as conn:
-            rows.lock_store(conn, self._store)
+        with self._db.tx(self._store) as conn:
             self._purge_rows(conn, list(facts), list(short), list(journal), list(values))
             conn.execute(
                 "UPDATE halls.forget_flags SET status = 'done' WHERE store = %s AND id = ANY(%s)",

@@ -36,11 +36,6 @@ TIER_TABLE = {"s": "short", "n": "near", "l": "long"}
 _DELETED_KEPT = 100_000
 
 
-def lock_store(conn: Conn, store: int) -> None:
-    """Serialise this transaction with every other write to the store (see ``db``)."""
-    conn.execute("SELECT 1 FROM halls.stores WHERE id = %s FOR UPDATE", (store,))
-
-
 def index_docs(
     conn: Conn,
     store: int,

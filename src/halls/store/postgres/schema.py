@@ -209,22 +209,26 @@ MIGRATIONS: list[Callable[[], str]] = [m001_initial]
 def migrate(dsn: str) -> None:
     """Apply pending migrations, each in its own transaction, once across processes."""
     with psycopg.connect(dsn, autocommit=True) as db:
-        # The extension and the schema first: CREATE EXTENSION needs rights a
-        # deployment may have granted once (then IF NOT EXISTS finds it).
-        if db.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone() is None:
-            db.execute("CREATE EXTENSION IF NOT EXISTS vector")
-        db.execute("CREATE SCHEMA IF NOT EXISTS halls")
-        db.execute(
-            "CREATE TABLE IF NOT EXISTS halls.migrations "
-            "(number integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
-        )
-        for number, step in enumerate(MIGRATIONS, start=1):
-            with db.transaction():
-                db.execute("SELECT pg_advisory_xact_lock(%s, 0)", (LOCK_SPACE,))
-                done = db.execute(
-                    "SELECT 1 FROM halls.migrations WHERE number = %s", (number,)
-                ).fetchone()
-                if done:
+        # Everything under one advisory lock: CREATE ... IF NOT EXISTS is not
+        # safe against a second process doing the same at the same moment.
+        db.execute("SELECT pg_advisory_lock(%s, 0)", (LOCK_SPACE,))
+        try:
+            # CREATE EXTENSION needs rights a deployment may have used once
+            # already: then the extension is found and not created again.
+            found = db.execute("SELECT 1 FROM pg_extension WHERE extname = 'vector'").fetchone()
+            if found is None:
+                db.execute("CREATE EXTENSION IF NOT EXISTS vector")
+            db.execute("CREATE SCHEMA IF NOT EXISTS halls")
+            db.execute(
+                "CREATE TABLE IF NOT EXISTS halls.migrations "
+                "(number integer PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+            )
+            done = {r[0] for r in db.execute("SELECT number FROM halls.migrations")}
+            for number, step in enumerate(MIGRATIONS, start=1):
+                if number in done:
                     continue
-                db.execute(step().encode())
-                db.execute("INSERT INTO halls.migrations(number) VALUES (%s)", (number,))
+                with db.transaction():
+                    db.execute(step().encode())
+                    db.execute("INSERT INTO halls.migrations(number) VALUES (%s)", (number,))
+        finally:
+            db.execute("SELECT pg_advisory_unlock(%s, 0)", (LOCK_SPACE,))

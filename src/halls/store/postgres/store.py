@@ -107,7 +107,7 @@ class PostgresStore(ComposedStore):
         return None if row is None else row["value"]
 
     def set_meta(self, key: str, value: str) -> None:
-        with self._db.tx() as conn:
+        with self._db.tx(self._id) as conn:
             conn.execute(
                 "INSERT INTO halls.meta(store, key, value) VALUES (%s, %s, %s) "
                 "ON CONFLICT (store, key) DO UPDATE SET value = excluded.value",
@@ -119,8 +119,7 @@ class PostgresStore(ComposedStore):
     def add_short(self, entries: list[ShortEntry], vectors: np.ndarray) -> None:
         if not entries:
             return
-        with self._db.tx() as conn:
-            rows.lock_store(conn, self._id)
+        with self._db.tx(self._id) as conn:
             rows.insert_short(conn, self._id, entries, list(vectors))
 
     def get_short(self, id: str) -> ShortEntry | None:
@@ -135,8 +134,7 @@ class PostgresStore(ComposedStore):
         return [rowmap.short_of(r) for r in found]
 
     def _delete(self, table: str, id: str) -> bool:
-        with self._db.tx() as conn:
-            rows.lock_store(conn, self._id)
+        with self._db.tx(self._id) as conn:
             return rows.delete_rows(conn, self._id, table, [id]) > 0
 
     def delete_short(self, id: str) -> bool:
@@ -145,8 +143,7 @@ class PostgresStore(ComposedStore):
     # -- near-term --
 
     def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None:
-        with self._db.tx() as conn:
-            rows.lock_store(conn, self._id)
+        with self._db.tx(self._id) as conn:
             rows.insert_loop(conn, self._id, loop, vector)
 
     def get_loop(self, id: str) -> OpenLoop | None:
@@ -162,7 +159,7 @@ class PostgresStore(ComposedStore):
         return [rowmap.loop_of(r) for r in found]
 
     def update_loop(self, loop: OpenLoop) -> None:
-        with self._db.tx() as conn:
+        with self._db.tx(self._id) as conn:
             conn.execute(
                 "UPDATE halls.near SET status = %s, closed_at = %s, expires_at = %s, topic = %s "
                 "WHERE store = %s AND id = %s",
@@ -183,8 +180,7 @@ class PostgresStore(ComposedStore):
     # -- long-term --
 
     def add_fact(self, fact: LongFact, vector: np.ndarray) -> None:
-        with self._db.tx() as conn:
-            rows.lock_store(conn, self._id)
+        with self._db.tx(self._id) as conn:
             rows.insert_fact(conn, self._id, fact, vector)
 
     def get_fact(self, id: str) -> LongFact | None:
@@ -200,7 +196,7 @@ class PostgresStore(ComposedStore):
         return [rowmap.fact_of(r) for r in found]
 
     def update_fact(self, fact: LongFact) -> None:
-        with self._db.tx() as conn:
+        with self._db.tx(self._id) as conn:
             rows.update_fact(conn, self._id, fact)
 
     def fact_chain(self, id: str) -> list[LongFact]:
@@ -210,7 +206,7 @@ class PostgresStore(ComposedStore):
     # -- journal --
 
     def add_journal(self, events: list[JournalEvent]) -> None:
-        with self._db.tx() as conn, conn.cursor() as cur:
+        with self._db.tx(self._id) as conn, conn.cursor() as cur:
             cur.executemany(
                 f"INSERT INTO halls.journal(store, {rowmap.JOURNAL_COLUMNS}) "
                 f"VALUES ({marks(10, '%s')})",
@@ -227,7 +223,7 @@ class PostgresStore(ComposedStore):
     # -- briefs and forget flags --
 
     def add_brief(self, brief: Brief) -> None:
-        with self._db.tx() as conn:
+        with self._db.tx(self._id) as conn:
             conn.execute(
                 f"INSERT INTO halls.briefs(store, {rowmap.BRIEF_COLUMNS}) "
                 f"VALUES ({marks(7, '%s')})",
@@ -242,7 +238,7 @@ class PostgresStore(ComposedStore):
         return [rowmap.brief_of(r) for r in found]
 
     def add_flag(self, flag: ForgetFlag) -> None:
-        with self._db.tx() as conn:
+        with self._db.tx(self._id) as conn:
             conn.execute(
                 f"INSERT INTO halls.forget_flags(store, {rowmap.FLAG_COLUMNS}) "
                 f"VALUES ({marks(6, '%s')})",
@@ -333,8 +329,7 @@ class PostgresStore(ComposedStore):
             yield [(r[1], r[2]) for r in found]
 
     def set_vectors(self, ids: list[str], vectors: np.ndarray) -> None:
-        with self._db.tx() as conn:
-            rows.lock_store(conn, self._id)
+        with self._db.tx(self._id) as conn:
             with conn.cursor() as cur:
                 cur.executemany(
                     "UPDATE halls.docs SET vec = %s WHERE store = %s AND item_id = %s",
