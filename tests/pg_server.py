@@ -117,6 +117,16 @@ def start(durable: bool = False) -> PgServer:
         (root / "run").mkdir()
         (root / "install").symlink_to(_bundled())
     server = PgServer(root, _free_port(), user)
+    try:
+        _init_and_start(server, durable)
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    return server
+
+
+def _init_and_start(server: PgServer, durable: bool) -> None:
+    root = server.root
     server._run(
         "initdb", "-D", str(root / "data"), "-U", "postgres", "--auth=trust",
         "-E", "UTF8", "--locale=C", "--no-sync",
@@ -128,7 +138,6 @@ def start(durable: bool = False) -> PgServer:
         "pg_ctl", "-D", str(root / "data"), "-o", options, "-l", str(root / "run" / "log"),
         "-w", "start",
     )  # fmt: skip
-    return server
 
 
 if __name__ == "__main__":
