@@ -172,7 +172,7 @@ def _with_vectors(conn: Conn, sql: str, args: Sequence[Any]) -> tuple[list[Any],
     """Rows of ``sql`` (which selects ``d.vec`` last, as ``vec``) and their vectors stacked."""
     cur = dicts(conn)
     cur.adapters.register_loader(vector_oid(conn), VectorBytes)
-    # Text results except the vector, which comes as raw float32 bytes.
+    # Binary results: the vector arrives as raw float32 bytes (VectorBytes).
     found = cur.execute(sql, args, binary=True).fetchall()
     if not found:
         return [], np.zeros((0, 0), dtype=np.float32)
