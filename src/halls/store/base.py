@@ -1,7 +1,8 @@
 """The Store protocol: everything the service needs from a backend, and no more.
 
-One Store object is one named store (one SQLite file, or one schema in
-PostgreSQL). The service composes records and vectors; the store persists
+One Store object is one named store (one SQLite file, or the rows of one
+store id in PostgreSQL's shared tables). The service composes records and
+vectors; the store persists
 them, answers the two primitive searches (full text and dense) with filters
 applied, and never ranks across them: fusion lives in ``halls.recall``.
 
