@@ -19,10 +19,10 @@ $(RUN_STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $(RUN_STAMP)
 
-# The tests: the same venv plus the dev tools and the torch backend.
+# The tests: the same venv plus the dev tools, the torch backend and SQLCipher.
 $(STAMP): $(RUN_STAMP)
 	$(BIN)/pip install --quiet torch==2.13.0
-	$(BIN)/pip install --quiet -e '.[dev,torch]'
+	$(BIN)/pip install --quiet -e '.[dev,torch,encryption]'
 	touch $(STAMP)
 
 run: $(RUN_STAMP)

@@ -6,6 +6,8 @@ pass the same scenario, so behaviour cannot differ between them.
 
 from __future__ import annotations
 
+import tempfile
+from pathlib import Path
 from typing import Any
 
 from mcp import ClientSession
@@ -14,6 +16,7 @@ TOOLS = {
     "remember",
     "remember_for_later",
     "complete_intent",
+    "cancel_intent",
     "recall",
     "context",
     "journal",
@@ -22,7 +25,15 @@ TOOLS = {
     "consolidate",
     "list_open_loops",
     "stats",
+    "forget_about",
+    "delete_memory",
+    "delete_store",
+    "audit",
+    "export_store",
+    "import_store",
+    "backup_store",
 }
+SECRET = "mcp archive passphrase"
 MEMORY = "Dana keeps the staging database password in the team vault, never in .env files"
 LOOP = "Ask Dana whether the quarterly tax filing went through"
 
@@ -63,6 +74,20 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
     )
     assert loop["id"].startswith("n_") and loop["status"] == "open"
 
+    # A session loop is due now: recall shows it beside the hits, with why.
+    due = (await call(session, "recall", query="tax filing", store=store))["due"]
+    assert [(d["id"], d["reason"]) for d in due] == [
+        (loop["id"], "raised at the start of a session")
+    ]
+    dropped = await call(
+        session, "remember_for_later", intent="Send Dana the vault audit", store=store
+    )
+    cancelled = await call(session, "cancel_intent", id=dropped["id"], store=store)
+    assert cancelled["status"] == "cancelled" and cancelled["closed_at"]
+    assert "already cancelled" in await error(
+        session, "complete_intent", id=dropped["id"], store=store
+    )
+
     block = await call(session, "context", query="staging database password", store=store)
     assert LOOP in block["text"] and MEMORY in block["text"]
     assert {entry["id"], loop["id"]} <= set(block["ids"])
@@ -100,9 +125,11 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
         "submit_brief",
         summary="Set up staging secrets handling",
         promote_hints=["staging database password"],
+        noise=["small talk"],
         store=store,
     )
     assert brief["id"].startswith("b_") and brief["promote_hints"] == ["staging database password"]
+    assert brief["noise"] == ["small talk"]  # as over HTTP
     missing = "l_" + "0" * 26
     assert "no long-term fact" in await error(
         session, "flag_forget", id=missing, reason="wrong", store=store
@@ -120,5 +147,34 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
     assert "action" in await error(session, "consolidate", action="now", store=store)
 
     stats = await call(session, "stats", store=store)
-    assert stats["counts"]["journal"] == 2 and stats["counts"]["briefs"] == 1
+    # The run above has read the brief: it no longer waits.
+    assert stats["counts"]["journal"] == 2 and stats["counts"]["briefs"] == 0
+
+    # Export (encrypted), import into another store, back up: files on this machine.
+    folder = Path(tempfile.mkdtemp(prefix="halls-mcp-"))
+    path = str(folder / "memory.halls")
+    exported = await call(session, "export_store", path=path, passphrase=SECRET, store=store)
+    assert exported["encrypted"] is True and exported["bytes"] == Path(path).stat().st_size
+    assert MEMORY.encode() not in Path(path).read_bytes()
+    assert "already exists" in await error(session, "export_store", path=path, store=store)
+    copy = f"{store}-copy"
+    assert "wrong passphrase" in await error(
+        session, "import_store", path=path, passphrase="not it", store=copy
+    )
+    dry = await call(
+        session, "import_store", path=path, passphrase=SECRET, dry_run=True, store=copy
+    )
+    assert dry["dry_run"] is True and dry["added"]["short"] == 1
+    assert "no store named" in await error(session, "stats", store=copy)
+    done = await call(session, "import_store", path=path, passphrase=SECRET, store=copy)
+    assert done["added"] == dry["added"] and done["added"]["journal"] == 2
+    question = "where is the staging password kept?"
+    hits = await call(session, "recall", query=question, store=copy)
+    original = await call(session, "recall", query=question, store=store)
+    assert [h["id"] for h in hits["results"]] == [h["id"] for h in original["results"]]
+    assert "overwrite" in await error(
+        session, "import_store", path=path, passphrase=SECRET, store=copy
+    )
+    backup = await call(session, "backup_store", path=str(folder / "copy.sqlite3"), store=copy)
+    assert backup["bytes"] == (folder / "copy.sqlite3").stat().st_size > 0
     return {"short": entry["id"], "near": loop["id"], "journal": logged["ids"][0]}

@@ -3,8 +3,11 @@
 The LLM engine is the one place a user brings their own remote: this stub
 stands in for it. Each request pops the next scripted reply: a string is
 returned as the assistant message's content (good JSON or broken JSON), an
-int is answered as that HTTP error status. ``gate`` (when set) holds every
-request until the test opens it, to keep a run in progress.
+int is answered as that HTTP error status. ``route`` (when set) sees each
+request body first and may answer it itself (a reply, or None to take the
+next scripted one): a test routes one kind of prompt apart from the others.
+``gate`` (when set) holds every request until the test opens it, to keep a
+run in progress.
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ from __future__ import annotations
 import json
 import threading
 from collections import deque
+from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -22,6 +26,7 @@ class ChatStub:
         self.default: str | int = 500
         self.requests: list[dict[str, Any]] = []
         self.gate: threading.Event | None = None
+        self.route: Callable[[dict[str, Any]], str | int | None] | None = None
         self.arrived = threading.Event()
         stub = self
 
@@ -39,7 +44,9 @@ class ChatStub:
                     stub.gate.wait(60)
                 if not self.path.endswith("/chat/completions"):
                     return self._send(404, {"error": {"message": "not found"}})
-                reply = stub.replies.popleft() if stub.replies else stub.default
+                reply = stub.route(body) if stub.route is not None else None
+                if reply is None:
+                    reply = stub.replies.popleft() if stub.replies else stub.default
                 if isinstance(reply, int):
                     return self._send(reply, {"error": {"message": "scripted failure"}})
                 return self._send(

@@ -12,6 +12,7 @@ expected dense ranking is known exactly; the model is tested elsewhere.
 
 from __future__ import annotations
 
+import importlib.util
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -36,14 +37,20 @@ from halls.store import Backend, Store, open_backend
 DIM = 8
 T0 = 1_700_000_000.0  # a fixed epoch keeps every stored time exact in tests
 
-# The backends under contract. PostgreSQL's settings need the session's
-# server (conftest's ``pg_dsn``), which starts only when a test asks for it.
-BACKENDS = ["sqlite", "postgres"]
+# The backends under contract: SQLite plain, SQLite encrypted with SQLCipher
+# when the extra is installed, and PostgreSQL. PostgreSQL's settings need the
+# session's server (conftest's ``pg_dsn``), which starts only when a test asks for it.
+BACKENDS = ["sqlite"]
+if importlib.util.find_spec("sqlcipher3") is not None:
+    BACKENDS.append("sqlite-encrypted")
+BACKENDS.append("postgres")
 
 
 def settings_of(backend: str, request: pytest.FixtureRequest) -> StorageSettings:
     if backend == "postgres":
         return StorageSettings(backend="postgres", dsn=request.getfixturevalue("pg_dsn"))
+    if backend == "sqlite-encrypted":
+        return StorageSettings(backend="sqlite", encryption_key="contract key")
     return StorageSettings(backend="sqlite")
 
 

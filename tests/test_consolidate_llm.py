@@ -2,12 +2,16 @@
 
 The stub (``openai_chat_stub.ChatStub``) is the user's model endpoint: it
 answers scripted good JSON, broken JSON, HTTP errors, or is not there at all.
+Prompts that judge statement pairs (the pairs the local judge is unsure of)
+are answered by a route of their own, so the scripted replies go to the
+fact and forget prompts they were written for.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+import re
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +19,48 @@ import pytest
 
 from clock_server import DAY, FakeClock, InProcessServer, free_port, serve
 from halls import Memory, Settings
+from halls.config import ConsolidatorSettings
+from halls.consolidate.engine import EngineUnavailable
+from halls.consolidate.judge import Pair, default_judge
+from halls.consolidate.llm import ChatClient, LLMJudge
 from openai_chat_stub import ChatStub
 from test_consolidate_http import PATHS, S, facts, kinds, paraphrases, remember, state
+
+_PAIR = re.compile(r'^\d+\. earlier: "(.*)" / later: "(.*)"$', re.M)
+
+
+def is_judging(body: dict[str, Any]) -> bool:
+    return bool(body["messages"][-1]["content"].startswith("Pairs of statements"))
+
+
+def judge_route(
+    label: Callable[[str, str], str | None],
+) -> Callable[[dict[str, Any]], str | int | None]:
+    """Answer pair-judging prompts with ``label(earlier, later)`` per pair; others: the queue.
+
+    ``label`` answering None for any pair makes the whole answer broken JSON.
+    """
+
+    def route(body: dict[str, Any]) -> str | None:
+        if not is_judging(body):
+            return None
+        labels = [label(a, b) for a, b in _PAIR.findall(body["messages"][-1]["content"])]
+        if None in labels:
+            return '{"labels": ["same", '
+        return json.dumps({"labels": labels})
+
+    return route
+
+
+def fact_requests(stub: ChatStub) -> list[dict[str, Any]]:
+    return [r for r in stub.requests if not is_judging(r["body"])]
 
 
 @pytest.fixture
 def stub() -> Iterator[ChatStub]:
     with ChatStub() as s:
+        # Paraphrases unless a test says otherwise.
+        s.route = judge_route(lambda a, b: "same")
         yield s
 
 
@@ -34,6 +73,7 @@ def llm_server(tmp_path: Path, embedder: Any, stub: ChatStub) -> Iterator[tuple[
         "model_url": stub.url,
         "model": "tiny-3b",
         "api_key": "sk-test-key",
+        "llm_judge_below": 1.0,  # every pair the clusterer or reconciler judges goes to the model
     }
     memory = Memory(
         Settings(data_dir=tmp_path / "data", consolidator=cfg), embedder=embedder, clock=clock
@@ -70,7 +110,7 @@ def test_good_json_applies(llm_server, stub) -> None:
     [fact] = facts(server.client)
     assert fact["content"] == "Chad writes absolute paths in config files."
     assert fact["evidence_count"] == 2
-    [req] = stub.requests
+    [req] = fact_requests(stub)
     assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer sk-test-key"
     assert req["body"]["model"] == "tiny-3b"
     assert "Chad prefers absolute paths" in req["body"]["messages"][-1]["content"]
@@ -119,7 +159,7 @@ def test_broken_json_twice_falls_back_with_reason(llm_server, stub) -> None:
     assert action["kind"] == "promote"
     assert action["engine_note"].startswith("llm answer invalid twice (invalid JSON")
     assert "heuristic decision used" in action["engine_note"]
-    assert len(stub.requests) == 2
+    assert len(fact_requests(stub)) == 2
     [fact] = facts(server.client)
     assert fact["content"] in PATHS[:2]  # the heuristic's medoid, not a model's text
 
@@ -143,7 +183,7 @@ def test_broken_then_good_json_uses_the_retry(llm_server, stub) -> None:
 def test_endpoint_down_leaves_the_store_unchanged(tmp_path, embedder, stub, down) -> None:
     """An unreachable or failing endpoint aborts the run: 503, nothing changed, run recorded."""
     clock = FakeClock()
-    stub.default = 500
+    stub.default, stub.route = 500, None  # judging prompts fail too
     url = stub.url if down == "http_error" else f"http://127.0.0.1:{free_port()}/v1"
     cfg = {"mode": "external", "engine": "llm", "model_url": url, "timeout_seconds": 5}
     memory = Memory(
@@ -164,3 +204,93 @@ def test_endpoint_down_leaves_the_store_unchanged(tmp_path, embedder, stub, down
         assert failed["status"] == "failed" and failed["actions"] == []
         assert "unavailable" in failed["error"]
         assert len(stub.requests) == (1 if down == "http_error" else 0)
+
+
+# -- the model as pair judge, with the local judge as fallback --
+
+PAIRS = [
+    ("Chad prefers absolute paths", "Chad now prefers ~ paths"),
+    ("Omar plays the guitar", "Omar also plays the piano"),
+    ("Lena works at Siemens", "Lena's employer is Siemens"),
+]
+
+
+def _judge(stub: ChatStub, embedder: Any, **cfg: Any) -> tuple[LLMJudge, list[Pair]]:
+    settings = ConsolidatorSettings(engine="llm", model_url=stub.url, model="tiny-3b", **cfg)
+    texts = sorted({t for p in PAIRS for t in p})
+    vecs = dict(zip(texts, embedder.embed(texts), strict=True))
+    pairs = [Pair(a, b, vecs[a], vecs[b]) for a, b in PAIRS]
+    return LLMJudge(ChatClient(settings), default_judge(), settings), pairs
+
+
+def test_the_model_judges_the_pairs_the_local_judge_is_unsure_of(stub, embedder) -> None:
+    """Below llm_judge_below the model's label stands; one call for a batch of pairs."""
+    stub.route = judge_route(lambda a, b: "update" if "now" in b else "unrelated")
+    judge, pairs = _judge(stub, embedder, llm_judge_below=1.0)  # every pair is unsure
+    got = judge.judge(pairs)
+    assert [j.label for j in got] == ["update", "unrelated", "unrelated"]
+    assert {j.by for j in got} == {"llm tiny-3b"} and len(stub.requests) == 1
+    prompt = stub.requests[0]["body"]["messages"][-1]["content"]
+    assert all(f'earlier: "{a}" / later: "{b}"' in prompt for a, b in PAIRS)
+    # Confident local answers are not sent: with a bar of 0.01 nothing is asked.
+    local = default_judge().judge(pairs)
+    judge, _ = _judge(stub, embedder, llm_judge_below=0.01)
+    assert judge.judge(pairs) == local and len(stub.requests) == 1
+
+
+def test_a_bad_judging_answer_keeps_the_local_judges(stub, embedder) -> None:
+    """Broken JSON, then a wrong number of labels: the local judge's answers, and it is counted."""
+    stub.route = None
+    stub.replies.extend(['{"labels": ["same"', '{"labels": ["same"]}'])
+    judge, pairs = _judge(stub, embedder, llm_judge_below=1.0)
+    assert judge.judge(pairs) == default_judge().judge(pairs)
+    assert judge.failed == 1 and len(stub.requests) == 2
+
+
+def test_the_judging_calls_are_bounded_and_a_down_endpoint_aborts(stub, embedder) -> None:
+    """max_llm_items calls at most (16 pairs each); an HTTP error raises EngineUnavailable."""
+    judge, pairs = _judge(stub, embedder, llm_judge_below=1.0, max_llm_items=1)
+    many = pairs * 7  # 21 pairs: two batches, one allowed
+    got = judge.judge(many)
+    assert len(stub.requests) == 1
+    assert [j.by for j in got] == ["llm tiny-3b"] * 16 + ["local"] * 5
+    stub.route, stub.default = None, 500
+    judge, _ = _judge(stub, embedder, llm_judge_below=1.0)
+    with pytest.raises(EngineUnavailable):
+        judge.judge(pairs)
+
+
+def test_over_http_the_models_judgement_reconciles_when_its_fact_answer_fails(
+    llm_server, stub
+) -> None:
+    """The fact prompt answers broken JSON twice: the decision falls back to the judge, which
+    is the model for an unsure pair ("update" here), and the action says so."""
+    server, clock = llm_server
+    c = server.client
+    stub.replies.append('{"fact": "Chad prefers absolute paths.", "decision": "ADD"}')
+    _seed(server, clock)
+    c.post("/consolidate/run", params=S)
+    [old] = facts(c)
+    stub.route = judge_route(lambda a, b: "update" if "absolute" in a and "~" in b else "same")
+    paraphrases(c, clock, ["Chad writes ~ paths these days", "Chad uses ~ in paths lately"])
+    stub.replies.extend(["not json", "still not json"])
+    record = c.post("/consolidate/run", params=S).json()
+    assert kinds(record) == ["supersede"], record["actions"]
+    [action] = record["actions"]
+    assert action["target_id"] == old["id"]
+    assert "judge llm tiny-3b: update" in action["reason"]
+    assert action["engine_note"].startswith("llm answer invalid twice")
+    judged = [r for r in stub.requests if is_judging(r["body"])]
+    assert judged, "the unsure pairs went to the model"
+
+
+def test_over_http_a_broken_judging_answer_leaves_the_local_judge(llm_server, stub) -> None:
+    """The judging prompt answers broken JSON: the run completes on the local judge's answers."""
+    server, clock = llm_server
+    stub.route = judge_route(lambda a, b: None)
+    stub.replies.append('{"fact": "Chad prefers absolute paths.", "decision": "ADD"}')
+    _seed(server, clock)
+    record = server.client.post("/consolidate/run", params=S).json()
+    assert any(is_judging(r["body"]) for r in stub.requests)
+    assert record["status"] == "done" and kinds(record) == ["promote"]
+    assert [f["content"] for f in facts(server.client)] == ["Chad prefers absolute paths."]

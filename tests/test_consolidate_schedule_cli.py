@@ -43,7 +43,11 @@ def test_thread_mode_runs_when_due_and_the_due_time_survives_a_restart(tmp_path,
         assert again["next_due_at"] == due["next_due_at"]  # not reset by the restart
         clock.advance(3600)
         deadline = time.monotonic() + 60
-        while not (runs := c.get("/consolidate/runs", params=S).json()["runs"]):
+        # A run is listed while it is still running: wait for its end.
+        while (
+            not (runs := c.get("/consolidate/runs", params=S).json()["runs"])
+            or runs[0]["status"] == "running"
+        ):
             assert time.monotonic() < deadline, "the scheduler never ran the due store"
             time.sleep(0.1)
         assert runs[0]["status"] == "done" and runs[0]["counts"]["promote"] == 1

@@ -12,6 +12,7 @@ from halls.consolidate.briefs import Phrase, completed
 from halls.consolidate.cluster import cluster, medoid
 from halls.consolidate.decay import decayed_evidence
 from halls.consolidate.evidence import DAY, evidence_count, evidence_score
+from halls.consolidate.judge import Pair, default_judge
 from halls.consolidate.llm import BadAnswer, FactAnswer, ForgetAnswer, parse
 from halls.consolidate.pii import classify_reason, detect, forget_class
 from halls.consolidate.reconcile import Known, decide
@@ -46,7 +47,7 @@ def test_clusters_group_paraphrases_apart_from_other_topics(embedder) -> None:
 
 
 def test_a_change_never_joins_the_cluster_it_changes(embedder) -> None:
-    """'now prefers tildes' is close to 'prefers absolute paths' but is kept apart by joins."""
+    """'now prefers tildes' is close to 'prefers absolute paths' but the judge keeps it apart."""
     texts = [
         "Chad prefers absolute paths in config files",
         "Chad now prefers tildes instead of absolute paths in configs",
@@ -54,16 +55,41 @@ def test_a_change_never_joins_the_cluster_it_changes(embedder) -> None:
     v = embedder.embed(texts)
     assert float(v[0] @ v[1]) > 0.75  # the embedding alone would merge them
 
-    def joins(a: int, b: int) -> bool:
-        d = decide(
-            texts[b],
-            [Known("x", texts[a], float(v[a] @ v[b]))],
-            match_threshold=0.75,
-            related_threshold=0.55,
-        )
-        return d.kind == "NONE"
+    judge = default_judge()
+    assert judge.name == "local"
+
+    asked: list[tuple[int, int]] = []
+
+    def joins(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        asked.extend(zip(a.tolist(), b.tolist(), strict=True))
+        pairs = [Pair(texts[x], texts[y], v[x], v[y]) for x, y in zip(a, b, strict=True)]
+        return np.array([j.label == "same" for j in judge.judge(pairs)])
 
     assert sorted(sorted(g) for g in cluster(v, 0.75, joins)) == [[0], [1]]
+    assert asked == [(0, 1)]  # one batch, each pair once
+
+
+def test_a_seed_offers_the_judge_only_its_nearest_neighbours() -> None:
+    """With cap=2, a row's third-nearest neighbour is never judged nor joined."""
+    rng = np.random.default_rng(3)
+    base = rng.normal(size=16)
+    v = np.stack([base + 0.05 * k * rng.normal(size=16) for k in range(5)])
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    asked: set[tuple[int, int]] = set()
+
+    def yes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        asked.update(zip(a.tolist(), b.tolist(), strict=True))
+        return np.ones(len(a), dtype=bool)
+
+    groups = cluster(v, 0.5, yes, cap=2)
+    sims = v @ v.T
+    nearest = set()
+    for i in range(5):
+        for j in [j for j in np.argsort(-sims[i]).tolist() if j != i][:2]:
+            nearest.add((min(i, j), max(i, j)))
+    assert asked == nearest and len(nearest) < 10  # not all 10 pairs of 5 rows
+    assert sorted(i for g in groups for i in g) == [0, 1, 2, 3, 4]
+    assert all((min(g[0], j), max(g[0], j)) in nearest for g in groups for j in g[1:])
 
 
 @pytest.mark.parametrize(

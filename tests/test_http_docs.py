@@ -16,6 +16,7 @@ EDGE_CODES = {
     "method_not_allowed",
     "rate_limited",
     "internal",
+    "unavailable",
 }
 
 

@@ -24,7 +24,7 @@ def server(api_server: LiveServer) -> LiveServer:
 
 FACT_KEYS = {
     "id", "tier", "content", "topic", "category", "evidence_count", "first_seen",
-    "last_confirmed", "status", "supersedes", "superseded_by", "derived_from", "metadata",
+    "last_confirmed", "status", "pinned", "supersedes", "superseded_by", "derived_from", "metadata",
     "created_at", "occurred_at",
 }  # fmt: skip
 OLD_TEXT = "Mira lives in Leeds and commutes to the office by train"
@@ -144,13 +144,12 @@ def test_forget_bad_requests_change_nothing(server, store_name, chain) -> None:
 
 
 def test_no_endpoint_writes_long_term_facts(server, store_name, chain) -> None:
-    """There is no create, edit or delete for facts over HTTP: those methods are refused."""
+    """There is no create or edit of facts over HTTP (an admin's DELETE purges: test_erase)."""
     _, new_id_ = chain
     c = server.client()
     before = snapshot(c, store_name)
     p = {"store": store_name}
     assert_error(c.post("/long", params=p, json={"content": "x"}), 405, "method_not_allowed")
-    assert_error(c.delete(f"/long/{new_id_}", params=p), 405, "method_not_allowed")
     assert_error(c.put(f"/long/{new_id_}", params=p, json={"content": "x"}), 405,
                  "method_not_allowed")  # fmt: skip
     assert snapshot(c, store_name) == before

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import time
 from pathlib import Path
 
 import pytest
 
+from halls.config import ServerSettings, TokenSettings
 from halls.http.ratelimit import RateLimit, TokenBuckets, client_key
+from halls.service import Tokens
 from http_helpers import assert_clean, assert_error
 
 DOC = (Path(__file__).resolve().parent.parent / "docs" / "http-api.md").read_text()
@@ -101,14 +102,23 @@ def _scope(auth: str | None, ip: str = "192.0.2.7", path: str = "/stats") -> dic
     return {"type": "http", "method": "GET", "path": path, "headers": headers, "client": (ip, 5)}
 
 
-def test_client_key_is_a_hash_of_the_configured_token_else_the_ip() -> None:
-    """The configured token keys by its hash (never in clear); any other token keys by IP."""
-    key = client_key(_scope(f"Bearer {TOKEN}"), TOKEN)
-    assert TOKEN not in key and hashlib.sha256(TOKEN.encode()).hexdigest()[:32] in key
-    assert client_key(_scope(f"Bearer {TOKEN}", ip="198.51.100.1"), TOKEN) == key
-    assert client_key(_scope("Bearer made-up"), TOKEN) == "ip:192.0.2.7"
-    assert client_key(_scope(None), TOKEN) == "ip:192.0.2.7"
+def test_client_key_is_the_token_id_else_the_ip() -> None:
+    """A configured token keys by its id (never the token); any other token keys by IP."""
+    other = "another-token-of-the-config"
+    tokens = Tokens(
+        ServerSettings(
+            bearer_token=TOKEN,
+            tokens=[TokenSettings(id="agent-a", token=other, stores=["a"])],
+        )
+    )
+    key = client_key(_scope(f"Bearer {TOKEN}"), tokens)
+    assert key == "token:bearer_token" and TOKEN not in key
+    assert client_key(_scope(f"Bearer {TOKEN}", ip="198.51.100.1"), tokens) == key
+    assert client_key(_scope(f"Bearer {other}"), tokens) == "token:agent-a"
+    assert client_key(_scope("Bearer made-up"), tokens) == "ip:192.0.2.7"
+    assert client_key(_scope(None), tokens) == "ip:192.0.2.7"
     assert client_key(_scope(f"Bearer {TOKEN}"), None) == "ip:192.0.2.7"
+    assert client_key(_scope(f"Bearer {TOKEN}"), Tokens(ServerSettings())) == "ip:192.0.2.7"
 
 
 def _call(middleware: RateLimit, scope: dict) -> tuple[int, dict[bytes, bytes], bool]:

@@ -76,7 +76,7 @@ def words(text: str) -> set[str]:
 
 
 def test_search_result_shape(server, store_name) -> None:
-    """POST /search answers {results: [...]} with exactly the documented fields, best first."""
+    """POST /search answers {results, due} with exactly the documented fields, best first."""
     c = server.client()
     mine = created(c, "/short", store_name, {"content": "The dog's vet is Dr. Okafor on Mill Lane",
                                              "topic": "pets", "metadata": {"a": 1}})  # fmt: skip
@@ -85,7 +85,7 @@ def test_search_result_shape(server, store_name) -> None:
     r = post(c, "/search", store_name, {"query": "who is the dog's vet?"})
     assert r.status_code == 200, r.text
     body = r.json()
-    assert set(body) == {"results"}
+    assert set(body) == {"results", "due"} and body["due"] == []
     results = body["results"]
     assert len(results) == 5, "n_results defaults to 5"
     top = results[0]

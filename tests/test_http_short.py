@@ -138,3 +138,51 @@ def test_memory_is_searchable_right_after_its_201(server, store_name) -> None:
     ):
         entry = created(c, "/short", store_name, {"content": text})
         assert search(c, store_name, query=text, n_results=1)[0]["id"] == entry["id"]
+
+
+def test_patch_changes_the_fields_given_and_search_follows(server, store_name) -> None:
+    """PATCH /short/{id}: new content is searched by its words and meaning at once."""
+    c = server.client()
+    p = {"store": store_name}
+    body = {"content": "The deploy key lives in the team vault", "topic": "ops",
+            "metadata": {"a": 1}}  # fmt: skip
+    made = created(c, "/short", store_name, body)
+    url = f"/short/{made['id']}"
+    r = c.patch(url, params=p, json={"content": "The deploy key lives in the hardware keyring"})
+    assert r.status_code == 200, r.text
+    edited = r.json()
+    assert edited["content"] == "The deploy key lives in the hardware keyring"
+    assert (edited["topic"], edited["metadata"], edited["created_at"]) == (
+        "ops", {"a": 1}, made["created_at"]
+    )  # fmt: skip
+    assert c.get(url, params=p).json() == edited
+    assert [h["id"] for h in search(c, store_name, query="keyring")][:1] == [made["id"]]
+    assert made["id"] not in {
+        h["id"] for h in search(c, store_name, query="vault", retriever="bm25")
+    }
+
+    pinned = c.patch(url, params=p, json={"pinned": True, "topic": None}).json()
+    assert pinned["pinned"] is True and pinned["expires_at"] is None and pinned["topic"] is None
+    unpinned = c.patch(url, params=p, json={"pinned": False, "metadata": {}}).json()
+    assert unpinned["expires_at"] is not None and unpinned["metadata"] == {}
+    assert ts(unpinned["expires_at"]) > ts(made["expires_at"])  # the TTL restarts now
+
+
+def test_patch_refuses_bad_input_and_changes_nothing(server, store_name) -> None:
+    """Empty or unknown fields, bad ids and unknown stores: 4xx, the entry as it was."""
+    c = server.client()
+    p = {"store": store_name}
+    made = created(c, "/short", store_name, {"content": "Lena takes her coffee black"})
+    url = f"/short/{made['id']}"
+    for bad in ({"contnet": "x"}, {"content": ""}, {"content": 5}, {"pinned": "maybe"},
+                {"content": "x" * 40_000}, {"created_at": "2020-01-01"}):  # fmt: skip
+        assert c.patch(url, params=p, json=bad).status_code == 422, bad
+    assert c.patch(url, params=p, json={}).json() == made  # nothing to change
+    for null in ({"content": None}, {"pinned": None}, {"metadata": None}):
+        assert c.patch(url, params=p, json=null).status_code == 422, null
+    assert_error(c.patch(url, params=p, json={"content": "   "}), 400, "invalid_input")
+    missing = "/short/s_" + "0" * 26
+    assert_error(c.patch(missing, params=p, json={"topic": "x"}), 404, "not_found")
+    assert_error(c.patch("/short/nope", params=p, json={"topic": "x"}), 400, "invalid_input")
+    assert c.patch(url, params={"store": "no-such-store-z"}, json={"topic": "x"}).status_code == 404
+    assert c.get(url, params=p).json() == made

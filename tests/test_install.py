@@ -87,6 +87,21 @@ def test_install_creates_and_uninstall_removes_a_missing_file(tmp_path: Path) ->
     assert not target.exists() and list(target.parent.iterdir()) == []
 
 
+def test_install_options_reach_only_the_prompt_hook(tmp_path: Path) -> None:
+    """--prompt-tokens and --no-journal are written into the UserPromptSubmit command alone."""
+    target = tmp_path / "settings.json"
+    args = ("--settings", str(target), "--prompt-tokens", "80", "--no-journal")
+    done = halls(tmp_path, "install", "claude-code", *args)
+    assert done.returncode == 0, done.stderr
+    hooks = json.loads(target.read_text())["hooks"]
+    prompt = shlex.split(hooks["UserPromptSubmit"][0]["hooks"][0]["command"])
+    assert prompt[-3:] == ["--prompt-tokens", "80", "--no-journal"]
+    for event in ("SessionStart", "Stop", "PreCompact"):
+        command = hooks[event][0]["hooks"][0]["command"]
+        assert "--prompt-tokens" not in command and "--no-journal" not in command
+    assert halls(tmp_path, "install", "claude-code", "--prompt-tokens", "-1").returncode == 2
+
+
 def test_uninstall_keeps_edits_made_after_install(tmp_path: Path) -> None:
     """Settings changed after install keep those changes; only the halls groups go."""
     settings = tmp_path / ".claude" / "settings.json"
@@ -161,8 +176,19 @@ def test_hooks_run_against_a_live_server(server: Any, store_name: str, tmp_path:
     start = halls(tmp_path, "hook", "session-start", *common, stdin='{"source": "startup"}')
     assert start.returncode == 0 and "Ask whether the offsite is booked" in start.stdout
 
-    prompt = halls(tmp_path, "hook", "user-prompt", *common, stdin='{"prompt": "hi"}')
+    said = {"prompt": "I use Neovim, reach me at ana@example.org", "session_id": "sess-1"}
+    prompt = halls(tmp_path, "hook", "user-prompt", *common, stdin=json.dumps(said))
     assert prompt.returncode == 0 and "recall" in prompt.stdout
+    quiet = halls(
+        tmp_path, "hook", "user-prompt", *common, "--no-journal", stdin='{"prompt": "not kept"}'
+    )
+    assert quiet.returncode == 0 and "recall" in quiet.stdout
+    with server.client() as http:
+        journal = http.get("/journal", params={"store": store_name}).json()
+    # The prompt is journaled (as the user's, in its session), its e-mail address redacted;
+    # with --no-journal nothing is.
+    assert [(e["role"], e["session_id"]) for e in journal] == [("user", "sess-1")]
+    assert "Neovim" in journal[0]["content"] and "ana@example.org" not in journal[0]["content"]
 
     worked = _transcript(tmp_path / "a.jsonl", ["Bash", "Edit"])
     stop = halls(

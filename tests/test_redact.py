@@ -108,3 +108,21 @@ def test_a_bare_token_count_is_not_a_secret() -> None:
     """'max token: 512' is prose about tokens, not a credential: it stays."""
     text = "set max token: 512 and token=4 per step"
     assert redact(text) == (text, 0)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("mail me at ana.lima@example.org please", "mail me at [REDACTED:email] please"),
+        ("my cell is +1 415 555 0134.", "my cell is [REDACTED:phone]."),
+        ("office: +49 30 1234 5678", "office: [REDACTED:phone]"),
+    ],
+)
+def test_contact_data_is_redacted(source: str, expected: str) -> None:
+    """E-mail addresses and phone numbers are personal data the journal must not keep."""
+    assert redact(source) == (expected, 1)
+
+
+@pytest.mark.parametrize("prose", ["order 12345 shipped", "on 2023-05-08 at 10:30", "v1.2.3"])
+def test_short_numbers_and_dates_are_not_phones(prose: str) -> None:
+    assert redact(prose) == (prose, 0)

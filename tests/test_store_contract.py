@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from halls.errors import AlreadyExists
-from halls.models import Brief, ForgetFlag, SearchFilter, new_id
+from halls.models import Brief, ForgetFlag, Retention, SearchFilter, new_id
 from halls.store import Store
 from store_contract import (
     ALL,
@@ -212,6 +212,93 @@ def test_fact_added_superseded_is_hidden(store: Store) -> None:
     assert text_ids(store, ["wifi"], WITH_HIDDEN) == [f.id]
 
 
+def test_retired_fact_leaves_search_and_pinned_reads_back(store: Store) -> None:
+    """A retired fact is history (found only with hidden ones); pinned survives a round trip."""
+    f = fact("the release train leaves on Tuesdays")
+    store.add_fact(f, axis(3))
+    store.update_fact(f.model_copy(update={"status": "retired"}))
+    assert text_ids(store, ["release"]) == [] and vec_ids(store, axis(3)) == []
+    assert text_ids(store, ["release"], WITH_HIDDEN) == [f.id]
+    store.update_fact(f.model_copy(update={"pinned": True}))
+    back = store.get_fact(f.id)
+    assert back is not None and back.pinned and back.status == "active"
+    assert text_ids(store, ["release"]) == [f.id]
+    pinned_new = fact("the on-call phone is the red one").model_copy(update={"pinned": True})
+    store.add_fact(pinned_new, axis(4))
+    assert store.get_fact(pinned_new.id).pinned  # type: ignore[union-attr]
+
+
+def test_facts_by_category_in_lists_and_search(store: Store) -> None:
+    """list_facts and a search filter select by category; other tiers have none."""
+    pref = fact("Chad prefers tabs over spaces").model_copy(update={"category": "preference"})
+    dec = fact("the team chose tabs for Go code").model_copy(update={"category": "decision"})
+    plain = fact("tabs are four columns wide here")
+    store.add_fact(pref, axis(0))
+    store.add_fact(dec, vec(1, 0.1))
+    store.add_fact(plain, vec(1, 0.2))
+    store.add_short([short("tabs everywhere, says Chad")], np.stack([vec(1, 0.3)]))
+    assert [f.id for f in store.list_facts(None, 10, 0, "preference")] == [pref.id]
+    assert [f.id for f in store.list_facts("active", 10, 0, "decision")] == [dec.id]
+    assert store.list_facts("superseded", 10, 0, "decision") == []
+    assert len(store.list_facts(None, 10, 0)) == 3
+    only = SearchFilter(category="preference")
+    assert text_ids(store, ["tabs"], only) == [pref.id]
+    assert vec_ids(store, axis(0), only) == [pref.id]
+    assert store.get_fact(dec.id).category == "decision"  # type: ignore[union-attr]
+
+
+# -- reinforcement, edits --
+
+
+def test_reinforce_adds_counts_and_keeps_the_latest_time(opened: Opened, store: Store) -> None:
+    """reinforce adds to the count and raises the last access; unknown ids are ignored."""
+    a, b = short("the standup is at nine"), short("the retro is on Fridays")
+    store.add_short([a, b], np.stack([axis(0), axis(1)]))
+    f = fact("the team uses trunk-based development")
+    store.add_fact(f, axis(2))
+    assert store.retention([a.id, b.id, f.id]) == {}
+    store.reinforce({a.id: (2, T0 + 50), f.id: (1, T0 + 10), "s_" + "0" * 26: (5, T0)})
+    store.reinforce({a.id: (1, T0 + 20)})  # an older time never lowers the last access
+    got = store.retention([a.id, b.id, f.id, "s_" + "0" * 26])
+    assert got == {a.id: Retention(3, T0 + 50), f.id: Retention(1, T0 + 10)}
+    store.reinforce({})
+    other = opened.open()  # another process sees it
+    try:
+        assert other.retention([a.id]) == {a.id: Retention(3, T0 + 50)}
+    finally:
+        opened.close(other)
+    assert store.delete_short(a.id)
+    assert store.retention([a.id]) == {}
+
+
+def test_update_short_changes_fields_and_search_at_once(store: Store) -> None:
+    """New content is searched by its words and vector at once; reinforcement is kept."""
+    e = short("the deploy key lives in the vault", topic="ops")
+    other = short("the coffee machine is on floor two")
+    store.add_short([e, other], np.stack([axis(0), axis(1)]))
+    assert text_ids(store, ["vault"]) == [e.id] and vec_ids(store, axis(0))[0] == e.id
+    store.reinforce({e.id: (4, T0 + 5)})
+
+    meta = {"edited": True}
+    new = e.model_copy(
+        update={"content": "the deploy key lives in the keyring", "topic": "sec", "pinned": True,
+                "metadata": meta, "expires_at": None}
+    )  # fmt: skip
+    assert store.update_short(new, axis(5))
+    assert store.get_short(e.id) == new
+    assert text_ids(store, ["vault"]) == [] and text_ids(store, ["keyring"]) == [e.id]
+    assert vec_ids(store, axis(5))[0] == e.id and vec_ids(store, axis(0))[0] != e.id
+    assert text_ids(store, ["keyring"], SearchFilter(topic="sec")) == [e.id]
+    assert store.retention([e.id]) == {e.id: Retention(4, T0 + 5)}
+
+    # Without a vector only the fields change (the topic filter follows).
+    renamed = new.model_copy(update={"topic": "secrets"})
+    assert store.update_short(renamed, None)
+    assert text_ids(store, ["keyring"], SearchFilter(topic="secrets")) == [e.id]
+    assert store.get_short(e.id) == renamed
+    assert not store.update_short(short("never stored"), None)
+
+
 # -- journal, briefs, flags --
 
 
@@ -226,6 +313,8 @@ def test_journal_append_and_list_newest_first(store: Store) -> None:
     assert store.list_journal(10, 0) == list(reversed(events))
     assert [e.id for e in store.list_journal(1, 1)] == [events[1].id]
     assert text_ids(store, ["said"], WITH_HIDDEN) == []
+    assert store.get_journal(events[0].id) == events[0]
+    assert store.get_journal(new_id("journal")) is None
 
 
 def test_briefs_and_flags(store: Store) -> None:

@@ -224,6 +224,28 @@ def test_each_change_type_applies(store: Store) -> None:
     assert e2.id in text_ids(store, ["two"], WITH_HIDDEN)
 
 
+def test_changes_without_a_run_write_no_run_record(store: Store) -> None:
+    """apply_changes(changes, None) (an import) applies them and records no run;
+    a failure still rolls back every change."""
+    e = short("imported entry")
+    f = fact("imported fact")
+    store.apply_changes(
+        [
+            ch.RestoreShort(e, axis(0), f.id),
+            ch.AddFact(f, axis(1)),
+            ch.AddEdges((Edge(f.id, e.id, "derived_from", at(5).timestamp()),)),
+        ],
+        None,
+    )
+    assert store.list_runs(10, 0) == []
+    assert store.get_short(e.id) == e and store.get_fact(f.id).derived_from == [e.id]  # type: ignore[union-attr]
+    assert store.edges([e.id]) == [Edge(f.id, e.id, "derived_from", at(5).timestamp())]
+    assert e.id not in vec_ids(store, axis(0)), "imported as consolidated: hidden"
+    with pytest.raises(AlreadyExists):
+        store.apply_changes([ch.AddFact(fact("other"), axis(2)), ch.AddFact(f, axis(3))], None)
+    assert store.counts()["long"] == 1 and store.list_runs(10, 0) == []
+
+
 def test_a_failing_change_rolls_back_every_change_and_the_run(store: Store) -> None:
     """apply_changes is one transaction: a failure leaves no change and no run record."""
     e = short("entry")

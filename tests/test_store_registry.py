@@ -46,3 +46,55 @@ def test_names_and_delete(tmp_path: Path) -> None:
     assert reg.delete("b") and reg.names() == ["a"] and reg.opened() == []
     assert not reg.delete("b")
     reg.close()
+
+
+def _fds() -> int:
+    import os
+
+    return len(os.listdir("/proc/self/fd"))
+
+
+def test_at_most_max_open_stores_stay_open(tmp_path: Path) -> None:
+    """Past the bound the least recently used store is closed; its handle still works."""
+    reg = StoreRegistry(open_backend(StorageSettings(), tmp_path), max_open=3)
+    handles = [reg.open(f"s{i}", True)[0] for i in range(6)]
+    assert sorted(h.name for h in reg.opened()) == ["s3", "s4", "s5"]
+    for i, h in enumerate(handles):
+        h.set_meta("k", f"v{i}")  # reopens the closed ones, one at a time
+        assert len(reg.opened()) <= 3
+    assert [h.get_meta("k") for h in handles] == [f"v{i}" for i in range(6)]
+    # Used last: the most recent stay.
+    assert sorted(h.name for h in reg.opened()) == ["s3", "s4", "s5"]
+    reg.close()
+
+
+def test_file_descriptors_stay_bounded_over_many_stores(tmp_path: Path) -> None:
+    """200 stores written and read through a bound of 4 leave the descriptor count flat."""
+    reg = StoreRegistry(open_backend(StorageSettings(), tmp_path), max_open=4)
+    before = _fds()
+    counts = []
+    for i in range(200):
+        s, _ = reg.open(f"n{i}", True)
+        s.set_meta("k", str(i))
+        assert s.get_meta("k") == str(i)
+        counts.append(_fds() - before)
+    # Four open stores' worth (file, WAL, shared memory per connection), never more.
+    assert 0 < max(counts) == max(counts[:4]) <= 4 * 6, counts
+    reg.close()
+    assert _fds() <= before
+
+
+def test_a_store_in_use_or_locked_is_not_closed(tmp_path: Path) -> None:
+    """A running iteration and a held consolidation lock keep their store open."""
+    reg = StoreRegistry(open_backend(StorageSettings(), tmp_path), max_open=1)
+    busy, _ = reg.open("busy", True)
+    texts = busy.iter_texts(10)  # the store is in use until the iteration ends
+    locked, _ = reg.open("locked", True)
+    assert locked.try_lock_consolidation()
+    reg.open("third", True)
+    assert {h.name for h in reg.opened()} >= {"busy", "locked"}
+    assert list(texts) == []  # ends the iteration
+    locked.unlock_consolidation()
+    reg.open("fourth", True)
+    assert [h.name for h in reg.opened()] == ["fourth"]
+    reg.close()

@@ -443,6 +443,7 @@ def test_search_shows_top_hit_with_score_breakdown(
         page.click("#search-form button[type=submit]")
     sent = json.loads(resp.value.request.post_data or "{}")
     assert sent["tiers"] == ["long"] and sent["query"] == "which editor does Chad use?"
+    assert sent["reinforce"] is False  # looking is not recalling: strength stays as it was
     results = resp.value.json()["results"]
 
     hits = page.locator("#hits .hit")
@@ -459,7 +460,7 @@ def test_search_shows_top_hit_with_score_breakdown(
         b.get_attribute("data-part"): b.get_attribute("data-value")
         for b in top.locator(".bar").all()
     }
-    for key in ("relevance", "tier_weight", "evidence", "recency", "cosine"):
+    for key in ("relevance", "tier_weight", "evidence", "strength", "recency", "cosine"):
         assert float(parts[key]) == pytest.approx(detail[key]), key
     assert float(parts["score"]) == pytest.approx(results[0]["score"])
     # evidence x4: 1 + 0.25 ln 4 lifts the fact; the bar is drawn, not empty.

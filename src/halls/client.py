@@ -10,7 +10,8 @@ they stand for, so callers handle one error tree either way.
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Iterator
+from typing import IO, Any
 
 import httpx
 
@@ -82,6 +83,54 @@ class HallsClient:
                     f"the halls server answered {response.status_code} to {method} {path}"
                 ) from None
         return response.json() if response.content else None
+
+    def download(
+        self, path: str, store: str | None, body: Any, out: IO[bytes], **params: Any
+    ) -> None:
+        """POST and stream the answer's bytes into ``out`` (an export, a backup)."""
+        query = {k: v for k, v in {"store": store, **params}.items() if v is not None}
+        try:
+            with self._client.stream("POST", path, params=query, json=body) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    self._raise(response, path)
+                for chunk in response.iter_bytes():
+                    out.write(chunk)
+        except httpx.HTTPError:
+            raise e.HallsError(f"the halls server at {self.base_url} failed mid-transfer") from None
+
+    def upload(
+        self,
+        path: str,
+        store: str | None,
+        source: IO[bytes],
+        headers: dict[str, str] | None = None,
+        **params: Any,
+    ) -> Any:
+        """POST ``source`` as the raw body, streamed (an import); the JSON answer."""
+        query = {k: v for k, v in {"store": store, **params}.items() if v is not None}
+
+        def chunks() -> Iterator[bytes]:
+            while chunk := source.read(1 << 16):
+                yield chunk
+
+        try:
+            response = self._client.post(
+                path, params=query, content=chunks(), headers=headers or {}
+            )
+        except httpx.HTTPError:
+            raise e.HallsError(f"the halls server at {self.base_url} failed mid-transfer") from None
+        if response.status_code >= 400:
+            self._raise(response, path)
+        return response.json()
+
+    def _raise(self, response: httpx.Response, path: str) -> None:
+        try:
+            err = response.json()["error"]
+            error = error_from_wire(str(err["code"]), str(err["message"]))
+        except (ValueError, KeyError, TypeError):
+            error = e.HallsError(f"the halls server answered {response.status_code} to {path}")
+        raise error
 
 
 __all__ = ["PROBE_SECONDS", "HallsClient", "error_from_wire"]

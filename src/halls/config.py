@@ -10,11 +10,12 @@ a test checks that the sample names each one.
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import yaml
-from pydantic import BaseModel, Field, SecretStr, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -27,12 +28,55 @@ def _default_data_dir() -> Path:
     return Path(base) / "halls"
 
 
+class TokenSettings(BaseModel):
+    """One entry of ``server.tokens``: a bearer token and what it may do."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    # Named in the audit log and the server log; the token itself never is.
+    id: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+    # The token, or "sha256:<64 hex digits>" (its SHA-256), so that the config
+    # file need not hold the secret itself.
+    token: SecretStr
+    # The stores it opens: a list of names, or "*" for every store.
+    stores: list[str] | Literal["*"] = "*"
+    # Reads only: every write, deletion and consolidation answers 403.
+    read_only: bool = False
+    # May delete (journal events, facts, its stores, forget-about) and read the audit log.
+    admin: bool = False
+
+    @field_validator("token")
+    @classmethod
+    def _long_enough(cls, value: SecretStr) -> SecretStr:
+        raw = value.get_secret_value()
+        if raw.startswith("sha256:"):
+            if not re.fullmatch(r"[0-9a-f]{64}", raw[7:]):
+                raise ValueError("a sha256: token must be followed by 64 lowercase hex digits")
+        elif len(raw) < 16:
+            raise ValueError("a token must be at least 16 characters")
+        return value
+
+    @field_validator("stores")
+    @classmethod
+    def _store_names(cls, value: list[str] | str) -> list[str] | str:
+        if isinstance(value, list):
+            bad = [n for n in value if not re.fullmatch(r"[a-z0-9][a-z0-9_-]{0,63}", n)]
+            if bad:
+                raise ValueError(f"invalid store name {bad[0][:70]!r}")
+        return value
+
+
 class ServerSettings(BaseModel):
     host: str = "127.0.0.1"
     port: int = Field(default=7420, ge=1, le=65535)
     # When set, every endpoint but /healthz requires "Authorization: Bearer <token>".
+    # This token opens every store, as an admin (token id "bearer_token").
     bearer_token: SecretStr | None = None
+    # More tokens, each scoped to some stores (see TokenSettings).
+    tokens: list[TokenSettings] = Field(default_factory=list)
     max_body_bytes: int = Field(default=8 * 1024 * 1024, ge=1024)
+    # POST /import streams its archive to a temporary file instead: its own limit.
+    max_import_bytes: int = Field(default=1024 * 1024 * 1024, ge=1024)
     cors_origins: list[str] = Field(default_factory=list)
     # GET /metrics (Prometheus text format), behind the bearer token like the API.
     metrics_enabled: bool = True
@@ -40,6 +84,20 @@ class ServerSettings(BaseModel):
     # local single-user server and the benchmarks send thousands a minute.
     rate_limit_per_minute: int = Field(default=0, ge=0)
     rate_limit_burst: int = Field(default=60, ge=1)
+
+    @model_validator(mode="after")
+    def _unique_ids(self) -> ServerSettings:
+        ids = [t.id for t in self.tokens]
+        if self.bearer_token is not None:
+            ids.append("bearer_token")
+        dup = next((i for i in ids if ids.count(i) > 1), None)
+        if dup is not None:
+            raise ValueError(f"token id {dup!r} is used twice")
+        return self
+
+    @property
+    def auth_enabled(self) -> bool:
+        return self.bearer_token is not None or bool(self.tokens)
 
 
 class ShortSettings(BaseModel):
@@ -75,8 +133,22 @@ class RecallSettings(BaseModel):
     tier_weight_long: float = 0.8
     evidence_gain: float = Field(default=0.25, ge=0)
     demoted_factor: float = Field(default=0.1, ge=0, le=1)
+    # Strength (halls.recall.strength): a hit's score is multiplied by
+    # (1 - recency_weight) + recency_weight x strength; strength halves every
+    # recency_half_life_days since last use, stretched by recalls and
+    # confirmations; superseded and demoted facts fade superseded_decay times
+    # faster; a fact confirmed strength_floor_evidence times keeps at least
+    # strength_floor.
     recency_weight: float = Field(default=0.2, ge=0, le=1)
     recency_half_life_days: float = Field(default=30.0, gt=0)
+    superseded_decay: float = Field(default=4.0, ge=1)
+    strength_floor: float = Field(default=0.5, ge=0, le=1)
+    strength_floor_evidence: int = Field(default=5, ge=1)
+    # Reinforcement: the reinforce_top best hits of a search (and every
+    # memory shown in a /context block) count as recalled; recalls are
+    # written off the request path, every reinforce_flush_seconds.
+    reinforce_top: int = Field(default=3, ge=0, le=100)
+    reinforce_flush_seconds: float = Field(default=5.0, gt=0, le=3600)
     # How the BM25 and dense lists become one relevance: "score" (each list's
     # scores over its best, mixed by bm25_weight) or "rrf" (rank fusion, rrf_k).
     fusion: Literal["score", "rrf"] = "score"
@@ -145,13 +217,37 @@ class StorageSettings(BaseModel):
     dsn: str | None = Field(default=None, repr=False)
     sqlite: SqliteSettings = Field(default_factory=SqliteSettings)
     postgres: PostgresSettings = Field(default_factory=PostgresSettings)
+    # At most this many stores stay open in a process (file descriptors,
+    # connections, in-memory indexes); the least recently used idle one is
+    # closed to open another, and reopened when it is used again.
+    max_open_stores: int = Field(default=64, ge=1, le=100_000)
+    # Encryption at rest (SQLite only: SQLCipher, the halls[encryption] extra).
+    # A secret: never logged, shown in /stats or put in an error.
+    encryption_key: SecretStr | None = None
+
+    @field_validator("encryption_key")
+    @classmethod
+    def _key_not_empty(cls, v: SecretStr | None) -> SecretStr | None:
+        if v is not None and not v.get_secret_value():
+            raise ValueError("must not be empty (unset it for no encryption)")
+        return v
 
     @model_validator(mode="after")
-    def _dsn_for_postgres(self) -> StorageSettings:
-        if self.backend == "postgres" and not self.dsn:
+    def _postgres_settings(self) -> StorageSettings:
+        if self.backend != "postgres":
+            return self
+        if not self.dsn:
             raise ValueError(
                 "storage.backend postgres needs storage.dsn "
                 "(HALLS_STORAGE__DSN=postgresql://user:password@host:5432/db)"
+            )
+        if self.encryption_key is not None:
+            # SQLCipher encrypts SQLite files; PostgreSQL's data is encrypted
+            # by the server's disk or provider. Refused rather than ignored, so
+            # nobody believes their PostgreSQL rows are encrypted by halls.
+            raise ValueError(
+                "storage.encryption_key encrypts SQLite store files only; with "
+                "storage.backend postgres unset it (encrypt PostgreSQL's disk instead)"
             )
         return self
 
@@ -193,13 +289,21 @@ class ConsolidatorSettings(BaseModel):
     # A cluster is promoted when its evidence reaches this (distinct days
     # count 1, further moments on a day 1/2, repeats within a minute once).
     promote_min_evidence: float = Field(default=2.0, ge=1.0)
-    # Cosine similarity at which short-term entries say the same thing, and a
-    # candidate restates a known fact (all-MiniLM-L6-v2 paraphrases: ~0.85-0.95).
+    # Cosine similarity above which short-term entries cluster unless the pair
+    # judge reads a change (all-MiniLM-L6-v2 paraphrases: ~0.85-0.95).
     cluster_threshold: float = Field(default=0.75, gt=0, le=1)
-    # Below this a candidate is unrelated to a fact, whatever its words say.
-    related_threshold: float = Field(default=0.55, gt=0, le=1)
+    # Below this two statements are unrelated; above it the pair judge decides.
+    related_threshold: float = Field(default=0.4, gt=0, le=1)
     # Repeats closer together than this count as one moment of evidence.
     burst_seconds: float = Field(default=60.0, ge=0)
+    # A run retires an active, unpinned long-term fact whose strength
+    # (halls.recall.strength) fell below this; 0 never retires.
+    retire_below: float = Field(default=0.05, ge=0, lt=1)
+    # How far back a run reads the journal and briefs' summaries for
+    # statements (events a fact already derives from are skipped): 8 days,
+    # the lifetime of a short-term entry, so that a statement made once a
+    # day is still seen when it is made again.
+    journal_window_seconds: int = Field(default=691200, ge=0)
     # llm engine: the endpoint's base URL (POST {model_url}/chat/completions),
     # e.g. http://127.0.0.1:11434/v1 for ollama, http://127.0.0.1:8080/v1 for llama.cpp.
     model_url: str | None = None
@@ -209,6 +313,9 @@ class ConsolidatorSettings(BaseModel):
     # At most this many clusters per run go to the model; the rest get the
     # heuristic decision (a run over a huge backlog stays bounded).
     max_llm_items: int = Field(default=200, ge=0)
+    # The model also judges statement pairs (clustering, reconciliation)
+    # where the local judge is less sure than this; 0: never.
+    llm_judge_below: float = Field(default=0.8, ge=0, le=1)
 
 
 class Settings(BaseSettings):
@@ -298,6 +405,7 @@ __all__ = [
     "ServerSettings",
     "Settings",
     "ShortSettings",
+    "TokenSettings",
     "StorageSettings",
     "load_settings",
 ]

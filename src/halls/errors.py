@@ -5,7 +5,9 @@ MCP) translate these at the edge. The core never speaks in HTTP codes::
 
     HallsError
     ├── InvalidInput          bad arguments: empty content, bad id, bad time
-    │   └── InvalidStoreName  a store name outside [a-z0-9][a-z0-9_-]{0,63}
+    │   ├── InvalidStoreName  a store name outside [a-z0-9][a-z0-9_-]{0,63}
+    │   └── InvalidArchive    an archive damaged, altered, or its passphrase wrong
+    ├── Forbidden             the token does not grant this (store, write, admin)
     ├── NotFound              no such record
     │   └── StoreNotFound     no such store (stores are made by a first write)
     ├── Conflict              the request clashes with the current state
@@ -14,6 +16,7 @@ MCP) translate these at the edge. The core never speaks in HTTP codes::
     ├── EmbeddingFailed       the embedder could not embed (remote down, ...)
     ├── ConsolidationFailed   a consolidation run aborted (its engine is down, ...)
     └── StoreUnavailable      the storage backend failed (busy, disk full, corrupt, ...)
+        └── EncryptionError   a store the encryption key does not open (or no SQLCipher)
 
 Messages are written for the user who sent the request: they never carry
 file paths or stack traces.
@@ -38,6 +41,16 @@ class InvalidInput(HallsError):
 
 class InvalidStoreName(InvalidInput):
     code = "invalid_store_name"
+
+
+class InvalidArchive(InvalidInput):
+    """An archive that cannot be imported as given; nothing was imported."""
+
+    code = "invalid_archive"
+
+
+class Forbidden(HallsError):
+    code = "forbidden"
 
 
 class NotFound(HallsError):
@@ -74,13 +87,22 @@ class StoreUnavailable(HallsError):
     code = "store_unavailable"
 
 
+class EncryptionError(StoreUnavailable):
+    """A store the configured ``storage.encryption_key`` does not open, or no SQLCipher."""
+
+    code = "encryption_error"
+
+
 __all__ = [
     "AlreadyExists",
     "Conflict",
     "ConsolidationFailed",
     "EmbedderMismatch",
     "EmbeddingFailed",
+    "Forbidden",
+    "EncryptionError",
     "HallsError",
+    "InvalidArchive",
     "InvalidInput",
     "InvalidStoreName",
     "NotFound",

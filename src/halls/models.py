@@ -29,8 +29,16 @@ TriggerType = Literal["time", "topic", "session", "manual"]
 TRIGGER_TYPES: tuple[str, ...] = get_args(TriggerType)
 LoopStatus = Literal["open", "done", "cancelled", "expired"]
 LOOP_STATUSES: tuple[str, ...] = get_args(LoopStatus)
-FactStatus = Literal["active", "superseded", "demoted"]
+# What kind of knowledge a fact is (halls.consolidate.category), in the order
+# a small context budget takes them: what changes how an agent acts first.
+Category = Literal["decision", "preference", "procedure", "plan", "person", "fact"]
+CATEGORIES: tuple[str, ...] = get_args(Category)
+# retired: decayed below the consolidator's threshold; kept as history, out of search.
+FactStatus = Literal["active", "superseded", "demoted", "retired"]
 FACT_STATUSES: tuple[str, ...] = get_args(FactStatus)
+# How an import settles a record whose id the store already holds.
+OnConflict = Literal["keep-existing", "keep-imported", "keep-newer"]
+ON_CONFLICT: tuple[str, ...] = get_args(OnConflict)
 # "full": fused BM25 and dense with conversation context; "fused": without
 # context; "bm25" or "dense": one search alone.
 Retriever = Literal["full", "fused", "bm25", "dense"]
@@ -44,6 +52,18 @@ ID_RE = re.compile(r"^(?P<prefix>[snljbf])_[0-9A-HJKMNP-TV-Z]{26}\Z")
 
 MAX_CONTENT_CHARS = 32768
 MAX_LIST = 1000
+# No listing is ever that long; beyond it an offset only risks overflowing
+# a 64-bit database integer.
+MAX_OFFSET = 10**9
+# For schemas (OpenAPI, MCP): what check_id and the store registry accept.
+# In JSON Schema (ECMA) regexes "$" is the very end, so it is safe there.
+STORE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
+
+
+def id_pattern(kind: str) -> str:
+    """The pattern of a well-formed id of ``kind`` (see ``check_id``; "run": a run id)."""
+    prefix = "r" if kind == "run" else ID_PREFIX[kind]
+    return rf"^{prefix}_[0-9A-HJKMNP-TV-Z]{{26}}$"
 
 
 class _IdClock:
@@ -94,8 +114,8 @@ def check_page(limit: int, offset: int) -> tuple[int, int]:
     """Refuse a listing page outside 1..MAX_LIST items or before the start."""
     if not 1 <= limit <= MAX_LIST:
         raise InvalidInput(f"limit must be between 1 and {MAX_LIST}")
-    if offset < 0:
-        raise InvalidInput("offset must not be negative")
+    if not 0 <= offset <= MAX_OFFSET:
+        raise InvalidInput(f"offset must be between 0 and {MAX_OFFSET}")
     return limit, offset
 
 
@@ -145,8 +165,16 @@ def to_datetime(ts: float | None) -> datetime | None:
     return None if ts is None else datetime.fromtimestamp(ts, tz=UTC)
 
 
+# Blank means only these: the whitespace of JSON Schema's (ECMA-262) \s, so that
+# a text the published schema accepts (pattern \S) is never refused as blank.
+# Python's str.strip() would also strip the separators U+001C..U+001F.
+_BLANK = "\t\n\v\f\r \u00a0\u1680\u2028\u2029\u202f\u205f\u3000\ufeff" + "".join(
+    chr(c) for c in range(0x2000, 0x200B)
+)
+
+
 def check_content(content: str, field: str = "content") -> str:
-    if not isinstance(content, str) or not content.strip():
+    if not isinstance(content, str) or not content.strip(_BLANK):
         raise InvalidInput(f"{field} must not be empty")
     if len(content) > MAX_CONTENT_CHARS:
         raise InvalidInput(f"{field} is longer than {MAX_CONTENT_CHARS} characters")
@@ -191,6 +219,8 @@ class LongFact(Record):
     first_seen: datetime
     last_confirmed: datetime
     status: FactStatus = "active"
+    # A pinned fact never decays (nor is retired).
+    pinned: bool = False
     supersedes: str | None = None
     superseded_by: str | None = None
     derived_from: list[str] = Field(default_factory=list)
@@ -214,6 +244,26 @@ class Brief(BaseModel):
     created_at: datetime
 
 
+class Erased(BaseModel):
+    """A record that ``forget_about`` found (and, unless a dry run, purged)."""
+
+    id: str
+    tier: Literal["short", "near", "long", "journal"]
+    text: str
+
+
+class ForgetAbout(BaseModel):
+    """What "delete everything you know about X" found, and whether it is gone."""
+
+    store: str
+    subject: str | None = None
+    query: str | None = None
+    dry_run: bool
+    found: list[Erased]
+    # Copies of the subject in briefs, flag reasons and run records, replaced by "[purged]".
+    scrubbed: list[str] = Field(default_factory=list)
+
+
 class ForgetFlag(BaseModel):
     id: str
     fact_id: str
@@ -234,6 +284,24 @@ class Hit(BaseModel):
     created_at: datetime
     score: float
     score_detail: dict[str, float | int | None]
+
+
+class DueLoop(BaseModel):
+    """An open loop that is due now, and why: recall shows it beside the hits."""
+
+    id: str
+    intent: str
+    topic: str | None
+    trigger_type: TriggerType
+    trigger_value: str | None
+    reason: str
+
+
+class Recall(BaseModel):
+    """What a search answers: the ranked hits, and the open loops due for this query."""
+
+    results: list[Hit]
+    due: list[DueLoop] = Field(default_factory=list)
 
 
 class NewShort(BaseModel):
@@ -260,6 +328,8 @@ class SearchFilter(BaseModel):
 
     tiers: tuple[str, ...] = SEARCH_TIERS
     topic: str | None = None
+    # Only long-term facts of this category (other tiers have none).
+    category: str | None = None
     since: float | None = None
     until: float | None = None
     include_superseded: bool = False
@@ -295,6 +365,18 @@ class Written:
     seq: int
     occurred_at: float
     vector: np.ndarray
+
+
+@dataclass(frozen=True, slots=True)
+class Retention:
+    """How often and how lately a searchable record was recalled (its reinforcement).
+
+    A record nobody recalled yet has none; recall's strength then decays from
+    when the record happened (a fact: when it was last confirmed).
+    """
+
+    access_count: int
+    last_accessed: float
 
 
 EdgeKind = Literal["derived_from", "supersedes"]
@@ -342,6 +424,7 @@ ActionKind = Literal[
     "purge",
     "demote",
     "decay",
+    "retire",
 ]
 ACTION_KINDS: tuple[str, ...] = get_args(ActionKind)
 RunStatus = Literal["planned", "running", "done", "failed", "reverted"]

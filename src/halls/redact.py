@@ -1,14 +1,17 @@
-"""Secret redaction for the journal.
+"""Secret and contact-data redaction for the journal.
 
 The journal is the verbatim record, so it is the place a pasted API key
-would otherwise live forever. Patterns are deliberately specific (known key
-shapes, explicit ``password=``): a false positive hides a word of a
-conversation, a false negative keeps a credential.
+(or a phone number, an e-mail address) would otherwise live forever.
+Patterns are deliberately specific (known key shapes, explicit
+``password=``, an address with a domain, a number of at least ten digits):
+a false positive hides a word of a conversation, a false negative keeps a
+credential or someone's contact data.
 """
 
 from __future__ import annotations
 
 import re
+from functools import partial
 
 # The shapes of secrets, by kind: what the journal redacts, and what the
 # consolidator's PII detection (halls.consolidate.pii) also looks for.
@@ -36,6 +39,17 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
         ),
     ),
 )
+
+
+# Personal contact data: what the journal redacts besides secrets, and what
+# the consolidator's PII detection (halls.consolidate.pii) also looks for.
+EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
+PHONE = re.compile(
+    r"(?<![\w-])(?<!\d[\s.])\+?\d{1,3}[\s.-]?\(?\d{2,4}\)?[\s.-]?\d{3,4}[\s.-]?\d{3,4}\b"
+    r"(?![\s.-]?\d)"  # not the head of a longer digit run (a card number)
+)
+PHONE_MIN_DIGITS = 10
+PII_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (("email", EMAIL), ("phone", PHONE))
 
 
 def _credential_like(value: str) -> bool:
@@ -66,7 +80,17 @@ def redact(text: str) -> tuple[str, int]:
             return f"[REDACTED:{kind}]"
 
         text = pattern.sub(_sub, text)
+
+    def _contact(m: re.Match[str], kind: str) -> str:
+        nonlocal count
+        if kind == "phone" and sum(ch.isdigit() for ch in m.group(0)) < PHONE_MIN_DIGITS:
+            return m.group(0)
+        count += 1
+        return f"[REDACTED:{kind}]"
+
+    for kind, pattern in PII_PATTERNS:
+        text = pattern.sub(partial(_contact, kind=kind), text)
     return text, count
 
 
-__all__ = ["SECRET_PATTERNS", "redact"]
+__all__ = ["PII_PATTERNS", "SECRET_PATTERNS", "redact"]

@@ -226,7 +226,14 @@ def run(
         for conv, questions in zip(conversations, asked, strict=True):
             store = {"store": STORE_PREFIX + (conv.sample_id or "sample")}
             for q in questions:
-                body = {"query": q.question, "n_results": N_RESULTS, "retriever": retriever}
+                # Every question is asked of the same memory: recalls do not
+                # reinforce what the next question finds.
+                body = {
+                    "query": q.question,
+                    "n_results": N_RESULTS,
+                    "retriever": retriever,
+                    "reinforce": False,
+                }
                 t0 = time.perf_counter()
                 response = client.post("/search", params=store, json=body)
                 latencies.append((time.perf_counter() - t0) * 1000)

@@ -128,15 +128,20 @@ class Server:
 
 
 @contextmanager
-def live_server(startup_seconds: float = 180.0) -> Iterator[Server]:
+def live_server(
+    startup_seconds: float = 180.0, settings: dict[str, str] | None = None
+) -> Iterator[Server]:
     """Start ``python -m halls serve`` on a free port and a temporary data dir.
 
     ``HALLS_*`` variables are not passed on, so that the figures are those
-    of the defaults whatever the caller's environment configures.
+    of the defaults whatever the caller's environment configures; a
+    benchmark that needs a setting passes it in ``settings`` (``HALLS_*``
+    names and values).
     """
     tmp = Path(tempfile.mkdtemp(prefix="halls-bench-"))
     port = _free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith("HALLS_")}
+    env.update(settings or {})
     log_path = tmp / "server.log"
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(

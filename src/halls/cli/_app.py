@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import click
+from pydantic import ValidationError
 
 from halls.config import Settings, load_settings
 from halls.errors import HallsError
@@ -96,17 +97,24 @@ def _settings(config: Path | None, data_dir: Path | None, **overrides: Any) -> S
 
 
 def _one_line(exc: Exception) -> str:
+    if isinstance(exc, ValidationError) and exc.errors():
+        # The setting and what is wrong with it, never its value (it may be a secret).
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "settings"
+        return f"invalid setting {where}: {first['msg']}"
     text = getattr(exc, "message", None) or str(exc)
     return text.strip().splitlines()[0] if text.strip() else type(exc).__name__
 
 
 @contextmanager
 def _memory(settings: Settings) -> Iterator[Any]:
-    from halls.service import Memory
+    from halls.service import Memory, acting_as
 
     memory = Memory(settings)
     try:
-        yield memory
+        # The audit log names who changed what: here, the shell.
+        with acting_as("cli"):
+            yield memory
     except HallsError as exc:
         raise click.ClickException(exc.message) from None
     finally:

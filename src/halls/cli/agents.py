@@ -75,13 +75,28 @@ _settings_option = click.option(
 @_settings_option
 @click.option("--server-url", default=DEFAULT_SERVER_URL, show_default=True, help="halls server.")
 @click.option("--store", help="Store the hooks read and write (default: the server's).")
-def install_claude_code(path: Path | None, server_url: str, store: str | None) -> None:
+@click.option(
+    "--prompt-tokens",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 2000),
+    help="Add up to this many tokens of relevant memories to every prompt (0: off).",
+)
+@click.option(
+    "--journal/--no-journal",
+    default=True,
+    show_default=True,
+    help="Journal every prompt, so consolidation learns from the conversation.",
+)
+def install_claude_code(
+    path: Path | None, server_url: str, store: str | None, prompt_tokens: int, journal: bool
+) -> None:
     """Add SessionStart, UserPromptSubmit, Stop and PreCompact hooks."""
     from halls.integrations import claude_code
 
     target = path or claude_code.default_settings_path()
     try:
-        events = claude_code.install(target, server_url, store)
+        events = claude_code.install(target, server_url, store, prompt_tokens, journal)
     except HallsError as exc:
         raise click.ClickException(exc.message) from None
     click.echo(f"installed halls hooks ({', '.join(events)}) in {target}")
@@ -107,8 +122,28 @@ def uninstall_claude_code(path: Path | None) -> None:
 @click.option("--token", envvar="HALLS_TOKEN", help="Bearer token (env HALLS_TOKEN).")
 @click.option("--store", help="Store to use (default: the server's).")
 @click.option("--budget-tokens", default=400, show_default=True, type=click.IntRange(50, 8000))
+@click.option(
+    "--prompt-tokens",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0, 2000),
+    help="user-prompt: add the memories most relevant to the prompt within this many tokens "
+    "(0: only remind the agent to recall).",
+)
+@click.option(
+    "--journal/--no-journal",
+    default=True,
+    show_default=True,
+    help="user-prompt: append the prompt to the journal, for consolidation.",
+)
 def hook(
-    event: str, server_url: str, token: str | None, store: str | None, budget_tokens: int
+    event: str,
+    server_url: str,
+    token: str | None,
+    store: str | None,
+    budget_tokens: int,
+    prompt_tokens: int,
+    journal: bool,
 ) -> None:
     """Run one Claude Code hook (reads the hook's JSON on stdin)."""
     from halls.integrations import hooks
@@ -117,7 +152,7 @@ def hook(
     data = hooks.read_input(sys.stdin.read() if not sys.stdin.isatty() else "")
     remote = RemoteBackend(server_url, token, timeout=10)
     try:
-        out = hooks.run(event, data, remote, store, budget_tokens)
+        out = hooks.run(event, data, remote, store, budget_tokens, prompt_tokens, journal)
     except Exception as exc:  # a failing hook must never block the agent's session
         click.echo(f"halls hook {event}: {_one_line(exc)}", err=True)
         return

@@ -233,3 +233,134 @@ def bench_consolidate(entries: int, seed: int, out: Path | None) -> None:
     if out is not None:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("dreams")
+@click.option(
+    "--engine",
+    default="heuristic",
+    show_default=True,
+    type=click.Choice(["heuristic", "llm"]),
+    help="The consolidator engine of the server this starts.",
+)
+@click.option("--model-url", help="llm engine: the OpenAI-compatible endpoint's base URL.")
+@click.option("--model", help="llm engine: the model name to ask for.")
+@click.option(
+    "--scenarios",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Another scenario file of the same shape; default: the team's suite.",
+)
+@click.option("--kind", "kinds", multiple=True, help="Only scenarios of this kind (repeatable).")
+@click.option(
+    "--locomo",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Instead of the scenarios: what runs promote from these LoCoMo conversations "
+    "(JSON with 'observation' fields, e.g. ../shared/bench/locomo_dev.json).",
+)
+@click.option(
+    "--limit-conversations", type=click.IntRange(1), help="--locomo: use the first N only."
+)
+@click.option("--url", help="Score this running server instead (new stores; its own engine).")
+@click.option("--token", help="Bearer token for --url.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+def bench_dreams(
+    engine: str,
+    model_url: str | None,
+    model: str | None,
+    scenarios: Path | None,
+    kinds: tuple[str, ...],
+    locomo: Path | None,
+    limit_conversations: int | None,
+    url: str | None,
+    token: str | None,
+    out: Path | None,
+) -> None:
+    """Pass rate of consolidation on labelled scenarios, per kind, and the failures.
+
+    With --locomo FILE: what consolidation promotes from LoCoMo conversations,
+    scored by the turns their observations cite.
+    """
+    from contextlib import nullcontext
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from halls.bench import dreams, dreams_locomo, perf
+
+    if engine == "llm" and url is None and not model_url:
+        raise click.UsageError("--engine llm needs --model-url")
+    if locomo is not None and (scenarios is not None or kinds):
+        raise click.UsageError("--locomo scores conversations; --scenarios and --kind do not apply")
+    env = {"HALLS_CONSOLIDATOR__MODE": "external", "HALLS_CONSOLIDATOR__ENGINE": engine}
+    if model_url:
+        env["HALLS_CONSOLIDATOR__MODEL_URL"] = model_url
+    if model:
+        env["HALLS_CONSOLIDATOR__MODEL"] = model
+    console = Console(width=None if sys.stdout.isatty() else 110)
+    try:
+        if locomo is not None:
+            conversations = dreams_locomo.load(locomo)[:limit_conversations]
+        else:
+            suite = dreams.load(scenarios)
+            unknown = set(kinds) - set(dreams.KINDS)
+            if unknown:
+                raise click.BadParameter(
+                    f"unknown kind(s) {', '.join(sorted(unknown))}; "
+                    f"one of {', '.join(dreams.KINDS)}",
+                    param_hint="--kind",
+                )
+            suite = [s for s in suite if not kinds or s.kind in kinds]
+        with _progress() as (bar, progress):
+            if url is None:
+                bar.console.print("starting a halls server on a temporary data directory...")
+            started = perf.live_server(settings=env) if url is None else None
+            with started or nullcontext(perf.Server(url or "")) as target:
+                if locomo is not None:
+                    result = dreams_locomo.run(
+                        target.url, conversations, token=token, progress=progress
+                    )
+                else:
+                    result = dreams.run(target.url, suite, token=token, progress=progress)
+    except HallsError as exc:
+        raise click.ClickException(exc.message) from None
+    if locomo is not None:
+        table = Table(title=f"halls bench dreams --locomo: {result['turns']} turns")
+        for header in dreams_locomo.TABLE_HEADERS:
+            table.add_column(header, justify="right")
+        for row in dreams_locomo.table_rows(result):
+            table.add_row(*row)
+        console.print(table)
+        click.echo(f"consolidation runs took {result['run_seconds']} s in all")
+    else:
+        for failure in result["failures"]:
+            console.print(f"[bold red]FAIL[/] {failure['id']} ({failure['kind']})")
+            for problem in failure["problems"]:
+                console.print(f"    {problem}", markup=False)
+            for fact in failure["facts"]:
+                console.print(f"    active: {fact}", markup=False)
+            for action in failure["actions"]:
+                console.print(f"    run: {action}", markup=False)
+        table = Table(
+            title=f"halls bench dreams --engine {result['engine']}: {result['passed']}/"
+            f"{result['scenarios']} passed ({result['pass_rate']:.1%}) in {result['seconds']} s"
+        )
+        for header in ("kind", "n", "passed", "pass rate"):
+            table.add_column(header, justify="left" if header == "kind" else "right")
+        for kind, row in result["kinds"].items():
+            table.add_row(kind, str(row["n"]), str(row["passed"]), f"{row['pass_rate']:.1%}")
+        console.print(table)
+    if out is not None:
+        out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)
+
+
+@bench.command("dreams-locomo", hidden=True)
+@click.option("--data", required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--limit-conversations", type=click.IntRange(1))
+@click.option("--url")
+@click.option("--token")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path))
+@click.pass_context
+def bench_dreams_locomo(ctx: click.Context, data: Path, **rest: Any) -> None:
+    """The old name of ``halls bench dreams --locomo FILE``."""
+    ctx.invoke(bench_dreams, locomo=data, **rest)

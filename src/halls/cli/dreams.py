@@ -5,10 +5,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import click
 
-from halls.cli._app import _common, _halls_answers, _memory, _settings, main
+from halls.cli._app import _common, _memory, _remote, _server, _settings, _translated, main
 from halls.config import Settings
 
 # -- the consolidator: run it, review runs, revert one; and the operator's purge --
@@ -74,28 +75,100 @@ def consolidate_revert(settings: Settings, run_id: str, store: str | None) -> No
 
 @main.command()
 @_common
-@click.option("--id", "fact_id", required=True, help="The long-term fact to purge (l_...).")
+@_server
+@click.option("--id", "record_id", required=True, help="The fact (l_...) or journal event (j_...).")
 @click.option("--store", required=True, help="The store that holds it.")
 @click.option("--confirm", is_flag=True, help="Required: the purge cannot be undone.")
 def purge(
-    config: Path | None, data_dir: Path | None, fact_id: str, store: str, confirm: bool
+    config: Path | None,
+    data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
+    record_id: str,
+    store: str,
+    confirm: bool,
 ) -> None:
-    """Purge one fact for real (the operator's emergency door; stop the server first).
+    """Purge one fact or journal event for real, now (the server may be running).
 
-    Deletes the fact, its vectors, full-text rows, edges and the short-term and
-    journal entries it came from, then vacuums so the bytes leave the files.
+    A fact goes with its vectors, full-text rows, edges and the short-term
+    and journal entries it came from; then the store is vacuumed so the
+    bytes leave the files. When a server answers, it does the purge
+    (`DELETE /long/{id}` or `/journal/{id}`, an admin token); else it is done here.
     """
     settings = _settings(config, data_dir)
     if not confirm:
         raise click.ClickException(
-            "a purge cannot be undone: run again with --confirm to purge " + fact_id
+            "a purge cannot be undone: run again with --confirm to purge " + record_id
         )
-    host, port = settings.server.host, settings.server.port
-    if _halls_answers(host, port):
-        raise click.ClickException(
-            f"halls is running on {host}:{port}: stop it first, or flag the fact "
-            "(POST /long/{id}/forget) and let the consolidator purge it"
-        )
-    with _memory(settings) as memory:
-        run = memory.purge_fact(fact_id, store=store)
-        click.echo(f"purged {fact_id} from '{store}' (recorded as run {run.id})")
+    kind = "journal" if record_id.startswith("j_") else "long"
+    remote = _remote(settings, data_dir, server_url, token)
+    if remote is not None:
+        with remote, _translated():
+            remote.call("DELETE", f"/{kind}/{quote(record_id, safe='')}", store)
+        click.echo(f"purged {record_id} from '{store}'")
+        return
+    with _memory(settings) as memory, _translated():
+        if kind == "journal":
+            memory.delete_journal(record_id, store=store)
+            click.echo(f"purged {record_id} from '{store}'")
+        else:
+            run = memory.purge_fact(record_id, store=store)
+            click.echo(f"purged {record_id} from '{store}' (recorded as run {run.id})")
+
+
+@main.command("forget-about")
+@_common
+@_server
+@click.option("--subject", help="Text to look for in every record, any case.")
+@click.option("--query", help="Words that must all appear in a record.")
+@click.option("--store", help="Store name (default: the configured store).")
+@click.option("--confirm", is_flag=True, help="Purge what is listed (without it: a dry run).")
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def forget_about(
+    config: Path | None,
+    data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
+    subject: str | None,
+    query: str | None,
+    store: str | None,
+    confirm: bool,
+    as_json: bool,
+) -> None:
+    """List everything a store holds about a subject; with --confirm, purge it all.
+
+    Every tier is searched, the journal included. The purge is for real: the
+    records leave the files, and the subject is replaced by [purged] in briefs,
+    flag reasons and run records.
+    """
+    settings = _settings(config, data_dir)
+    # Unset fields are left out: an explicit null is not a subject (422).
+    body: dict[str, Any] = {
+        k: v for k, v in {"subject": subject, "query": query}.items() if v is not None
+    }
+    body["dry_run"] = not confirm
+    remote = _remote(settings, data_dir, server_url, token)
+    if remote is not None:
+        with remote, _translated():
+            result = remote.call("POST", "/forget-about", store, body)
+    else:
+        with _memory(settings) as memory, _translated():
+            found = memory.forget_about(
+                store=store, subject=subject, query=query, dry_run=not confirm
+            )
+            result = found.model_dump(mode="json")
+    if as_json:
+        click.echo(json.dumps(result, indent=2))
+        return
+    for item in result["found"]:
+        click.echo(f"{item['id']}  {item['tier']:<7}  {_one_line_text(item['text'])}")
+    n = len(result["found"])
+    if result["dry_run"]:
+        click.echo(f"{n} record(s) found; nothing changed (run again with --confirm to purge)")
+    else:
+        click.echo(f"purged {n} record(s) from '{result['store']}'")
+
+
+def _one_line_text(text: str, width: int = 100) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1] + "…"

@@ -7,6 +7,7 @@ import json
 import socket
 import sys
 from pathlib import Path
+from urllib.parse import quote
 
 import click
 
@@ -23,6 +24,7 @@ from halls.cli._app import (
     main,
 )
 from halls.config import Settings
+from halls.errors import HallsError
 from halls.models import SEARCH_TIERS
 
 
@@ -40,10 +42,10 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
     server = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     settings = _settings(config, data_dir, server=server or None)
     cfg = settings.server
-    if not _is_loopback(cfg.host) and cfg.bearer_token is None:
+    if not _is_loopback(cfg.host) and not cfg.auth_enabled:
         raise click.ClickException(
             f"refusing to listen on {cfg.host} without a bearer token: set server.bearer_token "
-            "(HALLS_SERVER__BEARER_TOKEN) or bind to 127.0.0.1"
+            "(HALLS_SERVER__BEARER_TOKEN) or server.tokens, or bind to 127.0.0.1"
         )
     if not _is_loopback(cfg.host) and cfg.rate_limit_per_minute == 0:
         click.echo(
@@ -52,11 +54,21 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
             err=True,
         )
     memory = Memory(settings)
+    try:
+        memory.open_stores()  # a wrong encryption key stops here, in one line
+    except HallsError as exc:
+        memory.close()
+        raise click.ClickException(exc.message) from None
     mcp = None
     if settings.mcp.enabled:
         from halls.mcp import LocalBackend, build_server
 
-        mcp = build_server(LocalBackend(memory), host=cfg.host, path=settings.mcp.path)
+        mcp = build_server(
+            LocalBackend(memory),
+            default_store=settings.default_store,
+            host=cfg.host,
+            path=settings.mcp.path,
+        )
     click.echo(
         f"halls: serving on http://{cfg.host}:{cfg.port} (data in {settings.data_dir})", err=True
     )
@@ -122,17 +134,18 @@ def recall(
     tiers: tuple[str, ...],
     as_json: bool,
 ) -> None:
-    """Search every tier for QUERY and print the ranked hits."""
+    """Search every tier for QUERY; print the ranked hits, then the open loops due for it."""
     settings = _settings(config, data_dir)
     remote = _remote(settings, data_dir, server_url, token)
     if remote is not None:
         body = {"query": query, "n_results": n_results, "tiers": list(tiers) or None}
         with remote, _translated():
-            hits = remote.call("POST", "/search", store, body)["results"]
+            found = remote.call("POST", "/search", store, body)
     else:
         with _memory(settings) as memory:
-            found = memory.search(query, store=store, n_results=n_results, tiers=tiers or None)
-            hits = [h.model_dump(mode="json") for h in found]
+            recalled = memory.recall(query, store=store, n_results=n_results, tiers=tiers or None)
+            found = recalled.model_dump(mode="json")
+    hits, due = found["results"], found["due"]
     if as_json:
         click.echo(json.dumps(hits, indent=2))
         return
@@ -140,6 +153,8 @@ def recall(
         click.echo("no memories found", err=True)
     for hit in hits:
         click.echo(f"{hit['score']:.3f}  {hit['tier']:<5}  {hit['id']}  {hit['content']}")
+    for loop in due:
+        click.echo(f"due    near   {loop['id']}  {loop['intent']}  ({loop['reason']})")
 
 
 def _list_stores(
@@ -167,7 +182,7 @@ def stores(
     server_url: str | None,
     token: str | None,
 ) -> None:
-    """List stores (or create one with `stores create NAME`)."""
+    """List stores (or `stores create NAME`, `stores delete NAME --confirm`)."""
     ctx.obj = (_settings(config, data_dir), data_dir, server_url, token)
     if ctx.invoked_subcommand is None:
         _list_stores(*ctx.obj)
@@ -224,6 +239,37 @@ def stores_create(
         return
     with _memory(settings) as memory:
         click.echo(memory.create_store(name))
+
+
+@stores.command("delete")
+@_common
+@_server
+@click.argument("name")
+@click.option("--confirm", is_flag=True, help="Required: the deletion cannot be undone.")
+@click.pass_obj
+def stores_delete(
+    target: Target,
+    config: Path | None,
+    data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
+    name: str,
+    confirm: bool,
+) -> None:
+    """Delete store NAME and every file of it, for good."""
+    if not confirm:
+        raise click.ClickException(
+            f"deleting a store cannot be undone: run again with --confirm to delete '{name}'"
+        )
+    settings, where, url, tok = _sub_target(target, config, data_dir, server_url, token)
+    remote = _remote(settings, where, url, tok)
+    if remote is not None:
+        with remote, _translated():
+            remote.call("DELETE", f"/stores/{quote(name, safe='')}", None)
+    else:
+        with _memory(settings) as memory, _translated():
+            memory.delete_store(name)
+    click.echo(f"deleted store '{name}'")
 
 
 @main.command()

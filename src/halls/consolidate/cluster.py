@@ -4,13 +4,19 @@ Star clustering over the similarity graph: the entry with the most
 neighbours above the threshold seeds a cluster and takes its unassigned
 neighbours, then the next densest, and so on. Every member is within the
 threshold of its seed (no single-link chaining from topic to topic), and the
-seed is a natural representative. ``joins(seed, other)`` can refuse a
-neighbour: the runner refuses one that would *change* the seed's content
-("now prefers tildes" is close to "prefers absolute paths" but is no
-paraphrase of it).
+seed is a natural representative. ``joins(seed, others)`` says which of a
+seed's unassigned neighbours may join it, in one batch per seed: the runner
+asks the pair judge (``judge``), which refuses a neighbour that would
+*change* the seed's content ("now prefers tildes" is close to "prefers
+absolute paths" but is no paraphrase of it) and accepts a paraphrase below
+the similarity of most paraphrases ("Markdown rather than Word is what Jonas
+uses for notes").
 
 Similarities are computed block by block, so 10,000 entries never need the
-whole 10,000 x 10,000 matrix in memory at once.
+whole 10,000 x 10,000 matrix in memory at once. Only a row's ``cap``
+nearest neighbours are judged: the judge's cost grows with the pairs it
+reads, and a statement repeated hundreds of times still forms its cluster
+over the next seeds.
 """
 
 from __future__ import annotations
@@ -20,29 +26,43 @@ from collections.abc import Callable
 import numpy as np
 
 BLOCK = 1024
+CAP = 48  # neighbours a seed offers ``joins`` (nearest first)
 
 
 def neighbours(vectors: np.ndarray, threshold: float) -> list[np.ndarray]:
-    """For each row, the indices of rows with cosine >= threshold (itself included)."""
+    """For each row, the rows with cosine >= threshold (itself included), nearest first."""
     out: list[np.ndarray] = []
     for start in range(0, len(vectors), BLOCK):
         sims = vectors[start : start + BLOCK] @ vectors.T
         for row in sims:
-            out.append(np.flatnonzero(row >= threshold))
+            near = np.flatnonzero(row >= threshold)
+            out.append(near[np.argsort(-row[near], kind="stable")])
     return out
 
 
 def cluster(
     vectors: np.ndarray,
     threshold: float,
-    joins: Callable[[int, int], bool] | None = None,
+    joins: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
+    cap: int = CAP,
 ) -> list[list[int]]:
-    """Clusters as lists of row indices, seed first; every row is in exactly one."""
+    """Clusters as lists of row indices, seed first; every row is in exactly one.
+
+    ``joins(a, b)`` answers, for arrays of row pairs (a < b), whether the two
+    may share a cluster; it is asked once, in one batch, about every pair
+    of a row and its ``cap`` nearest neighbours (it must not depend on
+    which of the two is the seed).
+    """
     n = len(vectors)
     if n == 0:
         return []
     near = neighbours(vectors, threshold)
     degree = np.array([len(x) for x in near])
+    if joins is not None:
+        near = [row[row != i][:cap] for i, row in enumerate(near)]
+        near = _judged(near, n, joins)
+    else:
+        near = [row[row != i] for i, row in enumerate(near)]
     # Densest first; ties keep input order (the caller sorts oldest first).
     order = np.argsort(-degree, kind="stable")
     taken = np.zeros(n, dtype=bool)
@@ -53,11 +73,30 @@ def cluster(
         taken[seed] = True
         members = [seed]
         for j in near[seed].tolist():
-            if not taken[j] and (joins is None or joins(seed, j)):
+            if not taken[j]:
                 taken[j] = True
                 members.append(j)
         clusters.append(members)
     return clusters
+
+
+def _judged(
+    near: list[np.ndarray], n: int, joins: Callable[[np.ndarray, np.ndarray], np.ndarray]
+) -> list[np.ndarray]:
+    """Each row's neighbours that ``joins`` accepts, every pair asked once."""
+    rows = np.concatenate([np.full(len(x), i, dtype=np.int64) for i, x in enumerate(near)])
+    cols = np.concatenate(near).astype(np.int64) if rows.size else rows
+    if not rows.size:
+        return near
+    key = np.minimum(rows, cols) * n + np.maximum(rows, cols)
+    pairs, back = np.unique(key, return_inverse=True)
+    ok = np.asarray(joins(pairs // n, pairs % n), dtype=bool)[back.reshape(-1)]
+    out: list[np.ndarray] = []
+    start = 0
+    for x in near:
+        out.append(x[ok[start : start + len(x)]])
+        start += len(x)
+    return out
 
 
 def medoid(vectors: np.ndarray, members: list[int]) -> int:

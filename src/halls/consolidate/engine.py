@@ -15,6 +15,7 @@ from typing import Protocol
 import numpy as np
 
 from halls.config import ConsolidatorSettings
+from halls.consolidate.distill import Unit
 from halls.models import (
     ActionKind,
     Brief,
@@ -44,8 +45,13 @@ class Inputs:
     phrase_vectors: dict[str, np.ndarray]  # every hint, noise item and intent text
     flags: list[ForgetFlag]  # pending
     flagged: dict[str, LongFact]  # the facts the flags name
-    journal: list[JournalEvent]  # since the last run
+    journal: list[JournalEvent]  # the window's events not yet consumed by a fact
     settings: ConsolidatorSettings
+    # What is clustered: the statements of the unconsolidated entries, the
+    # journal window and briefs' summaries (halls.consolidate.distill), and
+    # one unit-length vector per unit.
+    units: list[Unit] = field(default_factory=list)
+    unit_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
 
 
 @dataclass
@@ -73,6 +79,8 @@ class Proposal:
     flags: list[str] = field(default_factory=list)  # the forget flags it settles
     brief_id: str | None = None
     note: str | None = None
+    # The new fact's category when the engine names one (else decided by form).
+    category: str | None = None
 
 
 @dataclass

@@ -14,27 +14,42 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Protocol
 
 import numpy as np
 
 from halls.consolidate import briefs as briefs_mod
 from halls.consolidate.cluster import cluster, medoid
+from halls.consolidate.distill import Unit
 from halls.consolidate.engine import Inputs, Plan, Proposal
 from halls.consolidate.evidence import evidence_count, evidence_score
+from halls.consolidate.judge import (
+    LABELS,
+    Judge,
+    Judgement,
+    Pair,
+    Statements,
+    decide_judged,
+    default_judge,
+    judge_rows,
+)
 from halls.consolidate.pii import detect, forget_class
-from halls.consolidate.reconcile import Decision, Features, Known, decide, features
-from halls.models import ForgetFlag, LongFact, ShortEntry, new_id
+from halls.consolidate.reconcile import Decision, Known
+from halls.models import ForgetFlag, LongFact, new_id
 
 NEAREST = 5
-_FEATURES = lru_cache(maxsize=65536)(features)
+UNSURE = 0.8  # an "unrelated" this unsure does not keep two very close statements apart
+SAME, UNRELATED = LABELS.index("same"), LABELS.index("unrelated")
+JUDGE_BATCH = 4096  # pairs per judge call while clustering (memory of the batch features)
+LINK_MARGIN = 0.15  # clustering asks the judge about pairs down to cluster_threshold - this
 _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}
 
 
 @dataclass
 class Candidate:
-    entries: list[ShortEntry]
+    """A cluster of statements (``halls.consolidate.distill.Unit``) that say one thing."""
+
+    entries: list[Unit]  # the statements, each with its sources and time
     text: str
     vector: np.ndarray
     topic: str | None
@@ -45,7 +60,8 @@ class Candidate:
 
     @property
     def ids(self) -> list[str]:
-        return [e.id for e in self.entries]
+        """The short-term entries the statements came from."""
+        return list(dict.fromkeys(i for u in self.entries for i in u.entries))
 
     @property
     def first_seen(self) -> float:
@@ -64,27 +80,38 @@ class Verdict:
 
 
 class Decider(Protocol):
+    judge: Judge  # same / update / retract / unrelated, for clustering and reconciliation
+
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict: ...
     def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]: ...
 
 
 class HeuristicDecider:
-    def __init__(self, inputs: Inputs) -> None:
+    """The default: the local pair judge decides; the candidate's text is the fact."""
+
+    def __init__(self, inputs: Inputs, judge: Judge | None = None) -> None:
         self.cfg = inputs.settings
+        self.judge = judge or default_judge(self.cfg.cluster_threshold, self.cfg.related_threshold)
 
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
-        d = decide(
-            cand.text,
-            known,
-            match_threshold=self.cfg.cluster_threshold,
-            related_threshold=self.cfg.related_threshold,
-            cand=_FEATURES(cand.text),
-        )
-        return Verdict(d, cand.text)
+        related = [k for k in known if k.similarity >= self.cfg.related_threshold]
+        pairs = [Pair(k.text, cand.text, k.vector, cand.vector) for k in related]
+        judged = [
+            (k, _close(j, k.similarity, self.cfg.cluster_threshold))
+            for k, j in zip(related, self.judge.judge(pairs), strict=True)
+        ]
+        return Verdict(decide_judged(known, judged, cand.text), cand.text)
 
     def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]:
         kind, why = forget_class(flag.reason, fact.content)
         return kind, why, None
+
+
+def _close(j: Judgement, similarity: float, threshold: float) -> Judgement:
+    """As in clustering: above the cluster threshold an unsure "unrelated" is the same."""
+    if j.label == "unrelated" and j.confidence < UNSURE and similarity >= threshold:
+        return Judgement("same", 1.0 - j.confidence, j.by)
+    return j
 
 
 class HeuristicEngine:
@@ -99,45 +126,64 @@ class _Pool:
 
     def __init__(self, facts: list[LongFact], vectors: np.ndarray, dim: int) -> None:
         self.ids = [f.id for f in facts]
+        self.row = {f.id: n for n, f in enumerate(facts)}
         self.texts = {f.id: f.content for f in facts}
-        self.matrix = vectors.reshape(-1, dim).astype(np.float32)
-        self.alive = np.ones(len(self.ids), dtype=bool)
+        # Grown by doubling: a run may add thousands of facts one by one.
+        given = vectors.reshape(-1, dim).astype(np.float32)
+        self.matrix = np.zeros((max(2 * len(given), 64), dim), dtype=np.float32)
+        self.matrix[: len(given)] = given
+        self.alive = np.zeros(len(self.matrix), dtype=bool)
+        self.alive[: len(given)] = True
 
     def nearest(self, vector: np.ndarray, n: int) -> list[Known]:
-        if not self.ids:
+        size = len(self.ids)
+        if not size:
             return []
-        sims = self.matrix @ vector
-        sims = np.where(self.alive, sims, -2.0)
-        order = np.argsort(-sims)[:n]
+        sims = np.where(self.alive[:size], self.matrix[:size] @ vector, -2.0)
+        top = np.argpartition(-sims, n)[:n] if size > n else np.arange(size)
+        order = top[np.argsort(-sims[top], kind="stable")]
         return [
-            Known(self.ids[i], self.texts[self.ids[i]], float(sims[i]))
-            for i in order
+            Known(self.ids[i], self.texts[self.ids[i]], float(sims[i]), self.matrix[i])
+            for i in order.tolist()
             if self.alive[i]
         ]
 
     def add(self, id: str, text: str, vector: np.ndarray) -> None:
+        n = len(self.ids)
+        if n == len(self.matrix):
+            self.matrix = np.vstack([self.matrix, np.zeros_like(self.matrix)])
+            self.alive = np.concatenate([self.alive, np.zeros(n, dtype=bool)])
         self.ids.append(id)
+        self.row[id] = n
         self.texts[id] = text
-        self.matrix = np.vstack([self.matrix, vector[None, :]])
-        self.alive = np.append(self.alive, True)
+        self.matrix[n] = vector
+        self.alive[n] = True
 
     def remove(self, id: str) -> None:
-        self.alive[self.ids.index(id)] = False
+        self.alive[self.row[id]] = False
 
 
 def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     plan = Plan(proposals=[])
     flagged = _flag_proposals(inputs, decider, plan)
-    dim = inputs.vectors.shape[1] if inputs.vectors.ndim == 2 else 0
+    dim = 0
+    for m in (inputs.unit_vectors, inputs.vectors):
+        if not dim and m.ndim == 2 and len(m):
+            dim = m.shape[1]
     if not dim and len(inputs.fact_vectors):
         dim = inputs.fact_vectors.shape[-1]
     keep = [n for n, f in enumerate(inputs.facts) if f.id not in flagged]
     pool = _Pool([inputs.facts[n] for n in keep], inputs.fact_vectors[keep], dim or 1)
     consumed: set[str] = set()
     created: dict[str, Proposal] = {}
-    for cand in sorted(_candidates(inputs, plan), key=lambda c: c.last_seen):
+    for cand in sorted(_candidates(inputs, plan, decider.judge), key=lambda c: c.last_seen):
         verdict = decider.reconcile(cand, pool.nearest(cand.vector, NEAREST), pool.texts)
         d = verdict.decision
+        made = created.get(d.target_id or "")
+        if d.kind in ("UPDATE", "DELETE") and made and (made.last_seen or 0) >= cand.last_seen:
+            # A change comes after what it changes: statements made at the
+            # same time (pinned notes written together) are different facts.
+            d = Decision("ADD", None, f"{d.reason}, but not said later than it; a separate fact")
         if cand.gate is None and not (d.kind == "NONE" or d.explicit):
             continue  # not enough evidence yet: the entries wait, or age out
         why = d.reason if cand.gate is None else f"{d.reason}; promoted by {cand.gate}"
@@ -213,26 +259,32 @@ def _flag_proposals(inputs: Inputs, decider: Decider, plan: Plan) -> set[str]:
     return set(by_fact)
 
 
-def _candidates(inputs: Inputs, plan: Plan) -> list[Candidate]:
+def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
     cfg = inputs.settings
-    rows = [n for n, c in enumerate(inputs.consolidated) if c is None]
-    if not rows:
+    units = inputs.units
+    if not units:
         return []
-    entries = [inputs.entries[n] for n in rows]
-    vectors = inputs.vectors[rows]
-    feats: list[Features] = [_FEATURES(e.content) for e in entries]
+    vectors = inputs.unit_vectors
 
-    def joins(seed: int, other: int) -> bool:
-        sim = float(vectors[seed] @ vectors[other])
-        known = [Known(entries[seed].id, entries[seed].content, sim)]
-        d = decide(
-            entries[other].content,
-            known,
-            match_threshold=cfg.cluster_threshold,
-            related_threshold=cfg.related_threshold,
-            cand=feats[other],
-        )
-        return d.kind == "NONE"
+    when = np.array([u.occurred_at.timestamp() for u in units])
+    statements = Statements([u.content for u in units], vectors)
+
+    def joins(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        # The judge reads a pair earlier statement first (a < b on ties).
+        first = when[a] <= when[b]
+        early, late = np.where(first, a, b), np.where(first, b, a)
+        high = np.einsum("ij,ij->i", vectors[a], vectors[b]) >= cfg.cluster_threshold
+        out = np.zeros(len(a), dtype=bool)
+        for start in range(0, len(a), JUDGE_BATCH):
+            part = slice(start, start + JUDGE_BATCH)
+            labels, conf = judge_rows(judge, statements, early[part], late[part])
+            # A neighbour joins when the judge reads the same statement;
+            # above the cluster threshold also when it is unsure the two
+            # differ (a change, a retraction, another subject or a second
+            # value read with confidence never joins).
+            unsure = (labels == UNRELATED) & (conf < UNSURE) & high[part]
+            out[part] = (labels == SAME) | unsure
+        return out
 
     hints, noise = [], []
     for brief in inputs.briefs:
@@ -240,50 +292,46 @@ def _candidates(inputs: Inputs, plan: Plan) -> list[Candidate]:
             hints.append(briefs_mod.Phrase(text, inputs.phrase_vectors[text], brief.id))
         for text in getattr(brief, "noise", []):
             noise.append(briefs_mod.Phrase(text, inputs.phrase_vectors[text], brief.id))
-    journal_by_text: dict[str, list[str]] = {}
-    for j in inputs.journal:
-        journal_by_text.setdefault(briefs_mod.norm(j.content), []).append(j.id)
 
     out: list[Candidate] = []
     skipped = 0
-    for members in cluster(vectors, cfg.cluster_threshold, joins):
-        group = [entries[i] for i in members]
-        texts = [e.content for e in group]
-        topics = [e.topic for e in group]
+    # Pairs this close are the judge's to decide: paraphrases with contrast
+    # words sit around 0.6-0.75; lower, the pairs grow quadratically (10,000
+    # entries of one person's notes: ~100 neighbours each at 0.6, ~1,000 at 0.4).
+    link = max(cfg.related_threshold, cfg.cluster_threshold - LINK_MARGIN)
+    for members in cluster(vectors, link, joins):
+        group = [units[i] for i in members]
+        texts = [u.content for u in group]
+        topics = [u.topic for u in group]
         if noise and briefs_mod.any_match(
             noise, texts, topics, vectors[members], cfg.cluster_threshold
         ):
             skipped += 1
             continue
         rep = medoid(vectors, members)
-        score = evidence_score((e.occurred_at.timestamp() for e in group), cfg.burst_seconds)
+        score = evidence_score((u.occurred_at.timestamp() for u in group), cfg.burst_seconds)
         hint = (
             briefs_mod.any_match(hints, texts, topics, vectors[members], cfg.cluster_threshold)
             if hints
             else None
         )
         gate = None
-        if any(e.pinned for e in group):
+        if any(u.pinned for u in group):
             gate = "a pinned entry"
         elif hint is not None:
             gate = f"brief {hint.source} hint '{hint.text[:60]}'"
         elif score >= cfg.promote_min_evidence:
             gate = f"evidence {score:g} >= {cfg.promote_min_evidence:g}"
         named = Counter(t for t in topics if t)
-        journal: list[str] = []
-        for e in group:
-            refs = [e.source or "", str(e.metadata.get("journal_id", ""))]
-            journal += [r for r in refs if r.startswith("j_")]
-            journal += journal_by_text.get(briefs_mod.norm(e.content), [])
         out.append(
             Candidate(
                 entries=group,
-                text=entries[rep].content,
+                text=units[rep].content,
                 vector=vectors[rep],
                 topic=named.most_common(1)[0][0] if named else None,
                 score=score,
                 gate=gate,
-                journal=list(dict.fromkeys(journal)),
+                journal=list(dict.fromkeys(j for u in group for j in u.journal)),
                 brief_id=hint.source if hint else None,
             )
         )

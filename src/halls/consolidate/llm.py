@@ -6,6 +6,13 @@ promotion gate the model writes one atomic fact and decides ADD / UPDATE /
 DELETE / NONE against the nearest known facts; for each forget flag it names
 the class (pii, wrong, stale). Answers are JSON validated against a schema.
 
+Statement pairs (may these two statements cluster? does this candidate
+confirm, change or retract that fact?) are judged by the local pair judge
+(``judge.LocalJudge``); the pairs it is unsure of (confidence below
+``llm_judge_below``) go to the model in batches (``LLMJudge``), and a bad
+answer keeps the local judge's. Clusters below the gate get the judge's
+decision without a fact call.
+
 Small local models often answer broken JSON: a bad answer is retried once,
 then that item gets the heuristic decision and the action records why. An
 endpoint that cannot be reached (or answers an HTTP error) raises
@@ -18,14 +25,17 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from typing import Literal
 
 import httpx
+import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from halls.config import ConsolidatorSettings
 from halls.consolidate.engine import EngineUnavailable, Inputs, Plan
 from halls.consolidate.heuristic import Candidate, HeuristicDecider, Verdict, build_plan
+from halls.consolidate.judge import LABELS, Judge, Judgement, Pair, Statements, judge_rows
 from halls.consolidate.pii import forget_class
 from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact
@@ -54,6 +64,11 @@ class ForgetAnswer(BaseModel):
     model_config = ConfigDict(extra="ignore", populate_by_name=True)
     kind: Literal["pii", "wrong", "stale"] = Field(alias="class")
     reason: str = Field(default="", max_length=1000)
+
+
+class JudgeAnswer(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+    labels: list[Literal["same", "update", "retract", "unrelated"]] = Field(max_length=64)
 
 
 class ChatClient:
@@ -138,27 +153,109 @@ def forget_prompt(flag: ForgetFlag, fact: LongFact) -> str:
     )
 
 
+def judge_prompt(pairs: Sequence[Pair]) -> str:
+    lines = "\n".join(
+        f'{n}. earlier: "{p.earlier}" / later: "{p.later}"' for n, p in enumerate(pairs, 1)
+    )
+    return (
+        f"Pairs of statements from a user's notes, the earlier one first:\n{lines}\n\n"
+        "For each pair, how does the later statement relate to the earlier one? same = it "
+        "restates it (a paraphrase or confirmation); update = it gives a new value for the same "
+        "thing (a change); retract = it says the earlier one stopped being true and gives "
+        "nothing new; unrelated = another fact (another subject or object, a second value "
+        "beside the first, or merely the same topic).\n"
+        f'Answer as {{"labels": [...]}} with exactly {len(pairs)} labels in order, each '
+        '"same", "update", "retract" or "unrelated".'
+    )
+
+
+def ask(
+    client: ChatClient, prompt: str, schema: type[BaseModel], check: object = None
+) -> BaseModel:
+    """Ask, retrying once on a bad answer; raise BadAnswer after the second."""
+    errors: list[str] = []
+    for _ in range(2):
+        try:
+            answer = parse(client.ask(prompt), schema)
+            if callable(check):
+                check(answer)
+            return answer
+        except BadAnswer as exc:
+            errors.append(str(exc))
+    raise BadAnswer("; then ".join(errors))
+
+
+class LLMJudge:
+    """The model judges the pairs the local judge is unsure of; the local judge the rest.
+
+    Up to ``BATCH`` pairs a call and ``cfg.max_llm_items`` calls a run; a
+    bad answer (twice) keeps the local judge's answers for that batch. An
+    unreachable endpoint raises ``EngineUnavailable`` like every model call.
+    """
+
+    BATCH = 16
+    CONFIDENCE = 0.9  # what a model's label weighs against the local judge's probabilities
+
+    def __init__(self, client: ChatClient, local: Judge, cfg: ConsolidatorSettings) -> None:
+        self.client = client
+        self.local = local
+        self.below = cfg.llm_judge_below
+        self.budget = cfg.max_llm_items
+        self.name = f"llm {client.model}"
+        self.calls = 0
+        self.failed = 0  # batches answered badly twice
+
+    def judge_rows(
+        self, statements: Statements, a: np.ndarray, b: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """As ``LocalJudge.judge_rows``; the unsure pairs asked as in ``judge``."""
+        labels, conf = judge_rows(self.local, statements, a, b)
+        unsure = np.flatnonzero(conf < self.below)
+        if len(unsure) and self.calls < self.budget:
+            got = self.judge(statements.pairs(a[unsure], b[unsure]))
+            labels[unsure] = [LABELS.index(j.label) for j in got]
+            conf[unsure] = [j.confidence for j in got]
+        return labels, conf
+
+    def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
+        out = self.local.judge(pairs)
+        unsure = [n for n, j in enumerate(out) if j.confidence < self.below]
+        for start in range(0, len(unsure), self.BATCH):
+            if self.calls >= self.budget:
+                break
+            batch = unsure[start : start + self.BATCH]
+            self.calls += 1
+
+            def check(a: BaseModel, size: int = len(batch)) -> None:
+                assert isinstance(a, JudgeAnswer)
+                if len(a.labels) != size:
+                    raise BadAnswer(f"{len(a.labels)} labels for {size} pairs")
+
+            try:
+                a = ask(self.client, judge_prompt([pairs[n] for n in batch]), JudgeAnswer, check)
+            except BadAnswer:
+                self.failed += 1
+                continue  # the local judge's answers stand
+            assert isinstance(a, JudgeAnswer)
+            for n, label in zip(batch, a.labels, strict=True):
+                assert label in LABELS
+                out[n] = Judgement(label, self.CONFIDENCE, self.name)
+        return out
+
+
 class LLMDecider(HeuristicDecider):
     def __init__(self, inputs: Inputs, client: ChatClient) -> None:
         super().__init__(inputs)
         self.client = client
         self.calls = 0
+        if self.cfg.llm_judge_below > 0:
+            self.judge = LLMJudge(client, self.judge, self.cfg)
 
     def _ask(self, prompt: str, schema: type[BaseModel], check: object = None) -> BaseModel:
-        """Ask, retrying once on a bad answer; raise BadAnswer after the second."""
-        errors: list[str] = []
-        for _ in range(2):
-            try:
-                answer = parse(self.client.ask(prompt), schema)
-                if callable(check):
-                    check(answer)
-                return answer
-            except BadAnswer as exc:
-                errors.append(str(exc))
-        raise BadAnswer("; then ".join(errors))
+        return ask(self.client, prompt, schema, check)
 
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
-        fallback = super().reconcile(cand, known, texts)
+        fallback = super().reconcile(cand, known, texts)  # the local judge's decision
         if cand.gate is None:
             return fallback  # below the gate: no model call, only a confirmation may follow
         if self.calls >= self.cfg.max_llm_items:

@@ -17,19 +17,13 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from halls.redact import SECRET_PATTERNS  # one list of secret shapes, shared
+from halls.redact import EMAIL, PHONE, PHONE_MIN_DIGITS, SECRET_PATTERNS  # shapes, shared
 
 _PII: list[tuple[str, re.Pattern[str]]] = [
     ("ssn", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
     ("ssn", re.compile(r"(?i)\b(?:ssn|social security(?: number)?)\D{0,20}(\d{9})\b")),
-    ("email", re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")),
-    (
-        "phone",
-        re.compile(
-            r"(?<![\w-])(?<!\d[\s.])\+?\d{1,3}[\s.-]?\(?\d{2,4}\)?[\s.-]?\d{3,4}[\s.-]?\d{3,4}\b"
-            r"(?![\s.-]?\d)"  # not the head of a longer digit run (a card number)
-        ),
-    ),
+    ("email", EMAIL),
+    ("phone", PHONE),
     ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b")),
     (
         "address",
@@ -81,7 +75,7 @@ def detect(text: str) -> list[Finding]:
     for kind, pattern in _PII:
         for m in pattern.finditer(text):
             value = m.group(m.lastindex or 0)
-            if kind == "phone" and sum(ch.isdigit() for ch in value) < 10:
+            if kind == "phone" and sum(ch.isdigit() for ch in value) < PHONE_MIN_DIGITS:
                 continue
             found.append(Finding(kind, value.strip()))
     for m in _CARD.finditer(text):

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Any
 
 _WORD = re.compile(r"[a-z0-9~]+")
 STOP = frozenset(
@@ -106,6 +107,7 @@ class Known:
     id: str
     text: str
     similarity: float
+    vector: Any = None  # the fact's embedding (np.ndarray), for the pair judge
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,13 +16,19 @@ from typing import Any
 
 import numpy as np
 
-from halls.config import ConsolidatorSettings
+from halls.config import ConsolidatorSettings, RecallSettings
+from halls.consolidate import distill
+from halls.consolidate.category import categorize
 from halls.consolidate.decay import decayed_evidence
+from halls.consolidate.distill import Extractor, LocalExtractor
 from halls.consolidate.engine import Engine, EngineUnavailable, Inputs, Proposal
+from halls.consolidate.retire import retirements
 from halls.errors import Conflict, ConsolidationFailed
 from halls.models import (
     Action,
+    Brief,
     Edge,
+    JournalEvent,
     LongFact,
     OpenLoop,
     Run,
@@ -43,6 +49,7 @@ def fact_view(f: LongFact) -> dict[str, Any]:
         "id": f.id,
         "content": f.content,
         "topic": f.topic,
+        "category": f.category,
         "status": f.status,
         "evidence_count": f.evidence_count,
         "last_confirmed": f.last_confirmed.isoformat(),
@@ -83,12 +90,17 @@ class Runner:
         settings: ConsolidatorSettings,
         embed: Embed,
         clock: Callable[[], float],
+        recall: RecallSettings | None = None,
+        extractor: Extractor | None = None,
     ) -> None:
         self.store = store
         self.engine = engine
         self.cfg = settings
         self.embed = embed
         self.clock = clock
+        # How strength decays (for retiring faded facts): recall's own curve.
+        self.recall = recall or RecallSettings()
+        self.extractor: Extractor = extractor or LocalExtractor()
 
     def run(self, *, dry_run: bool = False) -> Run:
         if not self.store.try_lock_consolidation():
@@ -117,6 +129,14 @@ class Runner:
         try:
             inputs = self.read(now, since)
             plan = self.engine.plan(inputs)
+            plan.proposals += retirements(
+                inputs.facts,
+                plan.proposals,
+                self.store.retention([f.id for f in inputs.facts]),
+                now,
+                self.recall,
+                self.cfg.retire_below,
+            )
             self._embed_missing(plan.proposals)
             actions, changes, purge = self.materialise(plan.proposals, inputs, now)
         except EngineUnavailable as exc:
@@ -168,6 +188,13 @@ class Runner:
             {t for b in briefs for t in (*b.promote_hints, *b.completed_intents, *b.noise)}
         )
         phrase_vectors = dict(zip(phrases, self.embed(phrases), strict=True)) if phrases else {}
+        journal, summaries = self._window(now)
+        rows = [n for n, c in enumerate(consolidated) if c is None]
+        units = [
+            *distill.from_entries(entries, rows, self.extractor),
+            *distill.from_journal(journal, self.extractor),
+            *distill.from_briefs(summaries, self.extractor),
+        ]
         return Inputs(
             now=now,
             entries=entries,
@@ -181,9 +208,35 @@ class Runner:
             phrase_vectors=phrase_vectors,
             flags=flags,
             flagged={k: v for k, v in flagged.items() if isinstance(v, LongFact)},
-            journal=s.journal_since(since),
+            journal=journal,
             settings=self.cfg,
+            units=units,
+            unit_vectors=self._unit_vectors(units, vectors),
         )
+
+    def _window(self, now: float) -> tuple[list[JournalEvent], list[Brief]]:
+        """The journal events and briefs of the window that no fact derives from yet."""
+        start = now - self.cfg.journal_window_seconds
+        events = self.store.journal_since(start)
+        briefs = [b for b in self.store.briefs_since(start) if b.summary.strip()]
+        ids = [e.id for e in events] + [b.id for b in briefs]
+        used = {e.dst for e in self.store.edges(ids, ["derived_from"])} if ids else set()
+        return [e for e in events if e.id not in used], [b for b in briefs if b.id not in used]
+
+    def _unit_vectors(self, units: list[distill.Unit], vectors: np.ndarray) -> np.ndarray:
+        """A vector per unit: the entry's stored one when the text is the entry's, else embedded."""
+        dim = vectors.shape[1] if vectors.ndim == 2 and len(vectors) else 0
+        todo = [n for n, u in enumerate(units) if u.row is None]
+        fresh = self.embed([units[n].content for n in todo]) if todo else None
+        if fresh is not None and len(fresh):
+            dim = fresh.shape[1]
+        out = np.zeros((len(units), dim), dtype=np.float32)
+        for n, u in enumerate(units):
+            if u.row is not None:
+                out[n] = vectors[u.row]
+        if fresh is not None:
+            out[todo] = fresh
+        return out
 
     def _embed_missing(self, proposals: list[Proposal]) -> None:
         todo = [p for p in proposals if p.text is not None and p.vector is None]
@@ -234,6 +287,7 @@ class Runner:
                     id=fid,
                     content=p.text or "",
                     topic=p.topic,
+                    category=p.category or categorize(p.text or ""),
                     evidence_count=max(p.evidence, 1),
                     first_seen=_at(p.first_seen or now),
                     last_confirmed=when,
@@ -275,6 +329,8 @@ class Runner:
                     upd: dict[str, Any] = {
                         "evidence_count": old.evidence_count + max(p.evidence, 1),
                         "last_confirmed": when,
+                        # Facts from before categories get theirs when confirmed.
+                        "category": old.category or categorize(old.content),
                     }
                 else:
                     upd = {"status": "superseded", "superseded_by": None}
@@ -304,11 +360,13 @@ class Runner:
                         **common,
                     )
                 )
-            elif p.kind in ("demote", "decay"):
+            elif p.kind in ("demote", "decay", "retire"):
                 old = facts[p.target_id]
                 if p.kind == "demote":
                     status = "superseded" if old.status == "superseded" else "demoted"
                     upd = {"status": status, "evidence_count": 0}
+                elif p.kind == "retire":
+                    upd = {"status": "retired"}
                 else:
                     upd = {
                         "evidence_count": decayed_evidence(old.evidence_count),

@@ -16,9 +16,9 @@ from halls.http.metrics import Metrics, RequestMetrics, RouteTemplates
 from halls.http.metrics import router as metrics_router
 from halls.http.middleware import BearerAuth, BodyLimit
 from halls.http.ratelimit import RateLimit, TokenBuckets
+from halls.http.routes import archive, context, journal, long, near, recall, short, system, viewer
 from halls.http.routes import consolidate as consolidate_routes
-from halls.http.routes import context, journal, long, near, recall, short, system, viewer
-from halls.service import Memory
+from halls.service import Memory, Tokens
 
 log = logging.getLogger("halls.http")
 
@@ -55,14 +55,13 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
     )
     app.state.memory = memory
     errors.install(app)
-    for module in (short, near, journal, long, recall, system):
-        app.include_router(module.router)
-    app.include_router(context.router)
+    for module in (short, near, journal, long, recall, system, context, consolidate_routes):
+        app.include_router(module.router, responses=errors.RESPONSES)
     app.include_router(viewer.router)
-    app.include_router(consolidate_routes.router)
+    app.include_router(archive.router, responses=errors.RESPONSES)
     if settings.metrics_enabled:
         app.state.metrics = Metrics(memory)
-        app.include_router(metrics_router)
+        app.include_router(metrics_router, responses=errors.RESPONSES)
     if mcp is not None:
         # Its routes join the app's own, so the bearer token and the body
         # limit guard them exactly as they guard the API.
@@ -70,18 +69,23 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
 
     # Added innermost first: the body limit runs inside auth, so an
     # unauthenticated client cannot make the server buffer a large body.
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-    if settings.bearer_token is not None:
-        app.add_middleware(BearerAuth, token=settings.bearer_token.get_secret_value())
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        streamed={archive.IMPORT_PATH: settings.max_import_bytes},
+    )
+    tokens = Tokens(settings)
+    # Always installed: with no token configured it grants everything, so
+    # that routes and tools always find a grant.
+    app.add_middleware(BearerAuth, tokens=tokens)
     if settings.rate_limit_per_minute > 0:
         # Outside auth and the body limit: a throttled client, with or without
         # a token, is refused before its body is read or a handler runs.
         # Inside CORS, so a browser can read the 429 and preflights are free.
-        token = settings.bearer_token
         app.add_middleware(
             RateLimit,
             buckets=TokenBuckets(settings.rate_limit_per_minute, settings.rate_limit_burst),
-            token=token.get_secret_value() if token is not None else None,
+            tokens=tokens,
         )
     if settings.cors_origins:
         app.add_middleware(

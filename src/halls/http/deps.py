@@ -1,22 +1,78 @@
-"""Shared route dependencies: the Memory service and the ``?store=`` parameter."""
+"""Shared route dependencies: the Memory service, the caller's grant, the ``?store=`` parameter.
+
+A route names the store it touches through ``ReadStore``, ``WriteStore`` or
+``AdminStore``: the dependency checks the caller's grant on that store
+(``Grant.check``, 403 ``forbidden``) before the route runs, so a route cannot
+reach a store without the check.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated
+from collections.abc import Callable, Sequence
+from typing import Annotated, Any
 
-from fastapi import Depends, Query, Request
+from fastapi import Depends, Path, Query, Request
 
-from halls.service import Memory
+from halls.models import MAX_LIST, MAX_OFFSET, STORE_NAME_PATTERN, id_pattern
+from halls.service import Action, Grant, Memory, check_store_name
 
 
 def get_memory(request: Request) -> Memory:
     return request.app.state.memory  # type: ignore[no-any-return]
 
 
+def get_grant(request: Request) -> Grant:
+    """The grant ``BearerAuth`` resolved for this request."""
+    grant = request.scope.get("state", {}).get("grant")
+    # Every API path passes BearerAuth, which always sets one; only an app
+    # built without it (never by create_app) would get here empty-handed.
+    return grant if isinstance(grant, Grant) else Grant(id=None, stores=frozenset())
+
+
 MemoryDep = Annotated[Memory, Depends(get_memory)]
+GrantDep = Annotated[Grant, Depends(get_grant)]
 StoreParam = Annotated[
     str | None,
-    Query(description="Store name ([a-z0-9][a-z0-9_-]{0,63}); default: the configured store."),
+    Query(
+        description="Store name; default: the configured store.",
+        # Documented, not enforced here: the service refuses a bad name with
+        # 400 invalid_store_name, the same answer on every interface.
+        json_schema_extra={"pattern": STORE_NAME_PATTERN},
+    ),
 ]
-Limit = Annotated[int, Query(ge=1, le=1000)]
-Offset = Annotated[int, Query(ge=0)]
+
+
+def _store(action: Action) -> Callable[..., str | None]:
+    def checked(request: Request, store: StoreParam = None) -> str | None:
+        name = check_store_name(store) if store is not None else None
+        get_grant(request).check(name or get_memory(request).settings.default_store, action)
+        return name
+
+    return checked
+
+
+ReadStore = Annotated[str | None, Depends(_store("read"))]
+WriteStore = Annotated[str | None, Depends(_store("write"))]
+AdminStore = Annotated[str | None, Depends(_store("admin"))]
+Limit = Annotated[int, Query(ge=1, le=MAX_LIST)]
+Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
+
+
+def _id(kind: str) -> Any:
+    # The pattern is documented, not enforced here: the service refuses a
+    # malformed or wrong-tier id with 400 invalid_input on every interface.
+    return Annotated[
+        str, Path(description=f"A {kind} id.", json_schema_extra={"pattern": id_pattern(kind)})
+    ]
+
+
+ShortId = _id("short")
+NearId = _id("near")
+LongId = _id("long")
+JournalId = _id("journal")
+RunId = _id("run")
+
+
+def one_of(values: Sequence[str]) -> Any:
+    """An optional query value from ``values``: documented, checked by the service (400)."""
+    return Query(description=", ".join(values), json_schema_extra={"enum": list(values)})

@@ -8,11 +8,15 @@ are logged server-side and answered with a generic 500.
 
 from __future__ import annotations
 
+import errno
 import logging
+from typing import Any
 
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from fastapi.routing import APIRoute
+from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from halls import errors as e
@@ -21,12 +25,45 @@ log = logging.getLogger("halls.http")
 
 STATUS: list[tuple[type[e.HallsError], int]] = [
     (e.InvalidInput, 400),
+    (e.Forbidden, 403),
     (e.NotFound, 404),
     (e.Conflict, 409),
     (e.EmbeddingFailed, 503),
     (e.ConsolidationFailed, 503),
     (e.StoreUnavailable, 503),
 ]
+
+
+class ErrorDetail(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorOut(BaseModel):
+    error: ErrorDetail
+
+
+# Every answer an API route may give besides its own success, for the
+# OpenAPI document: a client (or a fuzzer) can tell a refusal from a bug.
+RESPONSES: dict[int | str, dict[str, Any]] = {
+    status: {"model": ErrorOut, "description": description}
+    for status, description in (
+        (400, "A value the schema allows but halls refuses, or a body that is not JSON"),
+        (401, "A bearer token is configured and this request has no valid one"),
+        (403, "The token does not grant this (store, write or admin)"),
+        (404, "No such record, store or route"),
+        (405, "The route does not answer this method"),
+        (409, "The request clashes with the current state"),
+        (413, "The body is over server.max_body_bytes"),
+        (422, "The body or query does not match the schema"),
+        (429, "Over server.rate_limit_per_minute; see Retry-After"),
+        (503, "The embedder, consolidator or storage is unavailable; see Retry-After"),
+    )
+}
+
+
+RETRY_AFTER_SECONDS = 1
+EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOSPC})
 
 
 def error_body(code: str, message: str) -> dict[str, dict[str, str]]:
@@ -43,11 +80,30 @@ def _describe(err: dict) -> str:  # type: ignore[type-arg]
     return f"{where}: {msg}" if where else msg
 
 
+def allowed_methods(request: Request) -> str:
+    """The methods the documented routes on the request's path answer, as an Allow value."""
+    path = request.url.path
+    routes = [
+        r
+        for r in request.app.router.routes
+        if isinstance(r, APIRoute) and r.include_in_schema and r.path_regex.match(path)
+    ]
+    # A literal path ("/short/batch") is its own resource, not an id of "/short/{id}".
+    literal = [r for r in routes if r.path == path]
+    methods: set[str] = set()
+    for route in literal or routes:
+        methods |= (route.methods or set()) - {"HEAD"}
+    return ", ".join(sorted(methods))
+
+
 def install(app: FastAPI) -> None:
     @app.exception_handler(e.HallsError)
     async def _halls(_: Request, exc: e.HallsError) -> JSONResponse:
         status = next((s for t, s in STATUS if isinstance(exc, t)), 500)
-        return error_response(status, exc.code, exc.message)
+        # Unavailable is temporary (a busy store, a full descriptor table, a
+        # remote down): say when to come back rather than leave it a guess.
+        headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if status == 503 else {}
+        return error_response(status, exc.code, exc.message, **headers)
 
     @app.exception_handler(RequestValidationError)
     async def _invalid(_: Request, exc: RequestValidationError) -> JSONResponse:
@@ -58,12 +114,29 @@ def install(app: FastAPI) -> None:
         return error_response(422, "invalid_request", message)
 
     @app.exception_handler(StarletteHTTPException)
-    async def _http(_: Request, exc: StarletteHTTPException) -> JSONResponse:
+    async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
         message = exc.detail if isinstance(exc.detail, str) else "request failed"
-        return error_response(exc.status_code, codes.get(exc.status_code, "http_error"), message)
+        headers = dict(exc.headers or {})
+        if exc.status_code == 405:
+            # RFC 9110: a 405 names what the resource does answer, i.e. every
+            # documented route on this path (Starlette names one route's only).
+            headers["Allow"] = allowed_methods(request)
+        return error_response(
+            exc.status_code, codes.get(exc.status_code, "http_error"), message, **headers
+        )
 
     @app.exception_handler(Exception)
     async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+        if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno in EXHAUSTED):
+            # Out of descriptors, memory or disk somewhere no store translated
+            # it: a resource that comes back, so 503 and when to retry.
+            log.warning("resource exhausted on %s %s: %s", request.method, request.url.path, exc)
+            return error_response(
+                503,
+                "unavailable",
+                "the server is out of a resource (files, memory, disk); try again",
+                **{"Retry-After": str(RETRY_AFTER_SECONDS)},
+            )
         log.exception("unhandled error on %s %s", request.method, request.url.path)
         return error_response(500, "internal", "internal error; see the server log")

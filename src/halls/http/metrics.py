@@ -29,6 +29,7 @@ from starlette.routing import BaseRoute, Match, compile_path
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from halls import __version__
+from halls.http.deps import GrantDep
 from halls.models import RUN_OUTCOMES, SEARCH_TIERS
 from halls.service import Memory
 
@@ -106,8 +107,26 @@ class Metrics:
         self.requests.labels(method, route, str(status)).inc()
         self.duration.labels(route).observe(seconds)
 
-    def render(self) -> bytes:
-        return generate_latest(self.registry)
+    def render(self, opens: Callable[[str], bool] = lambda _: True) -> bytes:
+        """The exposition, with only the per-store series of the stores ``opens`` allows."""
+        return generate_latest(_StoresShown(self.registry, opens))  # type: ignore[arg-type]
+
+
+class _StoresShown:
+    """A registry view without the per-store samples of stores a token does not open."""
+
+    def __init__(self, registry: CollectorRegistry, opens: Callable[[str], bool]) -> None:
+        self.registry = registry
+        self.opens = opens
+
+    def collect(self) -> Iterable[Metric]:
+        for family in self.registry.collect():
+            family.samples = [
+                s
+                for s in family.samples
+                if "store" not in s.labels or self.opens(s.labels["store"])
+            ]
+            yield family
 
 
 class RouteTemplates:
@@ -178,8 +197,8 @@ router = APIRouter(tags=["system"])
 
 
 @router.get("/metrics", response_class=Response)
-def metrics(request: Request) -> Response:
+def metrics(request: Request, grant: GrantDep) -> Response:
     """Prometheus text exposition format."""
     # A sync handler: the store counts are SQLite reads, kept off the event loop.
-    body = request.app.state.metrics.render()
+    body = request.app.state.metrics.render(grant.opens)
     return Response(body, media_type=CONTENT_TYPE_LATEST)

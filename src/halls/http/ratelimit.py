@@ -1,15 +1,13 @@
 """Request rate limits: a token bucket per client, as plain ASGI middleware.
 
-A client is the bearer token it presents when that token is the configured
-one (kept as a hash, never the token itself), else its IP address. The
+A client is the id of the configured token it presents (never the token
+itself), else its IP address. The
 buckets live in this process: several server processes each keep their own,
 so N processes allow up to N times the configured rate.
 """
 
 from __future__ import annotations
 
-import hashlib
-import hmac
 import json
 import math
 import time
@@ -19,6 +17,8 @@ from collections.abc import Callable
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from halls.http.errors import error_body
+from halls.http.middleware import presented_token
+from halls.service import Tokens
 
 # Liveness probes must answer even while a client is being throttled.
 EXEMPT_PATHS = frozenset({"/healthz"})
@@ -83,16 +83,16 @@ class TokenBuckets:
                 break
 
 
-def client_key(scope: Scope, token: str | None) -> str:
-    """The bucket key of a request: the configured token's hash, else the client IP.
+def client_key(scope: Scope, tokens: Tokens | None) -> str:
+    """The bucket key of a request: the id of a configured token it presents, else its IP.
 
-    A token that is not the configured one does not count: keyed by whatever
+    A token that is not a configured one does not count: keyed by whatever
     was presented, a flood of made-up tokens would get a fresh bucket each.
     """
-    if token is not None:
-        given = dict(scope["headers"]).get(b"authorization", b"")
-        if hmac.compare_digest(given, f"Bearer {token}".encode()):
-            return "token:" + hashlib.sha256(token.encode()).hexdigest()[:32]
+    if tokens is not None and tokens.enabled:
+        grant = tokens.resolve(presented_token(scope))
+        if grant is not None and grant.id is not None:
+            return "token:" + grant.id
     # The peer address only: X-Forwarded-For is whatever the client says it is.
     client = scope.get("client")
     return "ip:" + (client[0] if client else "unknown")
@@ -101,16 +101,16 @@ def client_key(scope: Scope, token: str | None) -> str:
 class RateLimit:
     """Answer 429 ``rate_limited`` with ``Retry-After`` once a client's bucket is empty."""
 
-    def __init__(self, app: ASGIApp, buckets: TokenBuckets, token: str | None = None) -> None:
+    def __init__(self, app: ASGIApp, buckets: TokenBuckets, tokens: Tokens | None = None) -> None:
         self.app = app
         self.buckets = buckets
-        self._token = token
+        self._tokens = tokens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["path"] in EXEMPT_PATHS:
             await self.app(scope, receive, send)
             return
-        wait = self.buckets.take(client_key(scope, self._token))
+        wait = self.buckets.take(client_key(scope, self._tokens))
         if wait > 0:
             await _refuse(send, max(1, math.ceil(wait)))
             return

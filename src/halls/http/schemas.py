@@ -6,28 +6,88 @@ interface serialises a record the same way.
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
 
-from halls.models import MAX_CONTENT_CHARS, Retriever
+from halls.models import (
+    MAX_CONTENT_CHARS,
+    SEARCH_TIERS,
+    STORE_NAME_PATTERN,
+    TRIGGER_TYPES,
+    Category,
+    Retriever,
+)
 
-Content = Field(min_length=1, max_length=MAX_CONTENT_CHARS)
+# "\\S": blank text is refused too (documented; the service checks it, 400).
+NOT_BLANK: dict[str, Any] = {"pattern": r"\S"}
+Content = Field(min_length=1, max_length=MAX_CONTENT_CHARS, json_schema_extra=NOT_BLANK)
+Phrases: Any = Field(
+    default_factory=list,
+    max_length=1000,
+    json_schema_extra={"items": {"type": "string", "minLength": 1, **NOT_BLANK}},
+)
+
+
+_SECONDS = re.compile(r"[0-9]{1,11}(\.[0-9]+)?")
 
 
 def _not_bool(value: Any) -> Any:
     # Lax float parsing would turn JSON true into 1.0, i.e. a time in 1970.
     if isinstance(value, bool):
         raise ValueError("must be ISO-8601 or unix seconds")
+    # Unix seconds as text (the CLI sends them so) are plain digits, as the
+    # schema says: not "1e9", "+5" or "1_000", which float() would take.
+    if isinstance(value, str) and value and value[0] not in "0123456789":
+        return value
+    if isinstance(value, str) and value and not _SECONDS.fullmatch(value):
+        try:
+            float(value)
+        except ValueError:
+            return value  # an ISO time (or nonsense, which parse_time refuses)
+        raise ValueError("must be ISO-8601 or unix seconds")
     return value
 
 
-Time = Annotated[float | str | None, BeforeValidator(_not_bool)]
+def _integer(value: Any) -> Any:
+    # JSON has one number type: 5.0 is the integer 5 (JSON Schema agrees),
+    # while "5" and true are not integers at all (strict models refuse them).
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+Integer = Annotated[int, BeforeValidator(_integer)]
+
+
+# As documented; parse_time is what decides (400 invalid_input otherwise).
+_ISO_TIME: dict[str, Any] = {
+    "type": "string",
+    "format": "date-time",
+    # Years 1970-9999: before 1970 is not a time halls stores.
+    "pattern": "^(19[7-9][0-9]|[2-9][0-9]{3})-",
+}
+_TIME_SCHEMA: dict[str, Any] = {
+    "anyOf": [
+        {"type": "number", "minimum": 0, "maximum": 253402300799, "description": "unix seconds"},
+        _ISO_TIME,
+        {"type": "string", "pattern": "^[0-9]{1,11}(\\.[0-9]+)?$", "description": "unix seconds"},
+        {"type": "string", "maxLength": 0, "description": "empty: none"},
+        {"type": "null"},
+    ]
+}
+Time = Annotated[
+    float | str | None,
+    BeforeValidator(_not_bool),
+    WithJsonSchema(_TIME_SCHEMA),
+]
 
 
 class _Body(BaseModel):
     # An unknown field is most often a typo ("contnet"): refuse it loudly.
-    model_config = ConfigDict(extra="forbid")
+    # Strict: 0 is not false, "5" is not 5; the body means what the schema says.
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 class ShortIn(_Body):
@@ -39,6 +99,21 @@ class ShortIn(_Body):
     occurred_at: Time = None
 
 
+class ShortPatch(_Body):
+    """The fields to change; those left out stay as they are (a null topic clears it)."""
+
+    # Not nullable: the defaults only mark a field as absent (exclude_unset).
+    content: str = Field(
+        default=None,  # type: ignore[assignment]
+        min_length=1,
+        max_length=MAX_CONTENT_CHARS,
+        json_schema_extra=NOT_BLANK,
+    )
+    topic: str | None = Field(default=None, max_length=200)
+    pinned: bool = None  # type: ignore[assignment]
+    metadata: dict[str, Any] = None  # type: ignore[assignment]
+
+
 class ShortBatchIn(_Body):
     items: list[ShortIn] = Field(min_length=1, max_length=1000)
 
@@ -48,9 +123,46 @@ class IdsOut(BaseModel):
 
 
 class NearIn(_Body):
+    # What add_loop checks, stated for clients: a time trigger needs a time,
+    # a topic trigger a trigger_value or a topic.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "allOf": [
+                {
+                    "if": {
+                        "properties": {"trigger_type": {"const": "time"}},
+                        "required": ["trigger_type"],
+                    },
+                    "then": {
+                        "required": ["trigger_value"],
+                        "properties": {"trigger_value": _ISO_TIME},
+                    },
+                },
+                {
+                    "if": {
+                        "properties": {"trigger_type": {"const": "topic"}},
+                        "required": ["trigger_type"],
+                    },
+                    "then": {
+                        "anyOf": [
+                            {
+                                "required": ["trigger_value"],
+                                "properties": {"trigger_value": {"type": "string", "minLength": 1}},
+                            },
+                            {
+                                "required": ["topic"],
+                                "properties": {"topic": {"type": "string", "minLength": 1}},
+                            },
+                        ]
+                    },
+                },
+            ]
+        }
+    )
+
     intent: str = Content
     topic: str | None = Field(default=None, max_length=200)
-    trigger_type: str = "manual"
+    trigger_type: str = Field(default="manual", json_schema_extra={"enum": list(TRIGGER_TYPES)})
     trigger_value: str | None = Field(default=None, max_length=1000)
     expires_at: Time = None
     metadata: dict[str, Any] = Field(default_factory=dict)
@@ -69,27 +181,68 @@ class JournalBatchIn(_Body):
 
 
 class ForgetIn(_Body):
-    reason: str = Field(min_length=1, max_length=2000)
+    reason: str = Field(min_length=1, max_length=2000, json_schema_extra=NOT_BLANK)
 
 
 class BriefIn(_Body):
     summary: str = Content
-    promote_hints: list[str] = Field(default_factory=list, max_length=1000)
-    completed_intents: list[str] = Field(default_factory=list, max_length=1000)
+    promote_hints: list[str] = Phrases
+    completed_intents: list[str] = Phrases
     # Texts or topics the consolidator must never promote (small talk, scratch work).
-    noise: list[str] = Field(default_factory=list, max_length=1000)
+    noise: list[str] = Phrases
 
 
 class SearchIn(_Body):
     query: str = Content
-    n_results: int = Field(default=5, ge=1, le=100)
-    tiers: list[str] | None = None
+    n_results: Integer = Field(default=5, ge=1, le=100)
+    tiers: list[str] | None = Field(
+        default=None,
+        json_schema_extra={
+            "anyOf": [{"type": "array", "items": {"enum": list(SEARCH_TIERS)}}, {"type": "null"}]
+        },
+    )
     topic: str | None = None
     since: Time = None
     until: Time = None
     include_superseded: bool = False
     retriever: Retriever = "full"
+    # False for an inspection or an evaluation: the hits do not count as recalled.
+    reinforce: bool = True
+    # Only long-term facts of this category.
+    category: Category | None = None
 
 
 class StoreIn(_Body):
-    name: str
+    # Documented; the service refuses a bad name with 400 invalid_store_name.
+    name: str = Field(json_schema_extra={"pattern": STORE_NAME_PATTERN})
+
+
+class ForgetAboutIn(_Body):
+    # Exactly one of the two (the service refuses both or neither: 400). Not
+    # nullable: an explicit null is a 422, as the schema says.
+    model_config = ConfigDict(
+        json_schema_extra={
+            "oneOf": [
+                {"required": ["subject"], "not": {"required": ["query"]}},
+                {"required": ["query"], "not": {"required": ["subject"]}},
+            ]
+        }
+    )
+
+    subject: str = Field(
+        default=None,  # type: ignore[assignment]
+        min_length=2,
+        max_length=1000,
+        # Two characters that are not blank at either end: " a " is too short.
+        pattern=r"^\S[\s\S]*\S$",
+        description="Text to look for in every record, any case (e.g. a name, a phone number).",
+    )
+    query: str = Field(
+        default=None,  # type: ignore[assignment]
+        min_length=2,
+        max_length=1000,
+        json_schema_extra=NOT_BLANK,
+        description="Words that must all appear in a record, in any order and case.",
+    )
+    # A dry run by default: the list comes first, the purge on a second call.
+    dry_run: bool = True

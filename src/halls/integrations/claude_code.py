@@ -41,11 +41,22 @@ def _sidecar(path: Path) -> Path:
     return path.with_name(path.name + SIDECAR_SUFFIX)
 
 
-def hook_command(event: str, server_url: str, store: str | None, python: str | None = None) -> str:
+def hook_command(
+    event: str,
+    server_url: str,
+    store: str | None,
+    python: str | None = None,
+    prompt_tokens: int = 0,
+    journal: bool = True,
+) -> str:
     sub, _ = EVENTS[event]
     parts = [python or sys.executable, "-m", "halls", "hook", sub, "--server-url", server_url]
     if store:
         parts += ["--store", store]
+    if prompt_tokens and sub == "user-prompt":
+        parts += ["--prompt-tokens", str(prompt_tokens)]
+    if not journal and sub == "user-prompt":
+        parts += ["--no-journal"]
     return shlex.join(parts)
 
 
@@ -92,7 +103,13 @@ def _strip(data: dict[str, Any]) -> set[str]:
     return touched
 
 
-def install(path: Path, server_url: str, store: str | None = None) -> list[str]:
+def install(
+    path: Path,
+    server_url: str,
+    store: str | None = None,
+    prompt_tokens: int = 0,
+    journal: bool = True,
+) -> list[str]:
     """Add (or refresh) the halls hooks; return the events hooked."""
     data = _load(path)
     side = _sidecar(path)
@@ -109,7 +126,13 @@ def install(path: Path, server_url: str, store: str | None = None) -> list[str]:
     for event, (_, matcher) in EVENTS.items():
         group: dict[str, Any] = {} if matcher is None else {"matcher": matcher}
         group["hooks"] = [
-            {"type": "command", "command": hook_command(event, server_url, store), "timeout": 30}
+            {
+                "type": "command",
+                "command": hook_command(
+                    event, server_url, store, prompt_tokens=prompt_tokens, journal=journal
+                ),
+                "timeout": 30,
+            }
         ]
         hooks.setdefault(event, []).append(group)
     _write(path, data)

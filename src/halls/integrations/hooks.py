@@ -11,6 +11,8 @@ session: every failure is one line on stderr and a zero exit.
 from __future__ import annotations
 
 import json
+import re
+import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,21 @@ REMEMBER_REMINDER = (
 WRITE_TOOLS = ("remember", "remember_for_later", "journal", "submit_brief")
 MAX_PROMPTS = 10
 MAX_PROMPT_CHARS = 240
+PROMPT_MEMORIES_HEADER = "halls memories that may bear on this request:"
+PROMPT_MEMORIES = 3
+# The journal keeps what the API accepts (MAX_CONTENT_CHARS); longer prompts
+# are mostly pasted material, and their start says what they are.
+MAX_JOURNAL_CHARS = 32768
+# Reading the git remote must never hold up a session start.
+GIT_TIMEOUT_S = 2.0
+
+
+def estimate_tokens(text: str) -> int:
+    """About one token per four characters, as /context estimates without a tokenizer.
+
+    Local, not imported from the service: a hook must start without loading it.
+    """
+    return -(-len(text) // 4)
 
 
 def read_input(raw: str) -> dict[str, Any]:
@@ -115,15 +132,106 @@ def brief_summary(event: dict[str, Any]) -> str | None:
     return "\n".join(lines)
 
 
-def run(
-    name: str, event: dict[str, Any], backend: RemoteBackend, store: str | None, budget_tokens: int
+def _git_remote_name(cwd: str) -> str | None:
+    """The repository name of the ``origin`` remote (``acme/web.git`` -> ``web``), if any."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", cwd, "config", "--get", "remote.origin.url"],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    name = re.sub(r"\.git$", "", out.rstrip("/")).rsplit("/", 1)[-1].rsplit(":", 1)[-1]
+    return name or None
+
+
+def project_of(event: dict[str, Any]) -> str | None:
+    """What the session works on: the directory's name, and the git remote's when it differs."""
+    cwd = event.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        return None
+    names = [Path(cwd).name, _git_remote_name(cwd)]
+    unique = list(dict.fromkeys(n for n in names if n))
+    return " ".join(unique)[:200] or None
+
+
+def first_prompt(event: dict[str, Any]) -> str | None:
+    """The session's first prompt, when the transcript has one (a cleared or compacted session)."""
+    prompts = user_prompts(event.get("transcript_path"))
+    return " ".join(prompts[0].split())[:MAX_PROMPT_CHARS] if prompts else None
+
+
+def journal_prompt(event: dict[str, Any], backend: RemoteBackend, store: str | None) -> None:
+    """Append the user's prompt to the journal (secrets and contact details are redacted there)."""
+    prompt = str(event.get("prompt") or "").strip()
+    if not prompt:
+        return
+    item: dict[str, Any] = {"content": prompt[:MAX_JOURNAL_CHARS], "role": "user"}
+    if isinstance(event.get("session_id"), str) and event["session_id"]:
+        item["session_id"] = event["session_id"][:200]
+    backend.journal([item], store=store)
+
+
+def prompt_memories(
+    event: dict[str, Any], backend: RemoteBackend, store: str | None, budget_tokens: int
 ) -> str:
-    """Perform hook ``name``; return what to print on stdout."""
+    """The few memories most relevant to the prompt, within ``budget_tokens`` (estimated)."""
+    prompt = str(event.get("prompt") or "").strip()
+    if not prompt:
+        return ""
+    found = backend.search(
+        prompt[: MAX_PROMPT_CHARS * 4],
+        store=store,
+        n_results=PROMPT_MEMORIES,
+        tiers=None,
+        topic=None,
+    )
+    lines = [PROMPT_MEMORIES_HEADER]
+    used = estimate_tokens(PROMPT_MEMORIES_HEADER)
+    for hit in found.get("results", []):
+        line = "- " + " ".join(str(hit.get("content", "")).split())[:MAX_PROMPT_CHARS]
+        if used + estimate_tokens(line) > budget_tokens:
+            break
+        lines.append(line)
+        used += estimate_tokens(line)
+    return "\n".join(lines) if len(lines) > 1 else ""
+
+
+def run(
+    name: str,
+    event: dict[str, Any],
+    backend: RemoteBackend,
+    store: str | None,
+    budget_tokens: int,
+    prompt_tokens: int = 0,
+    journal: bool = True,
+) -> str:
+    """Perform hook ``name``; return what to print on stdout.
+
+    ``prompt_tokens`` > 0 makes UserPromptSubmit add the memories most relevant
+    to the prompt (within that many tokens) before the reminder; 0, the
+    default, sends the reminder alone. With ``journal`` (the default) it also
+    appends the prompt to the journal, where consolidation finds what the user
+    states about themself and their work.
+    """
     if name == "session-start":
-        block = backend.context(store=store, query=None, budget_tokens=budget_tokens)
+        block = backend.context(
+            store=store,
+            query=first_prompt(event),
+            project=project_of(event),
+            budget_tokens=budget_tokens,
+        )
         return str(block.get("text") or "")
     if name == "user-prompt":
-        return RECALL_REMINDER
+        if journal:
+            journal_prompt(event, backend, store)
+        if prompt_tokens <= 0:
+            return RECALL_REMINDER
+        memories = prompt_memories(event, backend, store, prompt_tokens)
+        return f"{memories}\n\n{RECALL_REMINDER}" if memories else RECALL_REMINDER
     if name == "stop":
         decision = stop_decision(event)
         return json.dumps(decision) if decision else ""

@@ -16,12 +16,18 @@ worker thread.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Protocol
+import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from pydantic_core import to_jsonable_python
 
 from halls.client import HallsClient, error_from_wire
+from halls.errors import Conflict, InvalidInput
 from halls.models import NewJournal
 
 if TYPE_CHECKING:  # the service (store, indexes) loads only where a LocalBackend is built
@@ -46,6 +52,7 @@ class Backend(Protocol):
         expires_at: str | None,
     ) -> JSON: ...
     def complete_loop(self, id: str, *, store: str | None) -> JSON: ...
+    def cancel_loop(self, id: str, *, store: str | None) -> JSON: ...
     def search(
         self,
         query: str,
@@ -54,8 +61,13 @@ class Backend(Protocol):
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
-    ) -> list[JSON]: ...
-    def context(self, *, store: str | None, query: str | None, budget_tokens: int) -> JSON: ...
+    ) -> JSON:
+        """``{"results": [hits], "due": [loops due for this query]}``, as ``POST /search``."""
+        ...
+
+    def context(
+        self, *, store: str | None, query: str | None, project: str | None, budget_tokens: int
+    ) -> JSON: ...
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]: ...
     def submit_brief(
         self,
@@ -64,12 +76,67 @@ class Backend(Protocol):
         store: str | None,
         promote_hints: list[str],
         completed_intents: list[str],
+        noise: list[str] | None = None,
     ) -> JSON: ...
     def flag_forget(self, id: str, reason: str, *, store: str | None) -> JSON: ...
     def consolidate(self, *, store: str | None, dry_run: bool) -> JSON: ...
     def consolidation_status(self, *, store: str | None) -> JSON: ...
     def list_loops(self, *, store: str | None, status: str | None, limit: int) -> list[JSON]: ...
     def stats(self, *, store: str | None) -> JSON: ...
+    def delete_record(self, id: str, *, store: str | None) -> None: ...
+    def delete_store(self, name: str) -> None: ...
+    def audit(self, *, store: str | None, limit: int) -> list[JSON]: ...
+    def forget_about(
+        self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool
+    ) -> JSON: ...
+    def export_store(
+        self, path: str, *, store: str | None, passphrase: str | None, overwrite: bool
+    ) -> JSON: ...
+    def import_store(
+        self,
+        path: str,
+        *,
+        store: str | None,
+        passphrase: str | None,
+        on_conflict: str,
+        overwrite: bool,
+        dry_run: bool,
+        reembed: bool,
+    ) -> JSON: ...
+    def backup_store(self, path: str, *, store: str | None, overwrite: bool) -> JSON: ...
+
+
+@contextmanager
+def _writing(path: str, overwrite: bool) -> Iterator[IO[bytes]]:
+    """A file to fill, renamed to ``path`` only once complete (never a half file there)."""
+    target = Path(path).expanduser()
+    if target.exists() and not overwrite:
+        raise Conflict(f"{target.name} already exists; pass overwrite to replace it")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, target)
+    finally:
+        Path(tmp).unlink(missing_ok=True)
+
+
+def _written(path: str, passphrase: str | None) -> JSON:
+    return {
+        "path": path,
+        "encrypted": bool(passphrase),
+        "bytes": Path(path).expanduser().stat().st_size,
+    }
+
+
+def _reading(path: str) -> Path:
+    source = Path(path).expanduser()
+    if not source.is_file():
+        raise InvalidInput(f"no archive file at {source.name}")
+    return source
 
 
 def _json(value: Any) -> Any:
@@ -108,6 +175,9 @@ class LocalBackend:
     def complete_loop(self, id: str, *, store: str | None) -> JSON:
         return _json(self.memory.complete_loop(id, store=store))
 
+    def cancel_loop(self, id: str, *, store: str | None) -> JSON:
+        return _json(self.memory.cancel_loop(id, store=store))
+
     def search(
         self,
         query: str,
@@ -116,12 +186,19 @@ class LocalBackend:
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
-    ) -> list[JSON]:
-        hits = self.memory.search(query, store=store, n_results=n_results, tiers=tiers, topic=topic)
-        return _json(hits)  # type: ignore[no-any-return]
+    ) -> JSON:
+        found = self.memory.recall(
+            query, store=store, n_results=n_results, tiers=tiers, topic=topic
+        )
+        return _json(found)  # type: ignore[no-any-return]
 
-    def context(self, *, store: str | None, query: str | None, budget_tokens: int) -> JSON:
-        return _json(self.memory.context(store=store, query=query, budget_tokens=budget_tokens))
+    def context(
+        self, *, store: str | None, query: str | None, project: str | None, budget_tokens: int
+    ) -> JSON:
+        block = self.memory.context(
+            store=store, query=query, project=project, budget_tokens=budget_tokens
+        )
+        return _json(block)  # type: ignore[no-any-return]
 
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]:
         written = self.memory.journal([NewJournal(**ev) for ev in events], store=store)
@@ -134,9 +211,14 @@ class LocalBackend:
         store: str | None,
         promote_hints: list[str],
         completed_intents: list[str],
+        noise: list[str] | None = None,
     ) -> JSON:
         brief = self.memory.submit_brief(
-            summary, store=store, promote_hints=promote_hints, completed_intents=completed_intents
+            summary,
+            store=store,
+            promote_hints=promote_hints,
+            completed_intents=completed_intents,
+            noise=noise or [],
         )
         return _json(brief)
 
@@ -154,6 +236,63 @@ class LocalBackend:
 
     def stats(self, *, store: str | None) -> JSON:
         return _json(self.memory.stats(store=store))
+
+    def delete_record(self, id: str, *, store: str | None) -> None:
+        delete = {
+            "s_": self.memory.delete_short,
+            "n_": self.memory.delete_loop,
+            "j_": self.memory.delete_journal,
+            "l_": self.memory.delete_fact,
+        }.get(id[:2])
+        if delete is None:
+            raise InvalidInput(f"'{id[:80]}' is not the id of a memory, loop, fact or event")
+        delete(id, store=store)
+
+    def delete_store(self, name: str) -> None:
+        self.memory.delete_store(name)
+
+    def audit(self, *, store: str | None, limit: int) -> list[JSON]:
+        return self.memory.audit_entries(store=store, limit=limit)
+
+    def forget_about(
+        self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool
+    ) -> JSON:
+        found = self.memory.forget_about(store=store, subject=subject, query=query, dry_run=dry_run)
+        return _json(found)  # type: ignore[no-any-return]
+
+    def export_store(
+        self, path: str, *, store: str | None, passphrase: str | None, overwrite: bool
+    ) -> JSON:
+        with _writing(path, overwrite) as out:
+            self.memory.export_store(out, store=store, passphrase=passphrase)
+        return _written(path, passphrase)
+
+    def import_store(
+        self,
+        path: str,
+        *,
+        store: str | None,
+        passphrase: str | None,
+        on_conflict: str,
+        overwrite: bool,
+        dry_run: bool,
+        reembed: bool,
+    ) -> JSON:
+        report = self.memory.import_store(
+            _reading(path),
+            store=store,
+            passphrase=passphrase,
+            on_conflict=on_conflict,
+            overwrite=overwrite,
+            dry_run=dry_run,
+            reembed=reembed,
+        )
+        return report.as_dict()
+
+    def backup_store(self, path: str, *, store: str | None, overwrite: bool) -> JSON:
+        target = Path(path).expanduser()
+        size = self.memory.backup_store(target, store=store, overwrite=overwrite)
+        return {"path": path, "bytes": size}
 
 
 class RemoteBackend:
@@ -193,6 +332,9 @@ class RemoteBackend:
     def complete_loop(self, id: str, *, store: str | None) -> JSON:
         return self._call("POST", f"/near/{_segment(id)}/complete", store)  # type: ignore[no-any-return]
 
+    def cancel_loop(self, id: str, *, store: str | None) -> JSON:
+        return self._call("POST", f"/near/{_segment(id)}/cancel", store)  # type: ignore[no-any-return]
+
     def search(
         self,
         query: str,
@@ -201,12 +343,14 @@ class RemoteBackend:
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
-    ) -> list[JSON]:
+    ) -> JSON:
         body = {"query": query, "n_results": n_results, "tiers": tiers, "topic": topic}
-        return self._call("POST", "/search", store, body)["results"]  # type: ignore[no-any-return]
+        return self._call("POST", "/search", store, body)  # type: ignore[no-any-return]
 
-    def context(self, *, store: str | None, query: str | None, budget_tokens: int) -> JSON:
-        body = {"query": query, "budget_tokens": budget_tokens}
+    def context(
+        self, *, store: str | None, query: str | None, project: str | None, budget_tokens: int
+    ) -> JSON:
+        body = {"query": query, "project": project, "budget_tokens": budget_tokens}
         return self._call("POST", "/context", store, body)  # type: ignore[no-any-return]
 
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]:
@@ -219,11 +363,13 @@ class RemoteBackend:
         store: str | None,
         promote_hints: list[str],
         completed_intents: list[str],
+        noise: list[str] | None = None,
     ) -> JSON:
         body = {
             "summary": summary,
             "promote_hints": promote_hints,
             "completed_intents": completed_intents,
+            "noise": noise or [],
         }
         return self._call("POST", "/brief", store, body)  # type: ignore[no-any-return]
 
@@ -242,6 +388,61 @@ class RemoteBackend:
 
     def stats(self, *, store: str | None) -> JSON:
         return self._call("GET", "/stats", store)  # type: ignore[no-any-return]
+
+    def delete_record(self, id: str, *, store: str | None) -> None:
+        tier = {"s_": "short", "n_": "near", "j_": "journal", "l_": "long"}.get(id[:2])
+        if tier is None:
+            raise InvalidInput(f"'{id[:80]}' is not the id of a memory, loop, fact or event")
+        self._call("DELETE", f"/{tier}/{_segment(id)}", store)
+
+    def delete_store(self, name: str) -> None:
+        self._call("DELETE", f"/stores/{_segment(name)}", None)
+
+    def audit(self, *, store: str | None, limit: int) -> list[JSON]:
+        return self._call("GET", "/audit", store, limit=limit)["entries"]  # type: ignore[no-any-return]
+
+    def forget_about(
+        self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool
+    ) -> JSON:
+        body: JSON = {k: v for k, v in {"subject": subject, "query": query}.items() if v}
+        body["dry_run"] = dry_run
+        return self._call("POST", "/forget-about", store, body)  # type: ignore[no-any-return]
+
+    def export_store(
+        self, path: str, *, store: str | None, passphrase: str | None, overwrite: bool
+    ) -> JSON:
+        body = {"passphrase": passphrase} if passphrase else None
+        with _writing(path, overwrite) as out:
+            self._http.download("/export", store, body, out)
+        return _written(path, passphrase)
+
+    def import_store(
+        self,
+        path: str,
+        *,
+        store: str | None,
+        passphrase: str | None,
+        on_conflict: str,
+        overwrite: bool,
+        dry_run: bool,
+        reembed: bool,
+    ) -> JSON:
+        headers = {"X-Halls-Passphrase": passphrase} if passphrase else {}
+        flags = {"overwrite": overwrite, "dry_run": dry_run, "reembed": reembed}
+        with open(_reading(path), "rb") as source:
+            return self._http.upload(  # type: ignore[no-any-return]
+                "/import",
+                store,
+                source,
+                headers,
+                on_conflict=on_conflict,
+                **{k: str(v).lower() for k, v in flags.items()},
+            )
+
+    def backup_store(self, path: str, *, store: str | None, overwrite: bool) -> JSON:
+        with _writing(path, overwrite) as out:
+            self._http.download("/backup", store, None, out)
+        return {"path": path, "bytes": Path(path).expanduser().stat().st_size}
 
 
 def _segment(id: str) -> str:

@@ -20,12 +20,13 @@ from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ContentBlock, ToolAnnotations
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from starlette.requests import Request
 
 from halls import __version__
 from halls.errors import HallsError
 from halls.mcp.backend import JSON, Backend
-from halls.models import MAX_CONTENT_CHARS, LoopStatus, SearchTier, TriggerType
-from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from halls.models import MAX_CONTENT_CHARS, LoopStatus, OnConflict, SearchTier, TriggerType
+from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, Action, Grant, acting_as
 
 log = logging.getLogger("halls.mcp")
 T = TypeVar("T")
@@ -49,6 +50,26 @@ Text = Annotated[str, Field(min_length=1, max_length=MAX_CONTENT_CHARS)]
 Topic = Annotated[
     str | None,
     Field(max_length=200, description="A short label to group and filter by, e.g. 'deploy'."),
+]
+
+# The tools that take a path on the server's machine.
+FILE_TOOLS = frozenset({"export_store", "import_store", "backup_store"})
+
+FilePath = Annotated[
+    str,
+    Field(
+        min_length=1,
+        max_length=4096,
+        description="A file path on the machine this MCP server runs on.",
+    ),
+]
+Passphrase = Annotated[
+    str | None,
+    Field(
+        min_length=1,
+        max_length=1024,
+        description="Encrypts (export) or unlocks (import) the archive; omit for a plain one.",
+    ),
 ]
 
 READ = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
@@ -83,6 +104,11 @@ def _compact_hit(hit: JSON) -> JSON:
     return {k: hit.get(k) for k in keep}
 
 
+def _compact_due(loop: JSON) -> JSON:
+    keep = ("id", "intent", "reason")
+    return {k: loop.get(k) for k in keep}
+
+
 def _prose(doc: str) -> str:
     """A docstring as one paragraph: indentation and line breaks cost a model tokens."""
     return " ".join(inspect.cleandoc(doc).split())
@@ -97,13 +123,60 @@ def _describe(err: ValidationError) -> str:
 
 
 class HallsMCP(FastMCP):  # type: ignore[type-arg]
-    """FastMCP with halls' error translation at the edge."""
+    """FastMCP with halls' access check and error translation at the edge."""
+
+    # What each tool needs of the caller's grant on its store (set by build_server).
+    actions: dict[str, Action]
+    default_store: str | None = None
+
+    def _grant(self) -> Grant:
+        """The grant the HTTP server resolved for this call; stdio is the local user's own."""
+        context = self.get_context()
+        try:
+            request = context.request_context.request
+        except ValueError:  # no request context: called in-process, outside a session
+            request = None
+        if not isinstance(request, Request):
+            # stdio (`halls mcp`): the user who started it owns the data
+            # directory. `--server-url` sends its token to a server that checks it.
+            return Grant.everything("stdio")
+        grant = request.scope.get("state", {}).get("grant")
+        return grant if isinstance(grant, Grant) else Grant(id=None, stores=frozenset())
+
+    def _check(self, name: str, arguments: dict[str, Any]) -> Grant:
+        """The caller's grant, after checking it allows this call (else a tool error)."""
+        grant = self._grant()
+        action = self.actions.get(name)
+        if action is None:
+            return grant  # an unknown tool: the SDK answers it
+        store = arguments.get("store") or self.default_store
+        if store is not None and not isinstance(store, str):
+            raise ToolError(f"invalid arguments for {name}: store must be a string")
+        if store is None:
+            if grant.stores is not None:
+                raise ToolError("this token opens only some stores: name one with `store`")
+            return grant
+        try:
+            grant.check(store, action)
+        except HallsError as exc:
+            raise ToolError(exc.message) from None
+        if name in FILE_TOOLS and not grant.global_admin:
+            # These read or write files on the server's own machine: only its
+            # operator may, not the admin of one store (who has POST /export,
+            # /import and /backup, which stream to and from the caller).
+            raise ToolError(
+                f"{name} uses files on the machine halls runs on: it needs an admin token "
+                "of every store; use POST /export, /import or /backup instead"
+            )
+        return grant
 
     async def call_tool(
         self, name: str, arguments: dict[str, Any]
     ) -> Sequence[ContentBlock] | JSON:
+        grant = self._check(name, arguments)
         try:
-            return await super().call_tool(name, arguments)  # type: ignore[no-any-return]
+            with acting_as(grant.id):
+                return await super().call_tool(name, arguments)  # type: ignore[no-any-return]
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):
@@ -144,10 +217,16 @@ def build_server(
     )
     # FastMCP has no version argument; without this, clients see the SDK's version.
     mcp._mcp_server.version = __version__
+    mcp.actions = {}
+    mcp.default_store = default_store
 
-    def tool(annotations: ToolAnnotations) -> Callable[[Callable[..., Any]], Any]:
+    def tool(
+        annotations: ToolAnnotations, action: Action | None = None
+    ) -> Callable[[Callable[..., Any]], Any]:
         def register(fn: Callable[..., Any]) -> Any:
             mcp.add_tool(fn, description=_prose(fn.__doc__ or ""), annotations=annotations)
+            # Only reads are read-only; every other tool writes (or deletes: admin).
+            mcp.actions[fn.__name__] = action or ("read" if annotations.readOnlyHint else "write")
             return fn
 
         return register
@@ -242,6 +321,16 @@ def build_server(
         (in brackets) or with list_open_loops. Returns the closed loop."""
         return await run(backend.complete_loop, id, store=pick(store))
 
+    @tool(SETTLE)
+    async def cancel_intent(
+        id: Annotated[str, Field(description="The open loop's id, e.g. 'n_01J...'.")],
+        store: Store = None,
+    ) -> JSON:
+        """Drop an open loop that no longer applies: the user changed their mind, or the
+        follow-up became pointless. It is never raised again. For a loop that was carried out,
+        use complete_intent instead. Returns the cancelled loop."""
+        return await run(backend.cancel_loop, id, store=pick(store))
+
     @tool(READ)
     async def recall(
         query: Annotated[
@@ -271,11 +360,15 @@ def build_server(
         session. One query searches short-term notes, open loops and long-term facts at once, by
         words and by meaning; hits come best first, each with a score. Phrase the query as the
         question you need answered. No hits means halls knows nothing about it: say so rather
-        than guess."""
-        hits = await run(
+        than guess. `due` lists open loops due now (their time came, or the query touches their
+        topic): act on them, then complete_intent or cancel_intent."""
+        found = await run(
             backend.search, query, store=pick(store), n_results=n_results, tiers=tiers, topic=topic
         )
-        return {"results": [_compact_hit(h) for h in hits]}
+        return {
+            "results": [_compact_hit(h) for h in found["results"]],
+            "due": [_compact_due(d) for d in found.get("due", [])],
+        }
 
     @tool(READ)
     async def context(
@@ -291,6 +384,14 @@ def build_server(
             int,
             Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Upper bound on the block's size."),
         ] = DEFAULT_BUDGET,
+        project: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description="The project the session works on, e.g. the repository's name; "
+                "its memories and topic loops come first.",
+            ),
+        ] = None,
         store: Store = None,
     ) -> JSON:
         """Get a compact memory briefing: open loops that are due now, memories relevant to
@@ -299,7 +400,11 @@ def build_server(
         query when you have it), and again when the subject changes sharply. Read the text; act
         on due loops. Returns the text, the ids of the memories in it, and its token count."""
         return await run(
-            backend.context, store=pick(store), query=query, budget_tokens=budget_tokens
+            backend.context,
+            store=pick(store),
+            query=query,
+            project=project,
+            budget_tokens=budget_tokens,
         )
 
     @tool(ADD)
@@ -311,10 +416,14 @@ def build_server(
         store: Store = None,
     ) -> JSON:
         """Append raw events to the journal, the verbatim record of what happened: turns of the
-        conversation, tool results worth keeping, outcomes. Consolidation reads it to decide
-        what deserves long-term memory; `recall` does not search it. Secrets (API keys, tokens,
-        passwords) are redacted before anything is stored. Use it when asked to keep a full
-        record of a session; for a single fact use `remember`. Returns the new event ids."""
+        conversation (role 'user' or 'assistant', one session_id per conversation), tool
+        results, outcomes. Each consolidation run reads the last 8 days of it: the statements
+        in the user's own turns (and events without a role) that recur on several days become
+        long-term facts derived from those events; greetings, thanks and questions never do, and
+        the assistant's and tools' events are not read for facts. `recall` does not search the
+        journal. Secrets (API keys, tokens, passwords), e-mail addresses and phone numbers are
+        redacted before anything is stored. Use it to keep a record of a conversation; for a
+        single fact use `remember`. Returns the new event ids."""
         items = [e.model_dump(exclude_none=True) for e in events]
         return {"ids": await run(backend.journal, items, store=pick(store))}
 
@@ -340,19 +449,30 @@ def build_server(
             list[str],
             Field(max_length=1000, description="Ids or wording of open loops that were settled."),
         ] = [],  # noqa: B006 - as above
+        noise: Annotated[
+            list[str],
+            Field(
+                max_length=1000,
+                description="Texts or topics that must never become long-term memory, e.g. "
+                "'small talk'.",
+            ),
+        ] = [],  # noqa: B006 - as above
         store: Store = None,
     ) -> JSON:
         """Hand consolidation a brief when a session or task ends, or before the conversation
-        is compacted: what was done and decided, which memories deserve keeping
-        (promote_hints), and which open loops were settled (completed_intents). Call it once per
-        session or task, before you lose the conversation. Nothing changes immediately; the
-        next consolidation run uses it. Returns the stored brief."""
+        is compacted: what was done and decided (the summary's statements are themselves a
+        source of long-term facts once they recur), which memories deserve keeping
+        (promote_hints), which open loops were settled (completed_intents), and what must never
+        be kept (noise). Call it once per session or task, before you lose the conversation.
+        Nothing changes immediately; the next consolidation run uses it. Returns the stored
+        brief."""
         return await run(
             backend.submit_brief,
             summary,
             store=pick(store),
             promote_hints=promote_hints,
             completed_intents=completed_intents,
+            noise=noise,
         )
 
     @tool(DESTROY)
@@ -414,8 +534,143 @@ def build_server(
     @tool(READ)
     async def stats(store: Store = None) -> JSON:
         """Numbers about a store: entries per tier (short, near, long, journal), briefs and
-        forget flags waiting for consolidation, size on disk, and the embedding model. Call it
-        to answer "how much do you remember?" or to check that memory works."""
+        forget flags still waiting for a consolidation run, size on disk, and the embedding
+        model. Call it to answer "how much do you remember?" or to check that memory works."""
         return await run(backend.stats, store=pick(store))
+
+    @tool(DESTROY, "admin")
+    async def forget_about(
+        subject: Annotated[
+            str | None,
+            Field(
+                min_length=2,
+                max_length=1000,
+                description="Text to find in every memory, any case, e.g. 'Ivanka' or a phone "
+                "number.",
+            ),
+        ] = None,
+        query: Annotated[
+            str | None,
+            Field(
+                min_length=2,
+                max_length=1000,
+                description="Instead of subject: words that must all appear in a memory.",
+            ),
+        ] = None,
+        dry_run: Annotated[
+            bool, Field(description="true: only list what would go. false: purge it all.")
+        ] = True,
+        store: Store = None,
+    ) -> JSON:
+        """Delete everything memory holds about someone or something, when the user asks
+        for it ("forget everything about my ex", "delete my phone number"). Every tier is
+        searched, the raw journal included. First call it with dry_run=true and show the user
+        what was found; only after they confirm, call it again with dry_run=false: the purge
+        is immediate and cannot be undone. Needs an admin token."""
+        return await run(
+            backend.forget_about, store=pick(store), subject=subject, query=query, dry_run=dry_run
+        )
+
+    @tool(DESTROY, "admin")
+    async def delete_memory(
+        id: Annotated[
+            str,
+            Field(
+                description="The id: s_ (short-term), n_ (open loop), l_ (long-term fact) or "
+                "j_ (journal event)."
+            ),
+        ],
+        store: Store = None,
+    ) -> JSON:
+        """Delete one record for good, now, when the user asks to delete that exact thing. A
+        long-term fact goes with the notes it was made from and any personal data in it; a
+        journal event is purged from the files. Cannot be undone; needs an admin token. To
+        correct a fact rather than erase it, use flag_forget."""
+        await run(backend.delete_record, id, store=pick(store))
+        return {"deleted": id}
+
+    @tool(DESTROY, "admin")
+    async def delete_store(
+        store: Annotated[str, Field(description="The store to delete, with all it holds.")],
+    ) -> JSON:
+        """Delete a whole store and every file of it, for good. Only when the user asks to
+        delete that store by name; cannot be undone; needs an admin token."""
+        await run(backend.delete_store, store)
+        return {"deleted": store}
+
+    @tool(READ, "admin")
+    async def audit(
+        limit: Annotated[int, Field(ge=1, le=1000, description="At most this many.")] = 50,
+        store: Store = None,
+    ) -> JSON:
+        """Who changed what in a store, newest first: each write, deletion, purge and
+        consolidation run with its time, the ids it touched and the id of the token that asked
+        (never any content). Call it when the user asks what happened to their memory or who
+        deleted something. Needs an admin token."""
+        return {"entries": await run(backend.audit, store=pick(store), limit=limit)}
+
+    # Export, import and backup hand over or replace a whole store: admin only.
+    @tool(ADD, "admin")
+    async def export_store(
+        path: FilePath,
+        passphrase: Passphrase = None,
+        overwrite: Annotated[bool, Field(description="Replace the file if it exists.")] = False,
+        store: Store = None,
+    ) -> JSON:
+        """Write a whole store to one archive file: every tier with its history, the journal,
+        briefs, forget flags, consolidation runs, and each memory's vector. Encrypted
+        (AES-256-GCM) when a passphrase is given. Call it only when the user asks to export or
+        move their memory. Returns the path and the archive's size."""
+        return await run(
+            backend.export_store,
+            path,
+            store=pick(store),
+            passphrase=passphrase,
+            overwrite=overwrite,
+        )
+
+    @tool(DESTROY, "admin")
+    async def import_store(
+        path: FilePath,
+        passphrase: Passphrase = None,
+        on_conflict: Annotated[
+            OnConflict,
+            Field(description="For a record whose id the store already holds."),
+        ] = "keep-existing",
+        overwrite: Annotated[
+            bool, Field(description="Allow importing into a store that already holds records.")
+        ] = False,
+        dry_run: Annotated[
+            bool, Field(description="Check the archive and count; change nothing.")
+        ] = False,
+        reembed: Annotated[
+            bool, Field(description="Embed the records again with this server's embedder.")
+        ] = False,
+        store: Store = None,
+    ) -> JSON:
+        """Import an archive written by export_store into a store. A damaged or altered archive,
+        or a wrong passphrase, imports nothing and says why. Call it only when the user asks to
+        restore or move memory; try dry_run first. Returns how many records were added,
+        replaced and kept."""
+        return await run(
+            backend.import_store,
+            path,
+            store=pick(store),
+            passphrase=passphrase,
+            on_conflict=on_conflict,
+            overwrite=overwrite,
+            dry_run=dry_run,
+            reembed=reembed,
+        )
+
+    @tool(ADD, "admin")
+    async def backup_store(
+        path: FilePath,
+        overwrite: Annotated[bool, Field(description="Replace the file if it exists.")] = False,
+        store: Store = None,
+    ) -> JSON:
+        """Copy a store's database file, consistent as of one instant, while halls keeps
+        serving. Call it only when the user asks for a backup. Returns the path and size."""
+        return await run(backend.backup_store, path, store=pick(store), overwrite=overwrite)
 
     return mcp

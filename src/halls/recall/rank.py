@@ -13,8 +13,10 @@
 - evidence (long only): 1 + gain x ln(evidence_count), so a fact confirmed
   10 times outranks a one-off mention; a demoted or superseded fact is
   multiplied by ``demoted_factor`` and sinks below every active one.
-- recency: (1 - w) + w x 0.5^(age / half_life), a mild boost in [1 - w, 1]
-  from the time the thing happened (a fact: when it was last confirmed).
+- recency: (1 - w) + w x strength, in [1 - w, 1], where strength
+  (``halls.recall.strength``) halves with the time since the record was last
+  of use (recalled, confirmed or written), more slowly the more it was
+  recalled and confirmed.
 """
 
 from __future__ import annotations
@@ -24,7 +26,8 @@ import math
 from dataclasses import dataclass, replace
 
 from halls.config import RecallSettings
-from halls.models import Hit, LongFact, OpenLoop, Record
+from halls.models import Hit, LongFact, OpenLoop, Record, Retention
+from halls.recall.strength import strength, weight
 from halls.recall.substance import substance_bonus
 
 DAY = 86400.0
@@ -45,6 +48,7 @@ class Candidate:
     time: float = 0.0
     feedback: float = 0.0
     substance: float = 0.0
+    retention: Retention | None = None
 
 
 def tier_weight(record: Record, cfg: RecallSettings) -> tuple[float, float]:
@@ -61,12 +65,10 @@ def tier_weight(record: Record, cfg: RecallSettings) -> tuple[float, float]:
     return cfg.tier_weight_short, 1.0
 
 
-def recency(record: Record, now: float, cfg: RecallSettings) -> float:
-    when = record.last_confirmed if isinstance(record, LongFact) else record.occurred_at
-    age_days = max(0.0, now - when.timestamp()) / DAY
-    return (1.0 - cfg.recency_weight) + cfg.recency_weight * 0.5 ** (
-        age_days / cfg.recency_half_life_days
-    )
+def recency(
+    record: Record, now: float, cfg: RecallSettings, retention: Retention | None = None
+) -> float:
+    return weight(strength(record, retention, now, cfg), cfg)
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,17 +79,19 @@ class _Weighed:
     relevance: float
     weight: float
     evidence: float
+    strength: float
     fresh: float
     score: float
 
 
 def _weigh(c: Candidate, now: float, cfg: RecallSettings) -> _Weighed:
     relevance = c.relevance
-    weight, evidence = tier_weight(c.record, cfg)
-    fresh = recency(c.record, now, cfg)
+    tier, evidence = tier_weight(c.record, cfg)
+    strong = strength(c.record, c.retention, now, cfg)
+    fresh = weight(strong, cfg)
     bonus = c.feedback + c.context + c.episode + c.speaker + c.time + c.substance
-    total = (relevance + bonus) * weight * evidence * fresh
-    return _Weighed(c, relevance, weight, evidence, fresh, round(total, 6))
+    total = (relevance + bonus) * tier * evidence * fresh
+    return _Weighed(c, relevance, tier, evidence, strong, fresh, round(total, 6))
 
 
 def _hit(w: _Weighed) -> Hit:
@@ -115,6 +119,7 @@ def _hit(w: _Weighed) -> Hit:
             "substance": round(c.substance, 6),
             "tier_weight": w.weight,
             "evidence": round(w.evidence, 4),
+            "strength": round(w.strength, 4),
             "recency": round(w.fresh, 4),
         },
     )

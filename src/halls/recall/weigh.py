@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from halls.config import RecallSettings
-from halls.models import Record
+from halls.models import Record, Retention
 from halls.recall.fusion import Signals
 from halls.recall.neighbours import Boost
 from halls.recall.rank import Candidate
@@ -32,8 +32,13 @@ def candidates(
     query: str,
     cfg: RecallSettings,
     full: bool,
+    retention: Mapping[str, Retention] | None = None,
 ) -> list[Candidate]:
-    """A candidate per read record; ``full`` adds the speaker and date bonuses."""
+    """A candidate per read record; ``full`` adds the speaker and date bonuses.
+
+    ``retention`` is the reinforcement of the records that have any.
+    """
+    retention = retention or {}
     said = query_words(query)
     named = windows(query) if full else []
     when = cfg.when_weight if full and asks_when(query) else 0.0
@@ -58,6 +63,7 @@ def candidates(
                 speaker=speaker_bonus(content, said, cfg) if full else 0.0,
                 time=(time_bonus(at, named, cfg) if named else 0.0)
                 + (when if when and tells_when(content) else 0.0),
+                retention=retention.get(i),
             )
         )
     return out

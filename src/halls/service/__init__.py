@@ -4,19 +4,31 @@ Adapters import from here (and from ``halls.models``, ``halls.errors``,
 ``halls.config``), never from the store, recall or consolidate packages.
 """
 
+from halls.service.access import Action, Grant, Tokens
+from halls.service.archive import ImportReport, archive_encrypted
+from halls.service.audit import AuditLog, acting_as
 from halls.service.dreams import RunOutcomes
 from halls.service.memory import Memory
 from halls.service.migrate import Copied, Place, migrate_stores
 from halls.service.session import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
+from halls.service.stores import check_store_name
 
 __all__ = [
     "DEFAULT_BUDGET",
     "MAX_BUDGET",
     "MIN_BUDGET",
+    "Action",
+    "AuditLog",
+    "Grant",
     "ContextBlock",
     "Copied",
+    "ImportReport",
     "Memory",
     "Place",
     "RunOutcomes",
     "migrate_stores",
+    "Tokens",
+    "acting_as",
+    "archive_encrypted",
+    "check_store_name",
 ]

@@ -72,7 +72,9 @@ class Dreams:
 
         cfg = self.settings.consolidator
         s = self._stores.embedded(store)
-        runner = Runner(s, self._consolidation_engine(), cfg, self._embed, self.clock)
+        runner = Runner(
+            s, self._consolidation_engine(), cfg, self._embed, self.clock, self.settings.recall
+        )
         try:
             run = runner.run(dry_run=dry_run)
         except ConsolidationFailed:

@@ -17,7 +17,8 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
+from pathlib import Path
+from typing import IO, Any, TypeVar
 
 import numpy as np
 
@@ -28,6 +29,8 @@ from halls.models import (
     RETRIEVERS,
     SEARCH_TIERS,
     Brief,
+    DueLoop,
+    ForgetAbout,
     ForgetFlag,
     Hit,
     JournalEvent,
@@ -35,15 +38,21 @@ from halls.models import (
     NewJournal,
     NewShort,
     OpenLoop,
+    Recall,
     Run,
     SearchFilter,
     ShortEntry,
     check_content,
+    check_page,
     parse_time,
 )
+from halls.service.archive import Archives, ImportReport, Progress
+from halls.service.audit import AuditLog
 from halls.service.dreams import Dreams, RunOutcomes
+from halls.service.erase import Erasure
 from halls.service.recall import search
-from halls.service.records import Records
+from halls.service.records import Records, check_category
+from halls.service.reinforce import Reinforcer
 from halls.service.scheduler import Scheduler
 from halls.service.session import (
     DEFAULT_BUDGET,
@@ -51,9 +60,20 @@ from halls.service.session import (
     MIN_BUDGET,
     ContextBlock,
     assemble,
+    explain_due,
     token_counter,
 )
 from halls.service.stores import Stores
+
+T = TypeVar("T")
+
+
+def _ids_of(result: Any) -> list[str]:
+    if isinstance(result, list):
+        return [i for r in result for i in _ids_of(r)]
+    found = getattr(result, "id", None)
+    return [found] if isinstance(found, str) else []
+
 
 # The newest CONTEXT_POOL active facts are ranked for the session block;
 # older ones reach it through the query's recalls, which search every fact.
@@ -77,6 +97,10 @@ class Memory:
         self._stores = Stores(self.settings, lambda: self.embedder)
         self._records = Records(self._stores, self.settings, clock, self._embed)
         self._dreams = Dreams(self._stores, self.settings, clock, self._embed)
+        self._archives = Archives(self._stores, lambda: self.embedder, clock)
+        self._reinforcer = Reinforcer(self._stores, self.settings.recall.reinforce_flush_seconds)
+        self._erasure = Erasure(self._stores, self._dreams)
+        self.audit = AuditLog(self.settings.data_dir)
         self._scheduler: Scheduler | None = None
 
     # -- composition --
@@ -107,6 +131,7 @@ class Memory:
         if self._scheduler is not None:
             self._scheduler.stop()
             self._scheduler = None
+        self._reinforcer.close()
         self._stores.close()
 
     def __enter__(self) -> Memory:
@@ -115,13 +140,40 @@ class Memory:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
+    # -- the audit log --
+
+    def _logged(self, store: str | None, action: str, result: T, ids: Sequence[str] = ()) -> T:
+        """Append the mutation to the audit log (ids only, never content); return ``result``."""
+        found = list(ids) or _ids_of(result)
+        self.audit.record(self._stores.name(store), action, found, self.clock())
+        return result
+
+    def verify_audit(self) -> tuple[int, int | None]:
+        """(entries checked, number of the first broken entry, or None when intact)."""
+        return self.audit.verify()
+
+    def audit_entries(
+        self, *, store: str | None = None, limit: int = 50, offset: int = 0
+    ) -> list[dict[str, Any]]:
+        """Audit entries newest first, of one store (every store when None)."""
+        limit, offset = check_page(limit, offset)
+        return self.audit.page(store, limit, offset)
+
     # -- stores --
 
     def stores(self) -> list[str]:
         return self._stores.names()
 
     def create_store(self, name: str) -> str:
-        return self._stores.create(name)
+        if self._stores.exists(name):
+            return self._stores.create(name)  # already there: nothing to record
+        return self._logged(name, "store.create", self._stores.create(name))
+
+    def open_stores(self) -> None:
+        """Open every existing store now, so that one the configuration cannot open
+        (a wrong ``storage.encryption_key``, a damaged file) fails at startup, not
+        at its first request."""
+        self._stores.open_all()
 
     # -- records (short-term, open loops, journal, long-term, briefs) --
 
@@ -136,21 +188,25 @@ class Memory:
         metadata: dict[str, Any] | None = None,
         occurred_at: Any = None,
     ) -> ShortEntry:
-        return self._records.remember(
-            content,
-            store=store,
-            topic=topic,
-            source=source,
-            pinned=pinned,
-            metadata=metadata,
-            occurred_at=occurred_at,
+        return self._logged(
+            store,
+            "short.add",
+            self._records.remember(
+                content,
+                store=store,
+                topic=topic,
+                source=source,
+                pinned=pinned,
+                metadata=metadata,
+                occurred_at=occurred_at,
+            ),
         )
 
     def remember_many(
         self, items: Sequence[NewShort], *, store: str | None = None
     ) -> list[ShortEntry]:
         """Remember a batch atomically: every entry is stored, or none is."""
-        return self._records.remember_many(items, store=store)
+        return self._logged(store, "short.add", self._records.remember_many(items, store=store))
 
     def list_short(
         self, *, store: str | None = None, limit: int = 50, offset: int = 0
@@ -161,7 +217,14 @@ class Memory:
         return self._records.get_short(id, store=store)
 
     def delete_short(self, id: str, *, store: str | None = None) -> None:
-        return self._records.delete_short(id, store=store)
+        self._records.delete_short(id, store=store)
+        self._logged(store, "short.delete", None, [id])
+
+    def edit_short(
+        self, id: str, changes: dict[str, Any], *, store: str | None = None
+    ) -> ShortEntry:
+        """Change content, topic, pinned or metadata (``changes``); new content is re-embedded."""
+        return self._logged(store, "short.edit", self._records.edit_short(id, changes, store=store))
 
     def add_loop(
         self,
@@ -174,14 +237,18 @@ class Memory:
         expires_at: Any = None,
         metadata: dict[str, Any] | None = None,
     ) -> OpenLoop:
-        return self._records.add_loop(
-            intent,
-            store=store,
-            topic=topic,
-            trigger_type=trigger_type,
-            trigger_value=trigger_value,
-            expires_at=expires_at,
-            metadata=metadata,
+        return self._logged(
+            store,
+            "near.add",
+            self._records.add_loop(
+                intent,
+                store=store,
+                topic=topic,
+                trigger_type=trigger_type,
+                trigger_value=trigger_value,
+                expires_at=expires_at,
+                metadata=metadata,
+            ),
         )
 
     def list_loops(
@@ -198,16 +265,44 @@ class Memory:
         return self._records.get_loop(id, store=store)
 
     def complete_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
-        return self._records.complete_loop(id, store=store)
+        return self._logged(store, "near.complete", self._records.complete_loop(id, store=store))
+
+    def cancel_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
+        return self._logged(store, "near.cancel", self._records.cancel_loop(id, store=store))
+
+    def due_loops(
+        self, *, store: str | None = None, query: str | None = None, project: str | None = None
+    ) -> list[DueLoop]:
+        """The open loops due now, with why: time passed, session start, or topic in the query.
+
+        A topic trigger fires when its words appear in ``query`` or in the
+        session's ``project`` name.
+        """
+        s = self._stores.open(store)
+        words = " ".join(w for w in (query, project) if w and w.strip()) or None
+        return [
+            DueLoop(
+                id=loop.id,
+                intent=loop.intent,
+                topic=loop.topic,
+                trigger_type=loop.trigger_type,
+                trigger_value=loop.trigger_value,
+                reason=reason,
+            )
+            for loop, reason in explain_due(
+                s.list_loops("open", CONTEXT_POOL, 0), self.clock(), words
+            )
+        ]
 
     def delete_loop(self, id: str, *, store: str | None = None) -> None:
-        return self._records.delete_loop(id, store=store)
+        self._records.delete_loop(id, store=store)
+        self._logged(store, "near.delete", None, [id])
 
     def journal(
         self, events: Sequence[NewJournal], *, store: str | None = None
     ) -> list[JournalEvent]:
         """Append raw events, secrets redacted before anything is stored."""
-        return self._records.journal(events, store=store)
+        return self._logged(store, "journal.add", self._records.journal(events, store=store))
 
     def list_journal(
         self, *, store: str | None = None, limit: int = 50, offset: int = 0
@@ -221,16 +316,26 @@ class Memory:
         status: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        category: str | None = None,
     ) -> list[LongFact]:
-        return self._records.list_long(store=store, status=status, limit=limit, offset=offset)
+        return self._records.list_long(
+            store=store, status=status, limit=limit, offset=offset, category=category
+        )
 
     def get_long(self, id: str, *, store: str | None = None) -> tuple[LongFact, list[LongFact]]:
         """The fact and its whole supersession chain, oldest first."""
         return self._records.get_long(id, store=store)
 
+    def pin_fact(self, id: str, pinned: bool = True, *, store: str | None = None) -> LongFact:
+        """Pin a long-term fact (it never decays nor is retired), or unpin it."""
+        action = "long.pin" if pinned else "long.unpin"
+        return self._logged(store, action, self._records.pin_fact(id, pinned, store=store))
+
     def flag_forget(self, id: str, reason: str, *, store: str | None = None) -> ForgetFlag:
         """Record a forget flag; the consolidator acts on it at its next run."""
-        return self._records.flag_forget(id, reason, store=store)
+        return self._logged(
+            store, "long.flag", self._records.flag_forget(id, reason, store=store), [id]
+        )
 
     def submit_brief(
         self,
@@ -241,12 +346,16 @@ class Memory:
         completed_intents: Sequence[str] = (),
         noise: Sequence[str] = (),
     ) -> Brief:
-        return self._records.submit_brief(
-            summary,
-            store=store,
-            promote_hints=promote_hints,
-            completed_intents=completed_intents,
-            noise=noise,
+        return self._logged(
+            store,
+            "brief.add",
+            self._records.submit_brief(
+                summary,
+                store=store,
+                promote_hints=promote_hints,
+                completed_intents=completed_intents,
+                noise=noise,
+            ),
         )
 
     # -- recall --
@@ -263,11 +372,15 @@ class Memory:
         until: Any = None,
         include_superseded: bool = False,
         retriever: str = "full",
+        reinforce: bool = True,
+        category: str | None = None,
     ) -> list[Hit]:
         """Hybrid search across tiers, merged by one explained score.
 
         ``retriever`` is "full" (fused BM25 and dense, with conversation
-        context), "fused" (without context), "bm25" or "dense" alone.
+        context), "fused" (without context), "bm25" or "dense" alone. The best
+        ``recall.reinforce_top`` hits count as recalled unless ``reinforce`` is
+        False (an inspection or an evaluation, not a use of memory).
         """
         check_content(query, "query")
         if not 1 <= n_results <= 100:
@@ -278,53 +391,90 @@ class Memory:
         unknown = [t for t in chosen if t not in SEARCH_TIERS]
         if unknown:
             raise InvalidInput(f"unknown tier '{unknown[0]}': use {', '.join(SEARCH_TIERS)}")
+        check_category(category)
         filt = SearchFilter(
             tiers=chosen,
             topic=topic,
+            category=category,
             since=parse_time(since, "since"),
             until=parse_time(until, "until"),
             include_superseded=include_superseded,
         )
         s = self._stores.embedded(store)
-        return search(
-            s, self.embedder, self.settings.recall, query, filt, n_results, retriever, self.clock()
+        now = self.clock()
+        hits = search(
+            s, self.embedder, self.settings.recall, query, filt, n_results, retriever, now
         )
+        if reinforce:
+            top = self.settings.recall.reinforce_top
+            self._reinforcer.note(s.name, [h.id for h in hits[:top]], now)
+        return hits
+
+    def recall(self, query: str, *, store: str | None = None, **options: Any) -> Recall:
+        """``search``, plus the open loops due for this query when the search covers loops.
+
+        Loops are not ranked with the hits: a due loop is something to act on,
+        shown whatever its similarity to the query.
+        """
+        hits = self.search(query, store=store, **options)
+        tiers = options.get("tiers")
+        due = self.due_loops(store=store, query=query) if not tiers or "near" in tiers else []
+        if due and options.get("reinforce", True):
+            # A raised loop counts as shown: its access count is how often.
+            self._reinforcer.note(self._stores.name(store), [d.id for d in due], self.clock())
+        return Recall(results=hits, due=due)
 
     def context(
         self,
         *,
         store: str | None = None,
         query: str | None = None,
+        project: str | None = None,
         budget_tokens: int = DEFAULT_BUDGET,
     ) -> ContextBlock:
-        """A token-budgeted block for a system prompt: due loops, recalls, top facts."""
+        """A token-budgeted block for a system prompt: due loops, recalls, top facts.
+
+        ``project`` (e.g. the working directory's name) is what the session is
+        about when no query is known yet: memories mentioning it come first, and
+        topic loops on it fire.
+        """
         if (
             isinstance(budget_tokens, bool)
             or not isinstance(budget_tokens, int)
             or not (MIN_BUDGET <= budget_tokens <= MAX_BUDGET)
         ):
             raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
-        query = query if query and query.strip() else None
+        about = " ".join(w.strip() for w in (project, query) if w and w.strip()) or None
         s = self._stores.open(store)
         facts = s.list_facts("active", CONTEXT_POOL, 0)
         loops = s.list_loops("open", CONTEXT_POOL, 0)
-        hits = self.search(query, store=store, n_results=CONTEXT_RECALLS) if query else []
-        return assemble(
+        hits = (
+            self.search(about, store=store, n_results=CONTEXT_RECALLS, reinforce=False)
+            if about
+            else []
+        )
+        block = assemble(
             facts=facts,
             loops=loops,
             hits=hits,
             now=self.clock(),
-            query=query,
+            query=about,
             budget_tokens=budget_tokens,
             count_tokens=token_counter(getattr(self.embedder, "tokenizer", None)),
             cfg=self.settings.recall,
         )
+        # What the block shows is what the agent is reminded of: recalled.
+        self._reinforcer.note(s.name, block.ids, self.clock())
+        return block
 
     # -- stats and maintenance --
 
     def stats(self, *, store: str | None = None) -> dict[str, Any]:
         s = self._stores.open(store)
         counts = s.counts()
+        # Briefs and flags a run has already read are history, not work waiting.
+        last = s.last_applied_run()
+        since = last.started_at.timestamp() if last else None
         return {
             "store": s.name,
             "counts": {
@@ -332,8 +482,8 @@ class Memory:
                 "near": counts["near"],
                 "long": counts["long"],
                 "journal": counts["journal"],
-                "briefs": counts["briefs"],
-                "forget_flags": counts["forget_flags"],
+                "briefs": len(s.briefs_since(since)) if counts["briefs"] else 0,
+                "forget_flags": len(s.list_flags("pending")) if counts["forget_flags"] else 0,
             },
             "size_bytes": s.size_bytes(),
             "embedder": self._stores.fingerprint_of(s.name),
@@ -376,11 +526,72 @@ class Memory:
         self.embedder.embed(["probe"])
         return fingerprint(self.embedder)
 
+    # -- export, import, backup --
+
+    def export_store(
+        self,
+        out: IO[bytes],
+        *,
+        store: str | None = None,
+        passphrase: str | None = None,
+        progress: Progress | None = None,
+    ) -> dict[str, int]:
+        """Write the whole store, every tier with its history, as one archive to ``out``.
+
+        Encrypted (AES-256-GCM, scrypt) when a ``passphrase`` is given.
+        Returns the count of each kind of record written.
+        """
+        # Recalls counted so far are part of what the archive keeps.
+        self._reinforcer.flush(self._stores.name(store))
+        counts = self._archives.export(out, store=store, passphrase=passphrase, progress=progress)
+        # Not a change, but the whole store leaving: worth a line in the log.
+        return self._logged(store, "store.export", counts)
+
+    def import_store(
+        self,
+        path: Path,
+        *,
+        store: str | None = None,
+        passphrase: str | None = None,
+        on_conflict: str = "keep-existing",
+        overwrite: bool = False,
+        dry_run: bool = False,
+        reembed: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import an archive; refused whole (nothing written) if it is damaged or altered.
+
+        A store that already holds records needs ``overwrite``; ids already
+        there are settled by ``on_conflict`` (keep-existing, keep-imported,
+        keep-newer).
+        """
+        report = self._archives.import_archive(
+            path,
+            store=store,
+            passphrase=passphrase,
+            on_conflict=on_conflict,
+            overwrite=overwrite,
+            dry_run=dry_run,
+            reembed=reembed,
+            progress=progress,
+        )
+        # One entry for the whole import: its ids could be millions.
+        return report if dry_run else self._logged(store, "store.import", report)
+
+    def backup_store(self, out: Path, *, store: str | None = None, overwrite: bool = False) -> int:
+        """A consistent copy of the store's file taken while it serves; its size in bytes."""
+        return self._logged(
+            store, "store.backup", self._archives.backup(out, store=store, overwrite=overwrite)
+        )
+
     # -- consolidation ("dreaming") --
 
     def consolidate(self, *, store: str | None = None, dry_run: bool = False) -> Run:
         """Run the consolidator on a store now; a dry run returns the plan, changes nothing."""
-        return self._dreams.consolidate(store=store, dry_run=dry_run)
+        # Strength decays from the recalls counted so far: write them first.
+        self._reinforcer.flush(self._stores.name(store))
+        run = self._dreams.consolidate(store=store, dry_run=dry_run)
+        return run if dry_run else self._logged(store, "consolidate.run", run)
 
     def list_runs(self, *, store: str | None = None, limit: int = 50, offset: int = 0) -> list[Run]:
         """Consolidation run records, newest first."""
@@ -391,7 +602,7 @@ class Memory:
 
     def revert_run(self, id: str, *, store: str | None = None) -> Run:
         """Undo a run's non-purge actions (purges are irreversible by design)."""
-        return self._dreams.revert_run(id, store=store)
+        return self._logged(store, "consolidate.revert", self._dreams.revert_run(id, store=store))
 
     def consolidation_due(self, store: str) -> bool:
         return self._dreams.consolidation_due(store)
@@ -402,4 +613,36 @@ class Memory:
 
     def purge_fact(self, id: str, *, store: str | None = None) -> Run:
         """The operator's emergency door: purge one fact now, recorded as a run."""
-        return self._dreams.purge_fact(id, store=store)
+        return self._logged(store, "long.purge", self._dreams.purge_fact(id, store=store), [id])
+
+    # -- deletion for good --
+
+    def delete_journal(self, id: str, *, store: str | None = None) -> None:
+        """Purge one journal event: its bytes leave the store's files."""
+        self._erasure.delete_journal(id, store=store)
+        self._logged(store, "journal.purge", None, [id])
+
+    def delete_fact(self, id: str, *, store: str | None = None) -> Run:
+        """Purge a fact as a PII forget does (it, its sources, its personal data), now."""
+        return self._logged(store, "long.purge", self._erasure.delete_fact(id, store=store), [id])
+
+    def delete_store(self, name: str) -> None:
+        """Delete a store and every file of it."""
+        self._erasure.delete_store(name)
+        self._logged(name, "store.delete", None)
+
+    def forget_about(
+        self,
+        *,
+        store: str | None = None,
+        subject: str | None = None,
+        query: str | None = None,
+        dry_run: bool = True,
+    ) -> ForgetAbout:
+        """Find (dry run) or purge every record of every tier about ``subject`` or ``query``."""
+        found = self._erasure.forget_about(
+            store=store, subject=subject, query=query, dry_run=dry_run
+        )
+        if not dry_run:
+            self._logged(store, "forget_about", None, [r.id for r in found.found])
+        return found

@@ -72,7 +72,7 @@ def search(
     # weigh: read only the records that can reach the top n, then rank them.
     best = weigh.shortlist(found, boost, max(3 * n_results, cfg.weigh_candidates))
     records = s.get_records(best)
-    candidates = weigh.candidates(found, boost, records, query, cfg, full)
+    candidates = weigh.candidates(found, boost, records, query, cfg, full, s.retention(best))
     return rank(candidates, now, cfg, n_results, substance=full)
 
 

@@ -8,7 +8,7 @@ consolidator writes them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from halls.config import Settings
 from halls.errors import Conflict, InvalidInput, NotFound
 from halls.models import (
+    CATEGORIES,
     FACT_STATUSES,
     LOOP_STATUSES,
     TRIGGER_TYPES,
@@ -24,6 +25,7 @@ from halls.models import (
     ForgetFlag,
     JournalEvent,
     LongFact,
+    LoopStatus,
     NewJournal,
     NewShort,
     OpenLoop,
@@ -39,6 +41,11 @@ from halls.redact import redact
 from halls.service.stores import Stores
 
 MAX_BATCH = 1000
+
+
+def check_category(category: str | None) -> None:
+    if category is not None and category not in CATEGORIES:
+        raise InvalidInput(f"category must be one of {', '.join(CATEGORIES)}")
 
 
 def _metadata(value: Any) -> dict[str, Any]:
@@ -136,6 +143,42 @@ class Records:
             raise NotFound(f"no short-term entry {id}")
         return entry
 
+    def edit_short(
+        self, id: str, changes: Mapping[str, Any], *, store: str | None = None
+    ) -> ShortEntry:
+        """Change an entry's content, topic, pinned or metadata; new content is re-embedded.
+
+        Pinning keeps the entry until it is deleted; unpinning starts its TTL
+        from now.
+        """
+        allowed = {"content", "topic", "pinned", "metadata"}
+        unknown = sorted(set(changes) - allowed)
+        if unknown:
+            raise InvalidInput(f"cannot change '{unknown[0]}': only {', '.join(sorted(allowed))}")
+        s = self._stores.embedded(store)
+        old = self.get_short(id, store=store)
+        if not changes:
+            return old
+        upd: dict[str, Any] = dict(changes)
+        if "content" in upd:
+            if not isinstance(upd["content"], str):
+                raise InvalidInput("content must be a string")
+            check_content(upd["content"], "content")
+        if "pinned" in upd and not isinstance(upd["pinned"], bool):
+            raise InvalidInput("pinned must be true or false")
+        if "topic" in upd and upd["topic"] is not None and not isinstance(upd["topic"], str):
+            raise InvalidInput("topic must be a string or null")
+        if "metadata" in upd:
+            upd["metadata"] = _metadata(upd["metadata"])
+        if "pinned" in upd and upd["pinned"] != old.pinned:
+            ttl = self.settings.short.ttl_seconds
+            upd["expires_at"] = None if upd["pinned"] else to_datetime(self.clock() + ttl)
+        new = old.model_copy(update=upd)
+        vector = self._embed([new.content])[0] if new.content != old.content else None
+        if not s.update_short(new, vector):
+            raise NotFound(f"no short-term entry {id}")
+        return new
+
     def delete_short(self, id: str, *, store: str | None = None) -> None:
         if not self._stores.open(store).delete_short(check_id(id, "short")):
             raise NotFound(f"no short-term entry {id}")
@@ -198,13 +241,20 @@ class Records:
         return loop
 
     def complete_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
+        return self._close_loop(id, "done", store)
+
+    def cancel_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
+        """Drop a loop unraised: it no longer applies, and will never be shown as due."""
+        return self._close_loop(id, "cancelled", store)
+
+    def _close_loop(self, id: str, status: LoopStatus, store: str | None) -> OpenLoop:
         s = self._stores.open(store)
         loop = self.get_loop(id, store=store)
         if loop.status != "open":
             raise Conflict(f"open loop {id} is already {loop.status}")
-        done = loop.model_copy(update={"status": "done", "closed_at": to_datetime(self.clock())})
-        s.update_loop(done)
-        return done
+        closed = loop.model_copy(update={"status": status, "closed_at": to_datetime(self.clock())})
+        s.update_loop(closed)
+        return closed
 
     def delete_loop(self, id: str, *, store: str | None = None) -> None:
         if not self._stores.open(store).delete_loop(check_id(id, "near")):
@@ -256,10 +306,12 @@ class Records:
         status: str | None = None,
         limit: int = 50,
         offset: int = 0,
+        category: str | None = None,
     ) -> list[LongFact]:
         if status is not None and status not in FACT_STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(FACT_STATUSES)}")
-        return self._stores.open(store).list_facts(status, *check_page(limit, offset))
+        check_category(category)
+        return self._stores.open(store).list_facts(status, *check_page(limit, offset), category)
 
     def get_long(self, id: str, *, store: str | None = None) -> tuple[LongFact, list[LongFact]]:
         """The fact and its whole supersession chain, oldest first."""
@@ -268,6 +320,27 @@ class Records:
         if fact is None:
             raise NotFound(f"no long-term fact {id}")
         return fact, chain
+
+    def pin_fact(self, id: str, pinned: bool, *, store: str | None = None) -> LongFact:
+        """Pin (never decays, never retired) or unpin a long-term fact.
+
+        Only the consolidator writes facts otherwise: a pin waits for no run,
+        and refuses while one holds the store (it would overwrite the fact).
+        """
+        s = self._stores.open(store)
+        check_id(id, "long")
+        if not s.try_lock_consolidation():
+            raise Conflict(f"a consolidation run for store '{s.name}' is in progress; retry")
+        try:
+            fact = s.get_fact(id)
+            if fact is None:
+                raise NotFound(f"no long-term fact {id}")
+            if fact.pinned != pinned:
+                fact = fact.model_copy(update={"pinned": pinned})
+                s.update_fact(fact)
+            return fact
+        finally:
+            s.unlock_consolidation()
 
     def flag_forget(self, id: str, reason: str, *, store: str | None = None) -> ForgetFlag:
         """Record a forget flag; the consolidator acts on it at its next run."""

@@ -16,6 +16,7 @@ from typing import Protocol
 
 from halls.errors import Conflict, HallsError
 from halls.models import Run
+from halls.service.audit import acting_as
 
 log = logging.getLogger("halls.consolidate")
 
@@ -65,7 +66,8 @@ class Scheduler:
                 break
             try:
                 if self.dreamer.consolidation_due(name):
-                    made.append(self.dreamer.consolidate(store=name).id)
+                    with acting_as("scheduler"):
+                        made.append(self.dreamer.consolidate(store=name).id)
             except Conflict:
                 continue  # a run on request holds the store; it resets the clock itself
             except HallsError as exc:

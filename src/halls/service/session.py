@@ -8,8 +8,10 @@ last:
    time has passed, or a ``topic`` trigger whose topic words appear in the
    query (expired loops are never due);
 2. recalls for the query (already ranked by ``halls.recall``);
-3. active long-term facts by value = evidence x recency, the same two factors
-   that weigh a fact in search, so "important" means one thing everywhere.
+3. active long-term facts by category (decisions, preferences, procedures,
+   plans, people, then other facts: what changes how an agent acts first),
+   then by value = evidence x recency, the same two factors that weigh a
+   fact in search, so "important" means one thing everywhere.
 
 Items are deduplicated by id and by normalised text, long items are
 shortened, and the block never exceeds ``budget_tokens`` as counted by
@@ -30,7 +32,7 @@ from pydantic import BaseModel
 
 from halls.config import RecallSettings
 from halls.errors import InvalidInput
-from halls.models import Hit, LongFact, OpenLoop, parse_time
+from halls.models import CATEGORIES, Hit, LongFact, OpenLoop, parse_time
 from halls.recall.rank import recency, tier_weight
 from halls.recall.text import query_terms
 
@@ -84,31 +86,46 @@ def _short(text: str) -> str:
     return flat if len(flat) <= MAX_ITEM_CHARS else flat[: MAX_ITEM_CHARS - 1].rstrip() + "…"
 
 
-def _loop_due_at(loop: OpenLoop, now: float, terms: set[str]) -> float | None:
-    """When the loop became due (for ordering), or None if it is not due."""
+def loop_due(loop: OpenLoop, now: float, terms: set[str]) -> tuple[float, str] | None:
+    """When the loop became due (for ordering) and why, or None if it is not due.
+
+    ``terms`` are the query's (and the session's project's) words: a topic
+    trigger fires only when every one of its words is among them.
+    """
     if loop.status != "open":
         return None
     if loop.expires_at is not None and loop.expires_at.timestamp() <= now:
         return None
     if loop.trigger_type == "session":
-        return loop.created_at.timestamp()
+        return loop.created_at.timestamp(), "raised at the start of a session"
     if loop.trigger_type == "time":
         try:
             due = parse_time(loop.trigger_value, "trigger_value")
         except InvalidInput:
             return None
-        return due if due is not None and due <= now else None
+        if due is None or due > now:
+            return None
+        return due, f"its time came ({loop.trigger_value})"
     if loop.trigger_type == "topic":
         words = set(query_terms(loop.trigger_value or loop.topic or ""))
-        return loop.created_at.timestamp() if words and words <= terms else None
+        if not words or not words <= terms:
+            return None
+        return loop.created_at.timestamp(), f"the topic came up ({', '.join(sorted(words))})"
     return None
 
 
 def due_loops(loops: Sequence[OpenLoop], now: float, query: str | None) -> list[OpenLoop]:
+    return [loop for loop, _ in explain_due(loops, now, query)]
+
+
+def explain_due(
+    loops: Sequence[OpenLoop], now: float, query: str | None
+) -> list[tuple[OpenLoop, str]]:
+    """The loops due now with the reason each is, oldest due first."""
     terms = set(query_terms(query or ""))
-    due = [(when, loop) for loop in loops if (when := _loop_due_at(loop, now, terms)) is not None]
-    due.sort(key=lambda pair: (pair[0], pair[1].id))
-    return [loop for _, loop in due]
+    due = [(d, loop) for loop in loops if (d := loop_due(loop, now, terms)) is not None]
+    due.sort(key=lambda pair: (pair[0][0], pair[1].id))
+    return [(loop, d[1]) for d, loop in due]
 
 
 def fact_value(fact: LongFact, now: float, cfg: RecallSettings) -> float:
@@ -117,8 +134,16 @@ def fact_value(fact: LongFact, now: float, cfg: RecallSettings) -> float:
 
 
 def rank_facts(facts: Sequence[LongFact], now: float, cfg: RecallSettings) -> list[LongFact]:
+    """Active facts, by category (``CATEGORIES`` order: decisions, preferences and
+    procedures change how an agent acts, so they fill a small budget first), then
+    by value; a fact without a category comes with plain facts."""
     active = [f for f in facts if f.status == "active"]
-    return sorted(active, key=lambda f: (-fact_value(f, now, cfg), f.id))
+    order = {c: i for i, c in enumerate(CATEGORIES)}
+    last = order["fact"]
+    return sorted(
+        active,
+        key=lambda f: (order.get(f.category or "fact", last), -fact_value(f, now, cfg), f.id),
+    )
 
 
 def assemble(
@@ -194,6 +219,7 @@ __all__ = [
     "assemble",
     "due_loops",
     "estimate_tokens",
+    "explain_due",
     "rank_facts",
     "token_counter",
 ]

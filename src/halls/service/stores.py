@@ -12,13 +12,13 @@ from collections.abc import Callable
 
 from halls.config import Settings
 from halls.embed import Embedder, fingerprint
-from halls.errors import EmbedderMismatch
+from halls.errors import EmbedderMismatch, HallsError
 from halls.store import StoreRegistry, check_store_name, open_backend
 from halls.store.base import Store
 
 FINGERPRINT_KEY = "embedder"
 
-__all__ = ["FINGERPRINT_KEY", "Stores"]
+__all__ = ["FINGERPRINT_KEY", "Stores", "check_store_name"]
 
 
 class Stores:
@@ -29,7 +29,10 @@ class Stores:
         # The embedder is loaded lazily (seconds, for the local model): only a
         # store that is searched or written needs its fingerprint.
         self._embedder = embedder
-        self._registry = StoreRegistry(open_backend(settings.storage, settings.data_dir))
+        self._registry = StoreRegistry(
+            open_backend(settings.storage, settings.data_dir),
+            max_open=settings.storage.max_open_stores,
+        )
         self._checked: set[str] = set()
 
     def name(self, store: str | None) -> str:
@@ -72,8 +75,29 @@ class Stores:
     def fingerprint_of(self, store: str | None) -> str | None:
         return self.open(store).get_meta(FINGERPRINT_KEY)
 
+    def delete(self, name: str) -> bool:
+        """Close the store here and delete it with all its files; False if there was none."""
+        check_store_name(name)
+        found = self._registry.delete(name)
+        self._checked.discard(name)
+        return found
+
+    def exists(self, name: str) -> bool:
+        return self._registry.exists(check_store_name(name))
+
     def names(self) -> list[str]:
         return self._registry.names()
+
+    def open_all(self) -> None:
+        """Open every existing store now (see ``Memory.open_stores``)."""
+        for name in self._registry.names():
+            try:
+                self._registry.open(name, False)
+            except HallsError as err:
+                # Which store, when there are many (errors from the store name none).
+                err.message = f"store '{name}': {err.message}"
+                err.args = (err.message,)
+                raise
 
     def opened(self) -> list[Store]:
         """The stores open in this process now; opens none."""

@@ -51,7 +51,10 @@ def open_backend(storage: StorageSettings, data_dir: Path) -> Backend:
     if storage.backend == "sqlite":
         from halls.store.sqlite import SQLiteBackend
 
-        return SQLiteBackend(data_dir, storage.sqlite)
+        key = storage.encryption_key
+        return SQLiteBackend(
+            data_dir, storage.sqlite, None if key is None else key.get_secret_value()
+        )
     if storage.backend == "postgres":
         try:
             from halls.store.postgres import PostgresBackend

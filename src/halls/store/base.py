@@ -34,8 +34,9 @@ against each backend through ``halls.store.open_backend``):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from typing import Protocol
+from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
+from typing import Protocol, runtime_checkable
 
 import numpy as np
 
@@ -48,6 +49,7 @@ from halls.models import (
     Match,
     OpenLoop,
     Record,
+    Retention,
     Run,
     SearchFilter,
     ShortEntry,
@@ -87,6 +89,14 @@ class Records(Protocol):
         """Delete the entry, its search rows and its edges; False if it was not there."""
         ...
 
+    def update_short(self, entry: ShortEntry, vector: np.ndarray | None) -> bool:
+        """Overwrite content, topic, pinned, metadata and expires_at; False if it was not there.
+
+        With a ``vector`` (the content changed) the entry is searched by its new
+        words and vector at once; its reinforcement is kept.
+        """
+        ...
+
     def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None: ...
     def get_loop(self, id: str) -> OpenLoop | None: ...
     def list_loops(self, status: str | None, limit: int, offset: int) -> list[OpenLoop]:
@@ -111,7 +121,12 @@ class Records(Protocol):
         oldest edge first (the edges are the one truth of a fact's sources)."""
         ...
 
-    def list_facts(self, status: str | None, limit: int, offset: int) -> list[LongFact]: ...
+    def list_facts(
+        self, status: str | None, limit: int, offset: int, category: str | None = None
+    ) -> list[LongFact]:
+        """Facts newest first, of that status and category (any when None)."""
+        ...
+
     def update_fact(self, fact: LongFact) -> None:
         """Overwrite the mutable fields; ``derived_from`` is ignored (edges change
         through ``AddEdges``/``RemoveEdges``)."""
@@ -127,6 +142,10 @@ class Records(Protocol):
         """Append events (atomically)."""
         ...
 
+    def get_journal(self, id: str) -> JournalEvent | None:
+        """The event, or None (deletion of one event: ``Consolidation.purge``)."""
+        ...
+
     def list_journal(self, limit: int, offset: int) -> list[JournalEvent]:
         """Newest appended first."""
         ...
@@ -140,6 +159,16 @@ class Records(Protocol):
 
     def get_records(self, ids: list[str]) -> dict[str, Record]:
         """The short entries, loops and facts among ``ids`` (by id prefix); absent ones skipped."""
+        ...
+
+    def reinforce(self, touches: Mapping[str, tuple[int, float]]) -> None:
+        """Record recalls: ``{id: (times, when)}`` adds ``times`` to the record's
+        access count and raises its last access to ``when``. Ids of records that
+        are not (or no longer) searchable are ignored."""
+        ...
+
+    def retention(self, ids: Sequence[str]) -> dict[str, Retention]:
+        """The reinforcement of those ``ids`` that were ever reinforced."""
         ...
 
     def edges(self, ids: Sequence[str], kinds: Sequence[str] | None = None) -> list[Edge]:
@@ -266,11 +295,13 @@ class Consolidation(Protocol):
         """Briefs created at or after ``since`` (all when None), oldest first."""
         ...
 
-    def apply_changes(self, changes: Sequence[Change], run: Run) -> None:
-        """Apply every change and save the run record in one transaction.
+    def apply_changes(self, changes: Sequence[Change], run: Run | None) -> None:
+        """Apply every change and save the run record (if any) in one transaction.
 
         A change that fails (e.g. ``AlreadyExists``) rolls back all of them
         and the run record. See ``halls.store.changes`` for each change.
+        Without a run (``None``: an import writing records with their
+        consolidation state and edges) no run record is written.
         """
         ...
 
@@ -322,3 +353,14 @@ class Maintenance(Protocol):
 
 class Store(Records, SearchIndex, RunLog, Consolidation, Maintenance, Protocol):
     """One named store: every concern above."""
+
+
+@runtime_checkable
+class FileBackup(Protocol):
+    """What a store whose data lives in files may offer besides ``Store``: a
+    consistent copy of them, taken while the store serves (``halls backup``).
+    Not part of ``Store``: a backend without it says so, and export works on any."""
+
+    def backup(self, target: Path) -> None:
+        """Copy the whole store, consistent as of one instant, into the file ``target``."""
+        ...

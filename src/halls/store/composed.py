@@ -43,7 +43,7 @@ class ConsolidationPart(Protocol):
     def open_loops_with_vectors(self) -> tuple[list[OpenLoop], np.ndarray]: ...
     def journal_since(self, since: float | None) -> list[JournalEvent]: ...
     def briefs_since(self, since: float | None) -> list[Brief]: ...
-    def apply_changes(self, changes: Sequence[ch.Change], run: Run) -> None: ...
+    def apply_changes(self, changes: Sequence[ch.Change], run: Run | None) -> None: ...
 
 
 class RunLogPart(Protocol):
@@ -118,7 +118,7 @@ class ComposedStore:
     def briefs_since(self, since: float | None) -> list[Brief]:
         return self._cons.briefs_since(since)
 
-    def apply_changes(self, changes: Sequence[ch.Change], run: Run) -> None:
+    def apply_changes(self, changes: Sequence[ch.Change], run: Run | None) -> None:
         self._cons.apply_changes(changes, run)
 
     # -- run records --

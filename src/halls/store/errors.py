@@ -1,7 +1,7 @@
 """Driver errors stop at the store: a class decorator every backend applies.
 
-``translating(errors, translate)`` wraps each public method (inherited
-ones and generators too) so that an exception of ``errors`` leaves as the ``HallsError``
+``translating(is_error, translate)`` wraps each public method (inherited
+ones and generators too) so that an exception ``is_error`` accepts leaves as the ``HallsError``
 ``translate`` makes of it: a duplicate id is ``AlreadyExists``, anything
 else ``StoreUnavailable``, and nothing above the store learns which driver
 is underneath.
@@ -20,8 +20,10 @@ T = TypeVar("T")
 
 
 def translating(
-    errors: tuple[type[BaseException], ...], translate: Callable[[Any], HallsError]
+    is_error: Callable[[BaseException], bool], translate: Callable[[Any], HallsError]
 ) -> Callable[[type[T]], type[T]]:
+    # A predicate, not a tuple of classes: SQLCipher's exception classes exist
+    # only once its module is loaded (an encrypted store), sqlite3's always.
     def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
         if inspect.isgeneratorfunction(fn):
 
@@ -29,7 +31,9 @@ def translating(
             def gen(*args: Any, **kwargs: Any) -> Any:
                 try:
                     yield from fn(*args, **kwargs)
-                except errors as err:
+                except Exception as err:
+                    if not is_error(err):
+                        raise
                     raise translate(err) from err
 
             return gen
@@ -38,7 +42,9 @@ def translating(
         def call(*args: Any, **kwargs: Any) -> Any:
             try:
                 return fn(*args, **kwargs)
-            except errors as err:
+            except Exception as err:
+                if not is_error(err):
+                    raise
                 raise translate(err) from err
 
         return call

@@ -94,6 +94,7 @@ def fact_of(row: Row) -> LongFact:
         first_seen=to_datetime(row["first_seen"]),
         last_confirmed=to_datetime(row["last_confirmed"]),
         status=row["status"],
+        pinned=bool(row["pinned"]),
         supersedes=row["supersedes"],
         superseded_by=row["superseded_by"],
         derived_from=loads(row["derived_from"]),
@@ -216,7 +217,7 @@ def loop_values(loop: OpenLoop) -> tuple[Any, ...]:
 
 FACT_COLUMNS = (
     "id, content, topic, category, evidence_count, first_seen, last_confirmed, status, "
-    "supersedes, superseded_by, metadata, created_at, occurred_at"
+    "pinned, supersedes, superseded_by, metadata, created_at, occurred_at"
 )
 
 
@@ -230,6 +231,7 @@ def fact_values(fact: LongFact) -> tuple[Any, ...]:
         ts(fact.first_seen),
         ts(fact.last_confirmed),
         fact.status,
+        fact.pinned,
         fact.supersedes,
         fact.superseded_by,
         json.dumps(fact.metadata),
@@ -241,7 +243,7 @@ def fact_values(fact: LongFact) -> tuple[Any, ...]:
 # The mutable fields update_fact overwrites, then the id.
 FACT_UPDATE = (
     "content = {p}, topic = {p}, category = {p}, evidence_count = {p}, last_confirmed = {p}, "
-    "status = {p}, supersedes = {p}, superseded_by = {p}, metadata = {p}"
+    "status = {p}, pinned = {p}, supersedes = {p}, superseded_by = {p}, metadata = {p}"
 )
 
 
@@ -253,6 +255,7 @@ def fact_update_values(fact: LongFact) -> tuple[Any, ...]:
         fact.evidence_count,
         ts(fact.last_confirmed),
         fact.status,
+        fact.pinned,
         fact.supersedes,
         fact.superseded_by,
         json.dumps(fact.metadata),

@@ -12,7 +12,7 @@ from typing import Any
 from fastapi import APIRouter, Response
 from pydantic import BaseModel
 
-from halls.http.deps import Limit, MemoryDep, Offset, StoreParam
+from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, RunId, WriteStore
 from halls.http.schemas import _Body
 from halls.models import Run
 
@@ -27,10 +27,13 @@ class RunsOut(BaseModel):
     runs: list[Run]
 
 
-@router.post("/run", status_code=201, response_model=Run)
-def run(
-    memory: MemoryDep, response: Response, body: RunIn | None = None, store: StoreParam = None
-) -> Run:
+@router.post(
+    "/run",
+    status_code=201,
+    response_model=Run,
+    responses={200: {"model": Run, "description": "A dry run: the plan; nothing changed"}},
+)
+def run(memory: MemoryDep, store: WriteStore, response: Response, body: RunIn | None = None) -> Run:
     dry = body is not None and body.dry_run
     if dry:
         response.status_code = 200
@@ -39,21 +42,21 @@ def run(
 
 @router.get("/runs", response_model=RunsOut)
 def list_runs(
-    memory: MemoryDep, store: StoreParam = None, limit: Limit = 50, offset: Offset = 0
+    memory: MemoryDep, store: ReadStore, limit: Limit = 50, offset: Offset = 0
 ) -> RunsOut:
     return RunsOut(runs=memory.list_runs(store=store, limit=limit, offset=offset))
 
 
 @router.get("/runs/{id}", response_model=Run)
-def get_run(id: str, memory: MemoryDep, store: StoreParam = None) -> Run:
+def get_run(id: RunId, memory: MemoryDep, store: ReadStore) -> Run:
     return memory.get_run(id, store=store)  # type: ignore[no-any-return]
 
 
 @router.post("/runs/{id}/revert", response_model=Run)
-def revert_run(id: str, memory: MemoryDep, store: StoreParam = None) -> Run:
+def revert_run(id: RunId, memory: MemoryDep, store: WriteStore) -> Run:
     return memory.revert_run(id, store=store)  # type: ignore[no-any-return]
 
 
 @router.get("/status")
-def status(memory: MemoryDep, store: StoreParam = None) -> dict[str, Any]:
+def status(memory: MemoryDep, store: ReadStore) -> dict[str, Any]:
     return memory.consolidation_status(store=store)

@@ -5,7 +5,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from pydantic import BaseModel, ConfigDict, Field
 
-from halls.http.deps import MemoryDep, StoreParam
+from halls.http.deps import MemoryDep, ReadStore
+from halls.http.schemas import Integer
 from halls.models import MAX_CONTENT_CHARS
 from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
 
@@ -13,19 +14,25 @@ router = APIRouter(tags=["context"])
 
 
 class ContextIn(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
     query: str | None = Field(
         default=None,
         max_length=MAX_CONTENT_CHARS,
         description="What the session is about; adds memories relevant to it.",
     )
-    budget_tokens: int = Field(default=DEFAULT_BUDGET, ge=MIN_BUDGET, le=MAX_BUDGET)
+    project: str | None = Field(
+        default=None,
+        max_length=200,
+        description="The session's project (e.g. the directory's name): its memories and "
+        "topic loops come first.",
+    )
+    budget_tokens: Integer = Field(default=DEFAULT_BUDGET, ge=MIN_BUDGET, le=MAX_BUDGET)
 
 
 @router.post("/context", response_model=ContextBlock)
-def context(
-    memory: MemoryDep, body: ContextIn | None = None, store: StoreParam = None
-) -> ContextBlock:
+def context(memory: MemoryDep, store: ReadStore, body: ContextIn | None = None) -> ContextBlock:
     body = body or ContextIn()
-    return memory.context(store=store, query=body.query, budget_tokens=body.budget_tokens)
+    return memory.context(
+        store=store, query=body.query, project=body.project, budget_tokens=body.budget_tokens
+    )

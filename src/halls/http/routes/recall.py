@@ -3,31 +3,27 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel
 
-from halls.http.deps import MemoryDep, StoreParam
+from halls.http.deps import MemoryDep, ReadStore, WriteStore
 from halls.http.schemas import BriefIn, SearchIn
-from halls.models import Brief, Hit
+from halls.models import Brief, Recall
 
 router = APIRouter(tags=["recall"])
 
 
-class SearchOut(BaseModel):
-    results: list[Hit]
-
-
-@router.post("/search", response_model=SearchOut)
-def search(body: SearchIn, memory: MemoryDep, store: StoreParam = None) -> Response:
-    hits = memory.search(store=store, **body.model_dump())
+@router.post("/search", response_model=Recall)
+def search(body: SearchIn, memory: MemoryDep, store: ReadStore) -> Response:
+    """Ranked hits, and the open loops due for this query (when loops are searched)."""
+    found = memory.recall(store=store, **body.model_dump())
     # Serialised here, in the worker thread, with the same pydantic
     # serializer: returned as a model, the hits would be validated again,
     # in a second hop to the thread pool, before the same serialisation.
     # response_model still documents the body.
-    return Response(SearchOut(results=hits).model_dump_json(), media_type="application/json")
+    return Response(found.model_dump_json(), media_type="application/json")
 
 
 @router.post("/brief", status_code=201, response_model=Brief)
-def brief(body: BriefIn, memory: MemoryDep, store: StoreParam = None) -> Brief:
+def brief(body: BriefIn, memory: MemoryDep, store: WriteStore) -> Brief:
     return memory.submit_brief(
         body.summary,
         store=store,

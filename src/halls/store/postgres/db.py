@@ -40,7 +40,9 @@ def translate(err: BaseException) -> HallsError:
     return StoreUnavailable(f"the store could not be read or written ({type(err).__name__})")
 
 
-translated = translating((psycopg.Error, psycopg_pool.PoolTimeout), translate)
+translated = translating(
+    lambda err: isinstance(err, (psycopg.Error, psycopg_pool.PoolTimeout)), translate
+)
 
 
 class VectorBytes(Loader):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import sqlite3
 from pathlib import Path
 
 from halls.config import SqliteSettings
 from halls.errors import StoreNotFound
+from halls.store.sqlite import cipher
 from halls.store.sqlite.db import translate
 from halls.store.sqlite.store import SQLiteStore
 
@@ -16,9 +16,16 @@ _BESIDE = ("-wal", "-shm", ".consolidate.lock")
 
 
 class SQLiteBackend:
-    def __init__(self, data_dir: Path, settings: SqliteSettings | None = None) -> None:
+    def __init__(
+        self,
+        data_dir: Path,
+        settings: SqliteSettings | None = None,
+        encryption_key: str | None = None,
+    ) -> None:
         self.data_dir = data_dir
         self._settings = settings or SqliteSettings()
+        # storage.encryption_key: every store file is SQLCipher-encrypted (cipher.py).
+        self._key = encryption_key
 
     def _path(self, name: str) -> Path:
         return self.data_dir / f"{name}{_SUFFIX}"
@@ -32,8 +39,13 @@ class SQLiteBackend:
                 )
             self.data_dir.mkdir(parents=True, exist_ok=True)
         try:
-            return SQLiteStore(path, name, synchronous=self._settings.synchronous)
-        except sqlite3.Error as err:  # not a database, unreadable, a failed migration
+            return SQLiteStore(path, name, self._settings.synchronous, self._key)
+        except Exception as err:  # not a database, unreadable, a failed migration
+            if not cipher.is_error(err):
+                raise
+            looks_encrypted = None if self._key else cipher.not_plain(path)
+            if looks_encrypted is not None:
+                raise looks_encrypted from None
             raise translate(err) from err
 
     def exists(self, name: str) -> bool:

@@ -217,11 +217,12 @@ class Consolidation:
         )
         return [rowmap.brief_of(r) for r in found]
 
-    def apply_changes(self, changes: Sequence[ch.Change], run: Run) -> None:
+    def apply_changes(self, changes: Sequence[ch.Change], run: Run | None) -> None:
         with self._db.tx() as db:
             for change in changes:
                 _apply(db, change)
-            self._runs.write(db, run)
+            if run is not None:
+                self._runs.write(db, run)
 
 
 def _apply(db: sqlite3.Connection, c: ch.Change) -> None:

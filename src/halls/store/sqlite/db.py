@@ -6,8 +6,9 @@ writer; serialising in-process avoids busy retries), with
 survives a crash of the process or the machine. Reads use one connection per
 thread, which WAL lets run beside the writer.
 
-Driver errors stop here: ``translated`` turns every ``sqlite3.Error`` into a
-``HallsError``, so nothing above the store has to know sqlite3 exists.
+Driver errors stop here: ``translated`` turns every ``sqlite3.Error`` (or
+SQLCipher's, for an encrypted store: see ``cipher``) into a ``HallsError``,
+so nothing above the store has to know sqlite3 exists.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import numpy as np
 
 from halls.errors import AlreadyExists, HallsError, StoreUnavailable
 from halls.store.errors import translating
+from halls.store.sqlite import cipher
 
 T = TypeVar("T")
 
@@ -49,22 +51,26 @@ def blob(vector: np.ndarray) -> bytes:
     return np.asarray(vector, dtype=np.float32).tobytes()
 
 
-def translate(err: sqlite3.Error) -> HallsError:
+def translate(err: Exception) -> HallsError:
     """The HallsError a driver error means to a caller; the message names no file."""
-    if isinstance(err, sqlite3.IntegrityError):
+    if cipher.is_error(err, "IntegrityError"):
         return AlreadyExists("a record with that id already exists")
     return StoreUnavailable(f"the store could not be read or written ({type(err).__name__})")
 
 
-# Wraps each public method of a class so that sqlite3 errors leave as HallsErrors.
-translated = translating((sqlite3.Error,), translate)
+# Wraps each public method of a class so that sqlite3 (or SQLCipher) errors
+# leave as HallsErrors.
+translated = translating(cipher.is_error, translate)
 
 
 class Database:
     """The writer (with its lock), the per-thread readers, and ``tx()``."""
 
-    def __init__(self, path: Path, synchronous: str = "FULL") -> None:
+    def __init__(self, path: Path, synchronous: str = "FULL", key: str | None = None) -> None:
         self.path = path
+        self._driver = cipher.driver(key is not None)
+        # Derived once here (a third of a second), then given raw to each connection.
+        self._key = None if key is None else cipher.store_key(path, key)
         self._local = threading.local()
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
@@ -73,8 +79,10 @@ class Database:
         self.writer.execute(f"PRAGMA synchronous = {synchronous}")
 
     def connect(self) -> sqlite3.Connection:
-        db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        db.row_factory = sqlite3.Row
+        db = self._driver.connect(self.path, isolation_level=None, check_same_thread=False)
+        db.row_factory = self._driver.Row
+        if self._key is not None:
+            self._unlock(db)
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA busy_timeout = 10000")
         db.execute("PRAGMA foreign_keys = ON")
@@ -82,6 +90,35 @@ class Database:
         # search at 100k rows. It maps address space, not memory.
         db.execute("PRAGMA mmap_size = 1073741824")
         return db
+
+    def _unlock(self, db: sqlite3.Connection) -> None:
+        """Key an SQLCipher connection, first thing, and prove the key with a read."""
+        # SQLCipher logs a failed page check to stderr itself; the error below says it.
+        db.execute("PRAGMA cipher_log_level = NONE")
+        db.execute(f'PRAGMA key = "{self._key}"')
+        try:
+            db.execute("SELECT count(*) FROM sqlite_master").fetchone()
+        except Exception as err:
+            db.close()
+            if cipher.is_error(err, "DatabaseError"):
+                raise cipher.wrong_key(self.path) from None
+            raise
+
+    @property
+    def encrypted(self) -> bool:
+        return self._key is not None
+
+    def rows_hold(self, data: bytes) -> bool:
+        """Whether any value of any table (full-text shadow tables included) holds ``data``."""
+        db = self.reader()
+        tables = [r[0] for r in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+        for table in tables:
+            for row in db.execute(f'SELECT * FROM "{table}"'):
+                for v in row:
+                    raw = v.encode() if isinstance(v, str) else v
+                    if isinstance(raw, bytes) and data in raw:
+                        return True
+        return False
 
     @property
     def local(self) -> threading.local:

@@ -82,12 +82,17 @@ def insert_short(
     index_doc(db, entry, entry.content, consolidated_into is None, vector)
 
 
+def fact_searchable(fact: LongFact) -> bool:
+    """Active and demoted facts are searched by default; superseded and retired are history."""
+    return fact.status in ("active", "demoted")
+
+
 def insert_fact(db: sqlite3.Connection, fact: LongFact, vector: np.ndarray) -> None:
     """The fact, its search rows, and its sources as edges stamped with its creation."""
     db.execute(
-        f"INSERT INTO long({rowmap.FACT_COLUMNS}) VALUES ({marks(13)})", rowmap.fact_values(fact)
+        f"INSERT INTO long({rowmap.FACT_COLUMNS}) VALUES ({marks(14)})", rowmap.fact_values(fact)
     )
-    index_doc(db, fact, fact.content, fact.status != "superseded", vector)
+    index_doc(db, fact, fact.content, fact_searchable(fact), vector)
     when = fact.created_at.timestamp()
     add_edges(db, [Edge(fact.id, s, "derived_from", when) for s in fact.derived_from])
 
@@ -98,7 +103,7 @@ def update_fact(db: sqlite3.Connection, fact: LongFact) -> None:
         f"UPDATE long SET {rowmap.FACT_UPDATE.format(p='?')} WHERE id = ?",
         rowmap.fact_update_values(fact),
     )
-    set_active(db, fact.id, fact.status != "superseded", fact.topic)
+    set_active(db, fact.id, fact_searchable(fact), fact.topic)
 
 
 def delete_rows(db: sqlite3.Connection, table: str, ids: Sequence[str]) -> int:

@@ -228,12 +228,25 @@ def m005_edges_are_the_sources() -> str:
     """
 
 
+def m_retention() -> str:
+    return """
+        -- How often and how lately each searchable record was recalled (its
+        -- strength decays from there), kept on its search row so that
+        -- deleting the record deletes them. A long-term fact can be pinned.
+        ALTER TABLE docs ADD COLUMN access_count INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE docs ADD COLUMN last_accessed REAL;
+        ALTER TABLE long ADD COLUMN pinned INTEGER NOT NULL DEFAULT 0;
+        CREATE INDEX long_category ON long(category);
+    """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     m001_initial,
     m002_consolidation,
     m003_vocabulary,
     m004_deletions,
     m005_edges_are_the_sources,
+    m_retention,
 ]
 
 

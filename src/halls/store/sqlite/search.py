@@ -23,7 +23,12 @@ from halls.store.sqlite.db import Database, chunks, marks
 
 def _narrows(filt: SearchFilter) -> bool:
     """True when the filter is selective enough to let SQLite pre-filter the rows."""
-    return filt.topic is not None or filt.since is not None or filt.until is not None
+    return (
+        filt.topic is not None
+        or filt.category is not None
+        or filt.since is not None
+        or filt.until is not None
+    )
 
 
 def _fts_query(terms: Sequence[str]) -> str:
@@ -52,6 +57,9 @@ class Search:
         if filt.topic is not None:
             clauses.append(f"{alias}.topic = ?")
             args.append(filt.topic)
+        if filt.category is not None:
+            clauses.append(f"{alias}.item_id IN (SELECT id FROM long WHERE category = ?)")
+            args.append(filt.category)
         if filt.since is not None:
             clauses.append(f"{alias}.occurred_at >= ?")
             args.append(filt.since)

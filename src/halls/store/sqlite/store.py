@@ -9,7 +9,9 @@ and changes) and ``Purger`` (the one true deletion).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+import json
+import sqlite3
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -22,6 +24,7 @@ from halls.models import (
     LongFact,
     OpenLoop,
     Record,
+    Retention,
     ShortEntry,
 )
 from halls.store import rowmap
@@ -55,10 +58,12 @@ _CHAIN = f"""
 
 @translated
 class SQLiteStore(ComposedStore):
-    def __init__(self, path: Path, name: str, synchronous: str = "FULL") -> None:
+    def __init__(
+        self, path: Path, name: str, synchronous: str = "FULL", key: str | None = None
+    ) -> None:
         self.name = name
         self.path = path
-        self._db = Database(path, synchronous)
+        self._db = Database(path, synchronous, key)
         migrate(self._db.writer)
         self._search = Search(self._db)
         self._runs = RunLog(self._db, name)
@@ -103,6 +108,39 @@ class SQLiteStore(ComposedStore):
     def delete_short(self, id: str) -> bool:
         with self._db.tx() as db:
             return rows.delete_rows(db, "short", [id]) > 0
+
+    def update_short(self, entry: ShortEntry, vector: np.ndarray | None) -> bool:
+        with self._db.tx() as db:
+            changed = db.execute(
+                "UPDATE short SET content = ?, topic = ?, pinned = ?, metadata = ?, "
+                "expires_at = ? WHERE id = ?",
+                (
+                    entry.content,
+                    entry.topic,
+                    int(entry.pinned),
+                    json.dumps(entry.metadata),
+                    ts(entry.expires_at),
+                    entry.id,
+                ),
+            ).rowcount
+            if not changed:
+                return False
+            if vector is None:
+                db.execute("UPDATE docs SET topic = ? WHERE item_id = ?", (entry.topic, entry.id))
+                return True
+            # The in-memory indexes read new rows and logged deletions, never
+            # rewritten ones: the search row is replaced, keeping its state.
+            old = db.execute(
+                "SELECT active, access_count, last_accessed FROM docs WHERE item_id = ?",
+                (entry.id,),
+            ).fetchone()
+            db.execute("DELETE FROM docs WHERE item_id = ?", (entry.id,))
+            rows.index_doc(db, entry, entry.content, bool(old[0]), vector)
+            db.execute(
+                "UPDATE docs SET access_count = ?, last_accessed = ? WHERE item_id = ?",
+                (old[1], old[2], entry.id),
+            )
+            return True
 
     # -- near-term --
 
@@ -149,12 +187,19 @@ class SQLiteStore(ComposedStore):
         row = self._db.reader().execute(f"{rows.FACTS} WHERE l.id = ?", (id,)).fetchone()
         return None if row is None else rowmap.fact_of(row)
 
-    def list_facts(self, status: str | None, limit: int, offset: int) -> list[LongFact]:
-        sql, args = rows.FACTS, []
+    def list_facts(
+        self, status: str | None, limit: int, offset: int, category: str | None = None
+    ) -> list[LongFact]:
+        where, args = ["1"], []
         if status:
-            sql, args = sql + " WHERE l.status = ?", [status]
+            where.append("l.status = ?")
+            args.append(status)
+        if category:
+            where.append("l.category = ?")
+            args.append(category)
         found = self._db.reader().execute(
-            sql + " ORDER BY l.id DESC LIMIT ? OFFSET ?", (*args, limit, offset)
+            f"{rows.FACTS} WHERE {' AND '.join(where)} ORDER BY l.id DESC LIMIT ? OFFSET ?",
+            (*args, limit, offset),
         )
         return [rowmap.fact_of(r) for r in found]
 
@@ -174,6 +219,10 @@ class SQLiteStore(ComposedStore):
                 f"INSERT INTO journal({rowmap.JOURNAL_COLUMNS}) VALUES ({marks(9)})",
                 [rowmap.journal_values(e) for e in events],
             )
+
+    def get_journal(self, id: str) -> JournalEvent | None:
+        row = self._db.reader().execute("SELECT * FROM journal WHERE id = ?", (id,)).fetchone()
+        return None if row is None else rowmap.journal_of(row)
 
     def list_journal(self, limit: int, offset: int) -> list[JournalEvent]:
         found = self._db.reader().execute(
@@ -229,6 +278,29 @@ class SQLiteStore(ComposedStore):
                 out.update((r["id"], convert(r)) for r in db.execute(sql, chunk))
         return out
 
+    # -- reinforcement --
+
+    def reinforce(self, touches: Mapping[str, tuple[int, float]]) -> None:
+        if not touches:
+            return
+        with self._db.tx() as db:
+            db.executemany(
+                "UPDATE docs SET access_count = access_count + ?, "
+                "last_accessed = MAX(COALESCE(last_accessed, 0), ?) WHERE item_id = ?",
+                [(n, when, i) for i, (n, when) in touches.items()],
+            )
+
+    def retention(self, ids: Sequence[str]) -> dict[str, Retention]:
+        out: dict[str, Retention] = {}
+        db = self._db.reader()
+        for chunk in chunks(list(ids)):
+            sql = (
+                "SELECT item_id, access_count, last_accessed FROM docs "
+                f"WHERE item_id IN ({marks(chunk)}) AND access_count > 0"
+            )
+            out.update((r[0], Retention(r[1], r[2])) for r in db.execute(sql, chunk))
+        return out
+
     # -- edges --
 
     def edges(self, ids: Sequence[str], kinds: Sequence[str] | None = None) -> list[Edge]:
@@ -250,10 +322,31 @@ class SQLiteStore(ComposedStore):
         """The files that hold this store's data (the database, its WAL and index)."""
         return [Path(str(self.path) + suffix) for suffix in ("", "-wal", "-shm")]
 
+    def backup(self, target: Path) -> None:
+        """SQLite's online backup API: a consistent copy while writers go on.
+
+        Read from its own connection in one step, inside one read
+        transaction: under WAL the store's writer goes on meanwhile, and the
+        copy is the database as of that instant (WAL pages included).
+        """
+        source = sqlite3.connect(self.path)
+        try:
+            copy = sqlite3.connect(target)
+            try:
+                source.backup(copy)
+            finally:
+                copy.close()
+        finally:
+            source.close()
+
     def holds(self, value: str) -> bool:
         # Reads every file whole: a purge's proof, never on a request's path.
         data = value.encode()
-        return any(data in p.read_bytes() for p in self.files() if p.exists())
+        if any(data in p.read_bytes() for p in self.files() if p.exists()):
+            return True
+        # Encrypted, the files hold ciphertext only: look in every decrypted
+        # row instead (a purge's secure_delete and VACUUM leave no free page).
+        return self._db.encrypted and self._db.rows_hold(data)
 
     def iter_texts(self, batch: int) -> Iterator[list[tuple[str, str]]]:
         db = self._db.reader()

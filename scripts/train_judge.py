@@ -1,0 +1,202 @@
+"""Train the local judge of statement pairs and report its held-out accuracy.
+
+    PYTHONPATH=src python scripts/train_judge.py [--out src/halls/consolidate/judge_data]
+
+Reads ``judge_data/pairs.txt`` (LABEL | earlier | later, written by the
+team), embeds every statement with the default embedder, and splits the
+pairs by their earlier statement (all pairs about one fact fall on the same
+side) into a training part and a held-out quarter. On the training part a
+small grid of MLPs is compared by grouped 5-fold cross-validation; the best
+is trained on the whole training part and saved as ``judge.npz``. The
+held-out accuracy of the word-list rule (``WordJudge``) and of the saved MLP
+is written to ``report.json`` and printed. Deterministic for a given seed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+from collections import Counter
+from pathlib import Path
+
+import numpy as np
+
+from halls.config import EmbedderSettings
+from halls.consolidate.judge import (
+    LABELS,
+    LocalJudge,
+    Pair,
+    WordJudge,
+    features,
+    held_out,
+    load_pairs,
+)
+from halls.consolidate.reconcile import STOP
+from halls.embed import build_embedder
+
+HERE = Path(__file__).resolve().parent.parent / "src" / "halls" / "consolidate" / "judge_data"
+EPOCHS = 500
+ADDITIVE_PREFIX = ["Also, ", "As said before, ", "Again, "]
+REVERSED = {"same": "same", "unrelated": "unrelated", "update": "update", "retract": "update"}
+
+
+def also(text: str, n: int) -> str:
+    """The statement restated with an additive opener (the n-th, cyclically)."""
+    head, _, rest = text.partition(" ")
+    if head.lower() in STOP:
+        head = head.lower()
+    return f"{ADDITIVE_PREFIX[n % len(ADDITIVE_PREFIX)]}{head} {rest}".strip()
+
+
+def train_mlp(
+    x: np.ndarray, y: np.ndarray, hidden: int, l2: float, epochs: int, seed: int
+) -> dict[str, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    mean, std = x.mean(axis=0), x.std(axis=0) + 1e-4
+    xs = (x - mean) / std
+    k = len(LABELS)
+    params = {
+        "w1": rng.normal(0, np.sqrt(2 / xs.shape[1]), (xs.shape[1], hidden)),
+        "b1": np.zeros(hidden),
+        "w2": rng.normal(0, np.sqrt(2 / hidden), (hidden, k)),
+        "b2": np.zeros(k),
+    }
+    m = {n: np.zeros_like(v) for n, v in params.items()}
+    s = {n: np.zeros_like(v) for n, v in params.items()}
+    onehot = np.eye(k)[y]
+    # Balance the labels: each class weighs the same in the loss.
+    weight = (len(y) / (k * np.bincount(y, minlength=k)))[y][:, None]
+    lr, b1, b2 = 3e-3, 0.9, 0.999
+    for t in range(1, epochs + 1):
+        h_pre = xs @ params["w1"] + params["b1"]
+        h = np.maximum(h_pre, 0)
+        z = h @ params["w2"] + params["b2"]
+        z -= z.max(axis=1, keepdims=True)
+        p = np.exp(z)
+        p /= p.sum(axis=1, keepdims=True)
+        dz = (p - onehot) * weight / len(y)
+        grads = {
+            "w2": h.T @ dz + l2 * params["w2"],
+            "b2": dz.sum(axis=0),
+        }
+        dh = (dz @ params["w2"].T) * (h_pre > 0)
+        grads["w1"] = xs.T @ dh + l2 * params["w1"]
+        grads["b1"] = dh.sum(axis=0)
+        for n in params:
+            m[n] = b1 * m[n] + (1 - b1) * grads[n]
+            s[n] = b2 * s[n] + (1 - b2) * grads[n] ** 2
+            params[n] -= lr * (m[n] / (1 - b1**t)) / (np.sqrt(s[n] / (1 - b2**t)) + 1e-8)
+    return {
+        "mean": mean.astype(np.float32),
+        "std": std.astype(np.float32),
+        **{n: v.astype(np.float32) for n, v in params.items()},
+    }
+
+
+def predict(weights: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
+    return LocalJudge(weights).probabilities(x).argmax(axis=1)  # type: ignore[no-any-return]
+
+
+def accuracy(pred: np.ndarray, y: np.ndarray) -> dict[str, float]:
+    out = {"all": round(float((pred == y).mean()), 3)}
+    for k, label in enumerate(LABELS):
+        mask = y == k
+        if mask.any():
+            out[label] = round(float((pred[mask] == k).mean()), 3)
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--out", type=Path, default=HERE)
+    ap.add_argument("--seed", type=int, default=11)
+    args = ap.parse_args()
+    pairs = load_pairs()
+    embedder = build_embedder(EmbedderSettings())
+    texts = sorted({t for _, a, b in pairs for t in (a, b)})
+    texts += [
+        also(t, n)
+        for n in range(len(ADDITIVE_PREFIX))
+        for label, a, b in pairs
+        if label == "same"
+        for t in (a, b)
+    ]
+    vecs = dict(zip(texts, embedder.embed(texts), strict=True))
+
+    held = held_out(pairs, args.seed)
+    train = [p for p in pairs if p[1] not in held]
+    test = [p for p in pairs if p[1] in held]
+
+    def rows(
+        items: list[tuple[str, str, str]], augment: bool
+    ) -> tuple[list[Pair], np.ndarray, list[str]]:
+        out, ys, groups = [], [], []
+        for label, a, b in items:
+            made = [(a, b, label)]
+            if augment:
+                made.append((b, a, REVERSED[label]))
+                if label == "same":
+                    # A restatement that says "also" adds nothing: still the
+                    # same, and so are two restatements that both say it.
+                    made.append((a, also(b, len(out)), label))
+                    made.append((also(a, len(out) + 1), also(b, len(out)), label))
+            for x, y, lab in made:
+                out.append(Pair(x, y, vecs[x], vecs[y]))
+                ys.append(LABELS.index(lab))  # type: ignore[arg-type]
+                groups.append(a)  # a made pair belongs to the group of the fact it was made from
+        return out, np.array(ys), groups
+
+    train_pairs, y_train, groups = rows(train, augment=True)
+    test_pairs, y_test, _ = rows(test, augment=False)
+    x_train, x_test = features(train_pairs), features(test_pairs)
+    train_groups = np.array(groups)
+
+    # Grouped 5-fold CV over the training part picks the size and the penalty.
+    names = sorted(set(train_groups.tolist()))
+    random.Random(args.seed + 1).shuffle(names)
+    fold_of = {g: n % 5 for n, g in enumerate(names)}
+    folds = np.array([fold_of[g] for g in train_groups])
+    grid = [(h, l2) for h in (16, 32) for l2 in (1e-3, 1e-2, 3e-2)]
+    scores = {}
+    for hidden, l2 in grid:
+        accs = []
+        for f in range(5):
+            w = train_mlp(x_train[folds != f], y_train[folds != f], hidden, l2, EPOCHS, args.seed)
+            accs.append(float((predict(w, x_train[folds == f]) == y_train[folds == f]).mean()))
+        scores[(hidden, l2)] = float(np.mean(accs))
+        print(f"cv hidden={hidden} l2={l2}: {scores[(hidden, l2)]:.3f}")
+    # The choice is made on cross-validation, never on the held-out pairs.
+    chosen = max(scores, key=lambda k: scores[k])
+    hidden, l2 = chosen
+    weights = train_mlp(x_train, y_train, hidden, l2, EPOCHS, args.seed)
+    mlp = accuracy(predict(weights, x_test), y_test)
+
+    words = WordJudge().judge(test_pairs)
+    word_pred = np.array([LABELS.index(j.label) for j in words])
+
+    report = {
+        "pairs": len(pairs),
+        "train_pairs": len(train),
+        "held_out_pairs": len(test),
+        "held_out_labels": dict(Counter(label for label, _, _ in test)),
+        "chosen": {
+            "inputs": "lexical",
+            "hidden": hidden,
+            "l2": l2,
+            "cv_accuracy": round(scores[chosen], 3),
+        },
+        "cv_accuracy": {f"h{h} l2={r}": round(v, 3) for (h, r), v in scores.items()},
+        "held_out_accuracy": {
+            "mlp over lexical": mlp,
+            "word_lists": accuracy(word_pred, y_test),
+        },
+    }
+    args.out.mkdir(parents=True, exist_ok=True)
+    np.savez_compressed(args.out / "judge.npz", **weights)
+    (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+"""What a run clusters (pure): statements from short-term entries, the journal and briefs.
+
+A run reads three kinds of source and turns each into *units*: one
+statement each, with the records it came from (its provenance) and the time
+it was said. Units, not raw texts, are what the evidence, cluster and
+reconcile steps see, so
+
+- a conversation turn held in short-term memory ("Caroline: Hey Mel! I'm
+  looking into counseling.") yields the statements it makes, rewritten to
+  stand alone ("Caroline is looking into counseling."), and none for its
+  greetings and questions (``halls.consolidate.extract``);
+- the journal becomes memory: the events of the window (see below) are
+  grouped into sessions, and the statements of the user's own turns (role
+  ``user``, or no role) join the same clusters, with the journal ids as
+  provenance; the assistant's, tools' and system's events are not the
+  user's statements and are skipped;
+- a brief's ``summary`` is read as a note, with the brief's id as provenance.
+
+Journal events and briefs are read over a window (``journal_window_seconds``
+back from the run, like a short-term entry's lifetime), not only since the
+last run: a preference stated once a day reaches the evidence gate on the
+second day only if the first day's statement is still seen. A journal event
+or brief that a fact already derives from is consumed and not read again,
+as a short-term entry consolidated into a fact is not.
+
+An ``Extractor`` draws the statements of a batch of utterances (one
+session); the local one applies ``extract``'s rules, the llm engine's asks
+its endpoint and falls back to the local one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Protocol
+
+from halls.consolidate.extract import speaker_of, statements
+from halls.models import Brief, JournalEvent, ShortEntry
+
+SESSION_GAP_SECONDS = 1800.0  # journal events further apart than this start a new session
+USER = "The user"
+# Journal roles whose events are the user's own words or plain notes.
+_USER_ROLES = {"user", "human"}
+_NOTE_ROLES = {None, "", "note", "event", "outcome"}
+
+
+@dataclass
+class Unit:
+    """One statement to cluster, with where it came from."""
+
+    content: str
+    occurred_at: datetime
+    entries: list[str] = field(default_factory=list)  # short-term ids
+    journal: list[str] = field(default_factory=list)  # journal (j_) and brief (b_) ids
+    topic: str | None = None
+    pinned: bool = False
+    row: int | None = None  # the entry's row whose stored vector is this text's, if any
+
+
+@dataclass(frozen=True, slots=True)
+class Utterance:
+    """What an extractor reads: a text and who said it (None: a note)."""
+
+    text: str
+    speaker: str | None
+
+
+class Extractor(Protocol):
+    def extract(self, batch: Sequence[Utterance]) -> list[list[str]]:
+        """The statements of each utterance of one session, in order."""
+        ...
+
+
+class LocalExtractor:
+    """The rules of ``halls.consolidate.extract``: no model."""
+
+    name = "rules"
+
+    def extract(self, batch: Sequence[Utterance]) -> list[list[str]]:
+        return [[s.text for s in statements(u.text, u.speaker)] for u in batch]
+
+
+def utterance(text: str, metadata: dict[str, object], role: str | None = None) -> Utterance | None:
+    """Who speaks in a record: a ``speaker`` in metadata, a role, a label, or nobody."""
+    named = metadata.get("speaker")
+    if isinstance(named, str) and named.strip():
+        return Utterance(speaker_of(text)[1] if speaker_of(text)[0] == named else text, named)
+    if role is not None and role.lower() in _USER_ROLES:
+        return Utterance(text, USER)
+    if role is not None and role.lower() not in _NOTE_ROLES:
+        return None  # the assistant's, a tool's or the system's words are not the user's
+    speaker, rest = speaker_of(text)
+    if speaker is not None and speaker.lower() == "user":
+        return Utterance(rest, USER)
+    return Utterance(rest, speaker) if speaker else Utterance(text, None)
+
+
+def journal_sessions(events: Sequence[JournalEvent]) -> list[list[JournalEvent]]:
+    """Events grouped by ``session_id``, else by gaps of more than ``SESSION_GAP_SECONDS``."""
+    groups: dict[str, list[JournalEvent]] = {}
+    loose: list[list[JournalEvent]] = []
+    for e in sorted(events, key=lambda e: e.occurred_at):
+        if e.session_id:
+            groups.setdefault(e.session_id, []).append(e)
+            continue
+        last = loose[-1][-1] if loose else None
+        gap = (e.occurred_at - last.occurred_at).total_seconds() if last else None
+        if gap is None or gap > SESSION_GAP_SECONDS:
+            loose.append([e])
+        else:
+            loose[-1].append(e)
+    return sorted([*groups.values(), *loose], key=lambda s: (s[0].occurred_at, s[0].id))
+
+
+def from_entries(
+    entries: Sequence[ShortEntry], rows: Sequence[int], extractor: Extractor
+) -> list[Unit]:
+    """Units of the short-term entries at ``rows`` (an entry whose only statement is
+    its own text keeps its stored vector)."""
+    said = [utterance(entries[n].content, entries[n].metadata) for n in rows]
+    batch = [u for u in said if u is not None]
+    found = iter(extractor.extract(batch)) if batch else iter([])
+    out: list[Unit] = []
+    for n, u in zip(rows, said, strict=True):
+        if u is None:
+            continue
+        e = entries[n]
+        texts = next(found)
+        refs = [e.source or "", str(e.metadata.get("journal_id", ""))]
+        journal = list(dict.fromkeys(r for r in refs if r.startswith("j_")))
+        for text in texts:
+            out.append(
+                Unit(
+                    content=text,
+                    occurred_at=e.occurred_at,
+                    entries=[e.id],
+                    journal=journal,
+                    topic=e.topic,
+                    pinned=e.pinned,
+                    row=n if text == e.content.strip() else None,
+                )
+            )
+    return out
+
+
+def from_journal(events: Iterable[JournalEvent], extractor: Extractor) -> list[Unit]:
+    """Units of the user's statements in journal events, one extractor call per session."""
+    out: list[Unit] = []
+    for session in journal_sessions(list(events)):
+        said = [(e, utterance(e.content, e.metadata, e.role)) for e in session]
+        kept = [(e, u) for e, u in said if u is not None]
+        if not kept:
+            continue
+        for (e, _), texts in zip(kept, extractor.extract([u for _, u in kept]), strict=True):
+            out += [
+                Unit(content=t, occurred_at=e.occurred_at, journal=[e.id], topic=e.topic)
+                for t in texts
+            ]
+    return out
+
+
+def from_briefs(briefs: Iterable[Brief], extractor: Extractor) -> list[Unit]:
+    """Units of the statements in briefs' summaries (notes; the brief is the provenance)."""
+    out: list[Unit] = []
+    for b in briefs:
+        (texts,) = extractor.extract([Utterance(b.summary, None)])
+        out += [Unit(content=t, occurred_at=b.created_at, journal=[b.id]) for t in texts]
+    return out

@@ -1,0 +1,380 @@
+"""Statements from utterances (pure): what a turn says that is worth keeping.
+
+A conversation turn is not a fact. "Caroline: Hey Mel! Lately, I've been
+looking into counseling as a career. How about you?" holds one statement
+("Lately, Caroline has been looking into counseling as a career.") between a
+greeting and a question. The consolidator clusters statements, not turns,
+so that what recurs because it is a formula (greetings, thanks, farewells,
+questions) never reaches the long-term tier, and what it promotes reads as a
+self-contained sentence.
+
+No model is used; the rules read the form of each sentence (its dialogue
+act), never a list of known sentences:
+
+1. Split: image captions (``[image: ...]``) go; the text is cut into
+   sentences at ``.``, ``!``, ``?``, ``;``, line breaks and dashes between
+   spaces (chat writes clauses that way). Bullets are stripped.
+2. Strip the edges of a sentence that carry no content: interjections and
+   discourse markers ("Hey", "Wow,", "So,", "Anyway,"), a vocative (a
+   capitalised name set off by a comma: "Caroline, ...", "..., Mel!") and a
+   leading formula with its comma ("Thanks, ...").
+3. Drop a sentence whose act is not a statement:
+
+   - a question: it ends with ``?`` or opens in interrogative form (a wh-word
+     or an auxiliary followed by a pronoun: "Did you ...", "How's it ...");
+   - a formula: it opens with a greeting, thanks, farewell, apology,
+     acknowledgement, congratulation or wish ("Bye", "Thank you so much",
+     "No worries", "Have a great day", "Good luck"), or nothing is left once
+     the edges are stripped;
+   - (utterances only) a sentence addressed to the listener or depending on
+     the turn before: it mentions the second person ("you", "your": a
+     compliment, encouragement, a request) or its subject is a pronoun that
+     points outside it ("that", "it", "this", "they", "he", "she", "there":
+     "That's awesome!", "It was a great experience").
+   - (utterances only) a sentence that says nothing of the speaker: it has no
+     first-person subject ("I", "we", "my ...", "our ..."). What a user
+     states of themself (facts, preferences, decisions, plans) is what a
+     personal memory keeps; a remark about the world in a chat is left to
+     the short-term tier.
+   - a sentence with fewer than ``MIN_CONTENT_WORDS`` content words (words
+     that are not function words, pronouns, formula words or intensifiers):
+     "I love it." carries nothing once its pronoun is gone.
+
+4. Rewrite an utterance's statement in the third person, so that it stands
+   alone: "I am" / "I'm" -> "<Name> is", "I have" / "I've" -> "<Name> has",
+   "I'd" -> "<Name> would" (or "had" before "been"), "I'll" -> "<Name> will",
+   "I" + verb -> "<Name>" + the verb's third-person form ("love" ->
+   "loves", "go" -> "goes", "study" -> "studies"; past forms and modals
+   stay), "my" / "mine" -> "<Name>'s", "me" / "myself" -> "<Name>",
+   "we" -> "<Name> and others", "our" -> "<Name>'s", "us" -> "<Name> and
+   others". The result starts with a capital and ends with a full stop.
+
+Text without a speaker (a note someone chose to remember, a brief's summary)
+is a *note*: only questions and formulae are dropped, and nothing is
+rewritten, so a stored note that already is a statement ("Chad prefers
+tabs") passes through unchanged.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+MIN_CONTENT_WORDS = 2
+
+_CAPTION = re.compile(r"\s*\[image:[^\]]*\]")
+# Sentence ends: . ! ? (runs of them), ; and line breaks, and a dash between
+# spaces. A full stop after a known abbreviation or between digits is not one.
+_SPLIT = re.compile(r"(?<=[.!?])[\"')\]]*\s+|;\s*|\n+|\s+[-\u2013\u2014]+\s+")
+_ABBREV = re.compile(r"(?i)\b(?:mr|mrs|ms|dr|st|vs|etc|e\.g|i\.e|approx|no)\.$")
+_BULLET = re.compile(r"^\s*(?:[-*\u2022]|\d+[.)])\s+")
+_WORD = re.compile(r"[A-Za-z]+(?:'[A-Za-z]+)?|\d+")
+_APOSTROPHES = str.maketrans({"\u2019": "'", "\u2018": "'", "\u201c": '"', "\u201d": '"'})
+
+# Interjections and discourse markers: they open a sentence, carry no content.
+MARKERS = frozenset(
+    (  # noqa: SIM905 - one string reads better than sixty quoted words
+        "hey hi hello hiya yo wow whoa woah oh ooh oooh ah aw aww awww ahh uh um hmm hm yeah yea "
+        "yes yep yup no nope nah well so okay ok alright haha hahaha lol omg gosh man dude btw "
+        "anyway anyways honestly oh-my sure cool great awesome nice right sweet yay also plus "
+        "and but then now wait look listen see gee geez ugh phew wowza"
+    ).split()
+)
+# Conjunctions that open a sentence tie it to the one before, nothing more.
+_CONJUNCTIONS = frozenset(["and", "but", "so", "also", "plus", "then", "anyway"])
+# Greetings, thanks, farewells, apologies, acknowledgements, congratulations
+# and wishes: a sentence that opens with one is a social formula.
+_FORMULA = re.compile(
+    r"(?i)^(?:hi|hello|hey|greetings|good (?:morning|afternoon|evening|night|day)|"
+    r"(?:nice|good|great|glad|lovely|so good) (?:to|that you) (?:see|meet|hear|chat|talk|catch)|"
+    r"long time no|what'?s up|how are you|how'?s it going|"
+    r"thanks?\b|thank you|thx|ty\b|much appreciated|cheers|"
+    r"bye|goodbye|good-?bye|see (?:you|ya)|take care|talk (?:soon|later|to you)|catch you|"
+    r"have (?:a|an|fun)\b|enjoy (?:your|the|it)|until next time|later\b|"
+    r"sorry|my apologies|apologies|"
+    r"ok\b|okay|sure\b|no problem|no worries|of course|absolutely|definitely|exactly|"
+    r"totally|indeed|agreed|true\b|right\b|same here|me too|will do|got it|sounds (?:good|great)|"
+    r"congrat\w*|well done|good job|way to go|good luck|best of luck|all the best|keep it up|"
+    r"you'?re welcome|welcome\b|anytime|"
+    # The same acts said in the first person: expressive formulae.
+    r"i(?:'m| am)? (?:so |really |very |truly |just )*(?:sorry|glad to hear|happy to hear|"
+    r"happy for|glad (?:i|to) (?:could )?help|happy to help)|i (?:totally |completely )?"
+    r"(?:couldn't|could not|can't) agree|i (?:totally |completely )?agree|i can'?t wait|"
+    r"i hope so|i bet\b|i see\b|i get (?:it|that|you)|i feel you|i hear you|i know,? right|"
+    # Directives: a request or suggestion to the listener is not a statement.
+    r"let'?s\b|let (?:me|us|him|her|them|[A-Z])|please\b|don'?t\b)"
+)
+# A sentence whose subject is left out opens with a verb, modal or predicate
+# ("Glad I could help", "Gonna keep going", "Gives me a visual"): its subject
+# is in the turn before, so it does not stand alone.
+_ELIDED = frozenset(
+    (  # noqa: SIM905
+        "can could will would should might must can't won't wouldn't couldn't shouldn't gonna "
+        "wanna gotta been got had have has is was am are were glad happy sorry excited thankful "
+        "grateful proud hope hoping wish wishing thinking feeling love loving miss missing "
+        "looking gives keeps makes sounds looks seems feels reminds means adding going trying "
+        "just"
+    ).split()
+)
+_WH = frozenset(["what", "why", "how", "who", "whom", "whose", "where", "when", "which"])
+_AUX = frozenset(
+    (  # noqa: SIM905
+        "do does did are is was were am can could would will should shall may might must have has "
+        "had don't doesn't didn't aren't isn't wasn't weren't can't couldn't wouldn't won't "
+        "shouldn't haven't hasn't"
+    ).split()
+)
+_SUBJECT_PRONOUNS = frozenset("i you we they he she it there this that".split())  # noqa: SIM905
+SECOND_PERSON = frozenset(
+    "you you're you've you'd you'll your yours yourself yourselves ya y'all u ur".split()  # noqa: SIM905
+)
+# Subjects that point outside the sentence (no coreference without context).
+_DEICTIC = frozenset(
+    (  # noqa: SIM905
+        "it it's it'll it'd its that that's that'll this these those they they're they've they'll "
+        "they'd he he's he'll he'd she she's she'll she'd there there's there'll here here's them"
+    ).split()
+)
+# "us" and "ourselves" are left out: "taking care of ourselves" is about everyone.
+FIRST_PERSON = frozenset(
+    "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll our ours".split()  # noqa: SIM905
+)
+_FUNCTION = frozenset(
+    (  # noqa: SIM905
+        "a an the of in on at to for from with by as and or but if then than so that this these "
+        "those it its he she they we i you me my his her their our your him them us be been "
+        "being am is are was were do does did has have had will would should can could may might "
+        "must just very really also about into over under up out some any all more most much "
+        "many such here there when while where which who whom what how why own same too lot "
+        "lots bit quite pretty i'm i've i'd i'll it's that's there's don't doesn't didn't can't "
+        "won't isn't aren't wasn't weren't not no yes so super totally truly definitely "
+        "absolutely always never ever still even now then today yesterday tomorrow lately "
+        "recently soon again one thing things stuff something anything everything way get got "
+        "make made feel felt think thought know knew like love really mean means meant"
+    ).split()
+)
+_NOTE_LABELS = frozenset(
+    (  # noqa: SIM905 - "Note: ..." is a label, not a speaker
+        "note notes todo update fix warning error re subject summary decision question answer q a "
+        "reminder idea task status context result goal plan important fyi ps edit source example "
+        "tip info done fixed bug feature http https step steps action"
+    ).split()
+)
+_SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s+(?=\S)")
+
+_MODALS = frozenset(
+    (  # noqa: SIM905
+        "can could will would should shall may might must can't couldn't won't wouldn't "
+        "shouldn't mustn't didn't wasn't did was had used ought"
+    ).split()
+)
+_IRREGULAR_PAST = frozenset(
+    (  # noqa: SIM905 - common irregular past forms: they do not take -s
+        "went got had made took came saw found gave felt thought told said knew bought brought "
+        "ran began became left kept met sent spent won lost wrote heard held built taught caught "
+        "fought sold paid drove rode flew grew threw drew ate fell forgot sang swam sat stood "
+        "understood woke wore chose broke spoke stole hid led fed slept meant dealt lit shot "
+        "struck tore shook froze rose dug hung stuck did was were finally just"
+    ).split()
+)
+_ADVERBS = frozenset(
+    (  # noqa: SIM905 - adverbs that sit between "I" and its verb
+        "also just still always never often usually really even finally recently actually "
+        "already sometimes totally definitely truly absolutely mostly only ever kinda sorta "
+        "literally generally normally currently basically honestly probably seriously "
+        "certainly surely rarely hardly barely nearly almost"
+    ).split()
+)
+_IRREGULAR_3SG = {
+    "have": "has",
+    "do": "does",
+    "go": "goes",
+    "am": "is",
+    "be": "is",
+    "wanna": "wants to",
+    "gotta": "has to",
+}
+_NEG_3SG = {"don't": "doesn't", "haven't": "hasn't", "am": "is", "aren't": "isn't"}
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """One statement drawn from a text: the sentence as it was, and as it is kept."""
+
+    text: str
+    sentence: str
+
+
+def speaker_of(text: str) -> tuple[str | None, str]:
+    """A leading speaker label ("Caroline: ...") and the rest; (None, text) if none."""
+    m = _SPEAKER.match(text)
+    if not m or len(m.group(1)) > 40 or m.group(1).lower() in _NOTE_LABELS:
+        return None, text
+    return m.group(1), text[m.end() :]
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of ``text``, captions and bullets removed, end punctuation kept."""
+    text = _CAPTION.sub("", text.translate(_APOSTROPHES))
+    out: list[str] = []
+    carry = ""
+    for piece in _SPLIT.split(text):
+        piece = _BULLET.sub("", piece.strip())
+        if not piece:
+            continue
+        if _ABBREV.search(piece):
+            carry += piece + " "
+            continue
+        out.append(carry + piece)
+        carry = ""
+    if carry.strip():
+        out.append(carry.strip())
+    return out
+
+
+def _words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def strip_edges(sentence: str) -> str:
+    """The sentence without leading markers, formulas set off by commas, or vocatives."""
+    s = sentence.strip().strip("\"'")
+    while True:
+        before = s
+        m = re.match(r"^([A-Za-z']+)(?:[,!.]+\s*|\s+(?=[A-Z]))", s)
+        if m and m.group(1).lower() in MARKERS:
+            s = s[m.end() :]
+        m = re.match(r"^([A-Za-z]+)\s+(?=[a-z])", s)
+        if m and m.group(1).lower() in _CONJUNCTIONS | MARKERS:
+            s = s[m.end() :]
+        # A formula set off by a comma: "Thanks, ...", "No worries, ...".
+        m = re.match(r"^([^,]{1,30}),\s+", s)
+        if m and _FORMULA.match(m.group(1)) and _words(m.group(1))[-1:] != ["to"]:
+            s = s[m.end() :]
+        # A vocative: a capitalised name and a comma ("Caroline, that's ...").
+        m = re.match(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?[,!]\s*", s)
+        if m and m.group(0).split(",")[0].split("!")[0].lower() not in FIRST_PERSON:
+            s = s[m.end() :]
+        if s == before:
+            break
+    # A trailing vocative: "..., Mel!" / "... Jon."
+    s = re.sub(r",\s*[A-Z][a-z]+(?: [A-Z][a-z]+)?\s*([.!?]*)$", r"\1", s)
+    return s.strip()
+
+
+def is_question(sentence: str) -> bool:
+    if sentence.rstrip().endswith("?"):
+        return True
+    words = _words(sentence)
+    if len(words) >= 2 and words[0] in _WH | _AUX and words[1] in _SUBJECT_PRONOUNS:
+        return True
+    return len(words) >= 1 and words[0] in _WH and words[0] not in ("when", "while")
+
+
+def is_formula(sentence: str) -> bool:
+    return not _words(sentence) or bool(_FORMULA.match(sentence.strip()))
+
+
+def content_words(sentence: str, exclude: frozenset[str] = frozenset()) -> list[str]:
+    return [
+        w
+        for w in _words(sentence)
+        if w not in _FUNCTION
+        and w not in MARKERS
+        and w not in FIRST_PERSON
+        and w not in SECOND_PERSON
+        and w not in exclude
+        and not w.isdigit()
+    ]
+
+
+def _third_person(verb: str) -> str:
+    low = verb.lower()
+    if low in _NEG_3SG:
+        return _NEG_3SG[low]
+    if low in _IRREGULAR_3SG:
+        return _IRREGULAR_3SG[low]
+    past = low.endswith("ed") and not low.endswith("eed")
+    if low in _MODALS or low in _IRREGULAR_PAST or past or "'" in low or low == "gonna":
+        return verb
+    if re.search(r"(?:s|sh|ch|x|z|o)$", low):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", low):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def third_person(sentence: str, name: str) -> str:
+    """Rewrite the first person as ``name`` (see the module docstring)."""
+    lower = name[0].lower() + name[1:] if name.lower().startswith("the ") else name
+
+    def fix_i(m: re.Match[str]) -> str:
+        adverbs, verb = m.group(1) or "", m.group(2)
+        return f"{lower} {adverbs}{_third_person(verb)}"
+
+    s = sentence
+    s = re.sub(r"\bI'm\b|\bI am\b", f"{lower} is", s)
+    s = re.sub(r"\bI've\b", f"{lower} has", s)
+    s = re.sub(r"\bI'd(?= been\b| better\b)", f"{lower} had", s)
+    s = re.sub(r"\bI'd\b", f"{lower} would", s)
+    s = re.sub(r"\bI'll\b", f"{lower} will", s)
+    adv = "|".join(sorted(_ADVERBS))
+    s = re.sub(rf"\bI ((?:(?:{adv}) )*)([A-Za-z']+)", fix_i, s)
+    s = re.sub(r"\bI\b", lower, s)
+    s = re.sub(r"(?i)\bmy\b|\bmine\b", f"{lower}'s", s)
+    s = re.sub(r"(?i)(?<![\w-])(?:myself|me)(?![\w-])", lower, s)
+    s = re.sub(r"(?i)\bwe're\b", f"{lower} and others are", s)
+    s = re.sub(r"(?i)\bwe've\b", f"{lower} and others have", s)
+    s = re.sub(r"(?i)\bwe'll\b", f"{lower} and others will", s)
+    s = re.sub(r"(?i)\bwe'd\b", f"{lower} and others would", s)
+    s = re.sub(r"(?i)\bwe\b|\bus\b", f"{lower} and others", s)
+    s = re.sub(r"(?i)\bours?\b", f"{lower}'s", s)
+    s = re.sub(r"(?i)\bourselves\b", "themselves", s)
+    return s
+
+
+def _finish(text: str) -> str:
+    text = re.sub(r"\s+", " ", text).strip().strip("\"'")
+    text = re.sub(r"[!.?,:;]+$", "", text).rstrip()
+    if not text:
+        return ""
+    return text[0].upper() + text[1:] + "."
+
+
+def statement(sentence: str, speaker: str | None) -> str | None:
+    """The statement ``sentence`` makes (rewritten for ``speaker``), or None if it makes none."""
+    raw = sentence.strip()
+    if not raw or raw.endswith(":"):
+        return None  # a heading ("The user asked:") introduces, it does not state
+    if is_question(raw):
+        return None
+    s = strip_edges(raw)
+    if is_formula(raw) or not s or is_question(s) or is_formula(s):
+        return None
+    if speaker is None:
+        if not content_words(s):
+            return None
+        return s if s == raw else _finish(s)
+    words = _words(s)
+    if any(w in SECOND_PERSON for w in words):
+        return None
+    if words[0] in _DEICTIC or words[0] in _WH | _AUX | _ELIDED:
+        return None
+    if not any(w in FIRST_PERSON for w in words):
+        return None
+    name_words = frozenset(_words(speaker))
+    if len(content_words(s, name_words)) < MIN_CONTENT_WORDS:
+        return None
+    return _finish(third_person(s, speaker))
+
+
+def statements(text: str, speaker: str | None = None) -> list[Statement]:
+    """The statements of ``text``; a leading speaker label names the speaker when none is given."""
+    if speaker is None:
+        speaker, text = speaker_of(text)
+    out: list[Statement] = []
+    for sentence in sentences(text):
+        kept = statement(sentence, speaker)
+        if kept:
+            out.append(Statement(kept, sentence))
+    return out

@@ -1,0 +1,515 @@
+"""The judge of statement pairs (pure): same, update, retract or unrelated?
+
+One small protocol answers both questions a run asks: do two short-term
+entries say the same thing (clustering), and how does a candidate relate to
+a known fact (reconciliation). A pair is (earlier, later); the answer is a
+label with a confidence:
+
+- ``same``: the later statement restates the earlier one (a paraphrase or
+  a confirmation, contrast and negation words included);
+- ``update``: it gives a new value for the same thing ("Lena's employer is
+  Bosch" after "Lena works at Siemens");
+- ``retract``: it says the earlier one stopped being true, nothing new;
+- ``unrelated``: a different fact: another subject or object, an addition
+  beside the first ("also plays the piano"), or merely the same topic.
+
+``LocalJudge`` (the default) is a small MLP over cheap lexical pair
+features and the cosine (content words shared, added or dropped, names and
+numbers that differ, where the first difference sits, change, negation,
+additive, retraction and contrast words, many-valued and one-at-a-time
+verbs), computed in numpy over a batch of pairs (``Statements`` parses each
+statement once). Its weights (``judge_data/judge.npz``, 4 KB) are trained
+by ``scripts/train_judge.py`` on ``judge_data/pairs.txt`` and ship in the
+package: nothing is downloaded. ``WordJudge`` is the word-list rule of
+``reconcile`` behind the same protocol: the last resort when the weights are
+missing, and the baseline the trained judge is measured against. The word
+lists are features of the local judge, not its decision.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from importlib import resources
+from typing import Literal, Protocol
+
+import numpy as np
+
+from halls.consolidate.reconcile import CHANGE, NEGATION, STOP, Decision, Known, _stem, decide
+
+Label = Literal["same", "update", "retract", "unrelated"]
+LABELS: tuple[Label, ...] = ("same", "update", "retract", "unrelated")
+
+_TOKEN = re.compile(r"[A-Za-z0-9~][A-Za-z0-9~./:-]*")
+ADDITIVE = frozenset(
+    "also too well another addition besides second either extra both additionally more".split()  # noqa: SIM905
+)
+RETRACT = frozenset(
+    (  # noqa: SIM905 - a string reads better
+        "stopped stop quit gave give left leave cancelled canceled dropped drop removed sold "
+        "anymore longer ended discontinued abandoned rid died passed shut closed off ex former "
+        "retired resigned"
+    ).split()
+)
+EPISODIC = frozenset(
+    "today yesterday tonight morning afternoon evening tomorrow week weekend earlier".split()  # noqa: SIM905
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Pair:
+    """Two statements, the earlier first; vectors are unit-length embeddings."""
+
+    earlier: str
+    later: str
+    earlier_vec: np.ndarray
+    later_vec: np.ndarray
+
+    @property
+    def similarity(self) -> float:
+        return float(self.earlier_vec @ self.later_vec)
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    label: Label
+    confidence: float  # the judge's probability of the label, 0..1
+    by: str  # which judge answered
+
+
+class Judge(Protocol):
+    name: str
+
+    def judge(self, pairs: Sequence[Pair]) -> list[Judgement]: ...
+
+
+# -- lexical features --
+
+# Verbs whose subject may hold several values at once ("likes hiking" and
+# "likes kayaking" are two facts) and nouns/verbs whose subject holds one at
+# a time ("lives in Lisbon" then "lives in Porto" is a change). Stems.
+MULTI = frozenset(
+    (  # noqa: SIM905 - a string reads better
+        "like love enjoy prefer play speak own read watch know visit collect fan member hobby "
+        "into fond interest"
+    ).split()
+)
+SINGLE = frozenset(
+    (  # noqa: SIM905 - as above
+        "live based work employer job manager report called named name default main primary "
+        "run drive car phone editor theme version birthday age address home apartment flat "
+        "desk sit floor cadence schedule weekly daily monthly title role position salary "
+        "password deadline due current capital boss lead"
+    ).split()
+)
+# Words after which a value is a contrast, not a claim ("Ubuntu, not Debian").
+CONTRAST = frozenset(["not", "never", "no", "than", "without", "nor"])
+MAX_WORDS = 24  # content words compared per statement (a statement is a sentence)
+PREFIX = 5  # words sharing this many first letters count as one (allergic, allergy)
+_VOCAB: dict[str, int] = {}
+
+
+@dataclass(frozen=True, slots=True)
+class _Parsed:
+    """One statement's content words (ids, in order) and markers, for batch comparison."""
+
+    ids: np.ndarray  # int64, unique, sentence order, at most MAX_WORDS
+    roots: np.ndarray  # int64 per id: the word's first PREFIX letters ("allergic", "allergy")
+    name: np.ndarray  # bool per id: capitalised past the first word
+    number: np.ndarray  # bool per id: has a digit
+    contrast: np.ndarray  # bool per id: follows not/never/than...
+    flags: np.ndarray  # float32: change negated additive retract episodic multi single length
+
+
+N_FLAGS = 8
+
+
+@lru_cache(maxsize=65536)
+def _parse(text: str) -> _Parsed:
+    clean = text.replace("’", "'").replace("n't", " not")
+    raw = _TOKEN.findall(clean)
+    low = [w.lower().rstrip(".:") for w in raw]
+    stems = [_stem(w.removesuffix("'s")) for w in low]
+    joined = " ".join(low)
+    ids: list[int] = []
+    roots: list[int] = []
+    name: list[bool] = []
+    number: list[bool] = []
+    contrast: list[bool] = []
+    after = False
+    for n, (w, r) in enumerate(zip(stems, raw, strict=True)):
+        keep = (len(w) > 1 or w.isdigit()) and w not in STOP and w not in CHANGE
+        keep = keep and w not in NEGATION
+        if keep and len(ids) < MAX_WORDS:
+            i = _VOCAB.setdefault(w, len(_VOCAB))
+            if i not in ids:
+                ids.append(i)
+                root = w[:PREFIX] if len(w) >= PREFIX else w
+                roots.append(_VOCAB.setdefault("\x00" + root, len(_VOCAB)))
+                name.append(bool(n) and r[:1].isupper())
+                number.append(any(ch.isdigit() for ch in w))
+                contrast.append(after)
+        if w in CONTRAST or low[n] in CONTRAST:
+            after = True
+        elif keep:
+            after = False
+    flags = [
+        any(w in CHANGE for w in stems),
+        any(w in NEGATION for w in stems) or "no longer" in joined,
+        any(w in ADDITIVE for w in stems) or "as well" in joined or "in addition" in joined,
+        any(w in RETRACT for w in stems),
+        any(w in EPISODIC for w in stems),
+        any(w in MULTI for w in stems),
+        any(w in SINGLE for w in stems),
+        min(len(low), 30) / 30,
+    ]
+    return _Parsed(
+        np.array(ids, dtype=np.int64),
+        np.array(roots, dtype=np.int64),
+        np.array(name, dtype=bool),
+        np.array(number, dtype=bool),
+        np.array(contrast, dtype=bool),
+        np.array(flags, dtype=np.float32),
+    )
+
+
+def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
+    """Statements as (P x MAX_WORDS) arrays: roots (``fill`` if empty), name, number, contrast."""
+    ids = np.full((len(parsed), MAX_WORDS), fill, dtype=np.int64)
+    name = np.zeros((len(parsed), MAX_WORDS), dtype=bool)
+    number = np.zeros_like(name)
+    contrast = np.zeros_like(name)
+    for r, p in enumerate(parsed):
+        k = len(p.ids)
+        ids[r, :k], name[r, :k], number[r, :k], contrast[r, :k] = (
+            p.roots,
+            p.name,
+            p.number,
+            p.contrast,
+        )
+    return ids, name, number, contrast
+
+
+def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
+    """Where (0 = first word .. 1 = last) the first content word the other lacks sits."""
+    missing = valid & ~shared
+    count = valid.sum(axis=1)
+    at = missing.argmax(axis=1) / np.maximum(count - 1, 1)
+    return np.where(missing.any(axis=1), at, 1.0)  # type: ignore[no-any-return]
+
+
+N_LEXICAL = 34
+# Columns of ``lexical`` that ``_never_an_update`` reads.
+_JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY = 2, 10, 12, 17, 27, 29
+
+
+class Statements:
+    """Statements parsed and padded once, so that many pairs of them compare by row."""
+
+    def __init__(self, texts: Sequence[str], vectors: np.ndarray | None = None) -> None:
+        self.texts = list(texts)
+        self.vectors = vectors
+        parsed = [_parse(t) for t in texts]
+        self.words = _pad(parsed, -1)
+        self.flags = (
+            np.stack([p.flags for p in parsed]) if parsed else np.zeros((0, N_FLAGS), np.float32)
+        )
+
+    def pairs(self, a: np.ndarray, b: np.ndarray) -> list[Pair]:
+        """Rows a[i] (earlier) and b[i] (later) as ``Pair`` objects (needs vectors)."""
+        assert self.vectors is not None
+        t, v = self.texts, self.vectors
+        return [Pair(t[x], t[y], v[x], v[y]) for x, y in zip(a.tolist(), b.tolist(), strict=True)]
+
+
+def lexical(earlier: Sequence[str], later: Sequence[str], similarity: np.ndarray) -> np.ndarray:
+    """The lexical features of many pairs at once (P x N_LEXICAL), numpy over the batch."""
+    rows = np.arange(len(earlier))
+    return lexical_rows(Statements(earlier), Statements(later), rows, rows, similarity)
+
+
+def lexical_rows(
+    first: Statements, second: Statements, a: np.ndarray, b: np.ndarray, similarity: np.ndarray
+) -> np.ndarray:
+    """The lexical features of pairs (first[a[i]], second[b[i]]), numpy over the batch."""
+    ia, na_, ua, ca = (m[a] for m in first.words)
+    ib, nb_, ub, cb = (m[b] for m in second.words)
+    ib = np.where(ib >= 0, ib, -2)  # empty slots never match the other side's
+    va, vb = ia >= 0, ib >= 0
+    # Which of one statement's words the other has: (P x W x W) equality, any.
+    eq = ia[:, :, None] == ib[:, None, :]
+    a_in_b, b_in_a = eq.any(axis=2), eq.any(axis=1)
+    fa, fb = first.flags[a], second.flags[b]
+    n_a, n_b = va.sum(axis=1), vb.sum(axis=1)
+    shared = a_in_b.sum(axis=1)
+    novel_w, dropped_w = vb & ~b_in_a, va & ~a_in_b
+    novel, dropped = novel_w.sum(axis=1), dropped_w.sum(axis=1)
+    novel_names, dropped_names = (novel_w & nb_).sum(axis=1), (dropped_w & na_).sum(axis=1)
+    novel_nums, dropped_nums = (novel_w & ub).sum(axis=1), (dropped_w & ua).sum(axis=1)
+    novel_contrast = (novel_w & cb).sum(axis=1)
+    dropped_contrast = (dropped_w & ca).sum(axis=1)
+    change_a, neg_a, add_a, ret_a, epi_a, multi_a, single_a, len_a = fa.T
+    change_b, neg_b, add_b, ret_b, epi_b, multi_b, single_b, len_b = fb.T
+    first_same = (ia[:, 0] == ib[:, 0]).astype(np.float32)
+    # What is new beyond contrasts ("never in Word") is a new value.
+    claimed = np.maximum(novel - novel_contrast, 0)
+    sim = similarity.astype(np.float32)
+    cols = [
+        sim,
+        sim * sim,
+        shared / np.maximum(n_a + n_b - shared, 1),
+        novel / np.maximum(n_b, 1),
+        dropped / np.maximum(n_a, 1),
+        np.minimum(novel, 5) / 5,
+        np.minimum(dropped, 5) / 5,
+        np.minimum(novel_names, 3) / 3,
+        np.minimum(dropped_names, 3) / 3,
+        ((novel_nums + dropped_nums) > 0),
+        # Markers count where only the later statement has them: two
+        # statements that both say "also" or "now" say the same thing.
+        change_b * (1 - change_a),
+        change_a * change_b,
+        neg_b * (1 - neg_a),
+        neg_a * (1 - neg_b),
+        neg_a * neg_b,
+        add_b * (1 - add_a),
+        add_a,
+        ret_b * (1 - ret_a),
+        epi_b,
+        epi_a,
+        first_same,
+        (len_b - len_a),
+        np.minimum(novel, dropped) / 5,
+        (novel_names > 0) & (dropped_names > 0),
+        (novel_nums > 0) & (dropped_nums > 0),
+        # A difference up front is another subject; at the end, another value.
+        _first_missing(va, a_in_b),
+        _first_missing(vb, b_in_a),
+        # An addition says "also" AND brings something new; "also" over the
+        # same words is a restatement.
+        add_b * (1 - add_a) * (claimed > 0),
+        add_b * (claimed == 0),
+        # Several values may hold at once for likes, plays, speaks...; one
+        # at a time for lives in, works at, is called...
+        multi_a * multi_b,
+        np.maximum(single_a, single_b),
+        np.minimum(claimed, 3) / 3,
+        np.minimum(novel_contrast + dropped_contrast, 3) / 3,
+        ((novel == 0) & (dropped == 0)),
+    ]
+    return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
+
+
+def features(pairs: Sequence[Pair]) -> np.ndarray:
+    """One row of lexical features per pair (the cosine is among them)."""
+    if not pairs:
+        return np.zeros((0, N_LEXICAL), dtype=np.float32)
+    u = np.stack([p.earlier_vec for p in pairs]).astype(np.float32)
+    v = np.stack([p.later_vec for p in pairs]).astype(np.float32)
+    sims = np.einsum("ij,ij->i", u, v)
+    return lexical([p.earlier for p in pairs], [p.later for p in pairs], sims)
+
+
+# -- the judges --
+
+_SAME, _UPDATE, _RETRACT, _UNRELATED = (LABELS.index(k) for k in LABELS)
+
+
+def _never_an_update(x: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Two readings the model may not make, whatever its training pairs say.
+
+    A second value of a many-valued verb (likes, plays, speaks...) without a
+    word of change, negation or retraction is another fact, not a change;
+    an addition ("also", "too", "as well", "in addition") that brings
+    something new and neither negates nor retracts is another fact too.
+    Their probability of ``update`` (and, for additions, ``retract``; for
+    additions sharing under half their words, ``same``) moves to
+    ``unrelated``.
+    """
+    change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
+    addition = (x[:, _ADDITION] > 0) & ~negation & ~retraction
+    many = (x[:, _MANY] > 0) & ~(change | negation | retraction)
+    # ... and when the addition shares less than half its words with the
+    # earlier statement, it is no restatement of it either.
+    new = addition & (x[:, _JACCARD] < 0.5)
+    out = p.copy()
+    rules = ((many, (_UPDATE,)), (addition, (_UPDATE, _RETRACT)), (new, (_SAME,)))
+    for rows, labels in rules:
+        for k in labels:
+            out[rows, _UNRELATED] += out[rows, k]
+            out[rows, k] = 0.0
+    return out
+
+
+class LocalJudge:
+    """A two-layer MLP over ``features``; weights from ``judge_data/judge.npz``."""
+
+    name = "local"
+
+    def __init__(self, weights: dict[str, np.ndarray]) -> None:
+        self.mean = weights["mean"].astype(np.float32)
+        self.std = weights["std"].astype(np.float32)
+        self.w1 = weights["w1"].astype(np.float32)
+        self.b1 = weights["b1"].astype(np.float32)
+        self.w2 = weights["w2"].astype(np.float32)
+        self.b2 = weights["b2"].astype(np.float32)
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        h = np.maximum(((x - self.mean) / self.std) @ self.w1 + self.b1, 0.0)
+        z = h @ self.w2 + self.b2
+        z -= z.max(axis=1, keepdims=True)
+        e = np.exp(z)
+        return _never_an_update(x, e / e.sum(axis=1, keepdims=True))
+
+    def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
+        if not pairs:
+            return []
+        p = self.probabilities(features(pairs))
+        best = p.argmax(axis=1)
+        return [Judgement(LABELS[int(k)], float(p[n, k]), self.name) for n, k in enumerate(best)]
+
+    def judge_rows(
+        self, statements: Statements, a: np.ndarray, b: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Labels (indices into LABELS) and confidences of pairs of rows, earlier a[i]."""
+        v = statements.vectors
+        assert v is not None
+        sims = np.einsum("ij,ij->i", v[a], v[b])
+        p = self.probabilities(lexical_rows(statements, statements, a, b, sims))
+        best = p.argmax(axis=1)
+        return best, p[np.arange(len(best)), best]
+
+
+class WordJudge:
+    """The word-list rule of ``reconcile.decide`` behind the judge protocol."""
+
+    name = "words"
+    _LABEL: dict[str, Label] = {
+        "NONE": "same",
+        "UPDATE": "update",
+        "DELETE": "retract",
+        "ADD": "unrelated",
+    }
+
+    def __init__(self, match_threshold: float = 0.75, related_threshold: float = 0.55) -> None:
+        self.match = match_threshold
+        self.related = related_threshold
+
+    def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
+        out = []
+        for p in pairs:
+            d = decide(
+                p.later,
+                [Known("x", p.earlier, p.similarity)],
+                match_threshold=self.match,
+                related_threshold=self.related,
+            )
+            out.append(Judgement(self._LABEL[d.kind], 1.0, self.name))
+        return out
+
+
+def judge_rows(
+    judge: Judge, statements: Statements, a: np.ndarray, b: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Labels (indices into LABELS) and confidences of pairs of rows, by any judge.
+
+    A judge with a ``judge_rows`` of its own (the local MLP, the llm judge)
+    answers from the parsed statements; any other through ``Pair`` objects.
+    """
+    own = getattr(judge, "judge_rows", None)
+    if own is not None:
+        return own(statements, a, b)  # type: ignore[no-any-return]
+    got = judge.judge(statements.pairs(a, b))
+    labels = np.array([LABELS.index(j.label) for j in got], dtype=np.int64)
+    return labels, np.array([j.confidence for j in got], dtype=np.float32)
+
+
+WEIGHTS = "judge_data/judge.npz"
+
+
+@lru_cache(maxsize=1)
+def _weights() -> dict[str, np.ndarray] | None:
+    try:
+        path = resources.files("halls.consolidate").joinpath(WEIGHTS)
+        with path.open("rb") as fh, np.load(fh) as data:
+            return {k: data[k] for k in data.files}
+    except (FileNotFoundError, OSError):
+        return None
+
+
+def default_judge(match_threshold: float = 0.75, related_threshold: float = 0.55) -> Judge:
+    """The shipped local judge; the word lists only if its weights are missing."""
+    weights = _weights()
+    if weights is None or weights["w1"].shape[0] != N_LEXICAL:
+        return WordJudge(match_threshold, related_threshold)
+    return LocalJudge(weights)
+
+
+_KIND = {"same": "NONE", "update": "UPDATE", "retract": "DELETE"}
+EXPLICIT = 0.5  # an update or retraction judged this sure needs no repetition
+
+
+def decide_judged(
+    known: Sequence[Known],
+    judged: Sequence[tuple[Known, Judgement]],
+    later: str | None = None,
+) -> Decision:
+    """Reconcile a candidate from the judge's answers about it and known facts.
+
+    ``known`` are the nearest facts, ``judged`` those the judge was asked
+    about (the ones above the related threshold) with its answers, ``later``
+    the candidate's text. The most
+    confident answer other than ``unrelated`` names the fact the candidate
+    confirms, changes or retracts; none: ``ADD``.
+    """
+    best: tuple[float, Known, Judgement] | None = None
+    for k, j in judged:
+        if j.label == "unrelated":
+            continue
+        if best is None or j.confidence > best[0]:
+            best = (j.confidence, k, j)
+    if best is None:
+        if not known:
+            return Decision("ADD", None, "no long-term fact is about this yet")
+        near = max(known, key=lambda k: k.similarity)
+        return Decision(
+            "ADD",
+            None,
+            f"nearest fact {near.id} is about something else (cosine {near.similarity:.2f})",
+        )
+    _, k, j = best
+    kind = _KIND[j.label]
+    how = {"NONE": "restates", "UPDATE": "changes", "DELETE": "retracts"}[kind]
+    why = f"{how} {k.id} (judge {j.by}: {j.label} {j.confidence:.2f}, cosine {k.similarity:.2f})"
+    # Explicit: the candidate says it is a change ("now", "switched", "no
+    # longer", "quit"...); an implicit one waits for evidence like any
+    # statement, so a one-off remark never replaces a fact on its own.
+    flags = _parse(later).flags if later is not None else None
+    marked = flags is None or bool(flags[0] or flags[1] or flags[3])
+    explicit = kind != "NONE" and j.confidence >= EXPLICIT and marked
+    return Decision(kind, k.id, why, explicit=explicit)
+
+
+def load_pairs() -> list[tuple[str, str, str]]:
+    """The labelled pairs the local judge was trained on: (label, earlier, later)."""
+    text = resources.files("halls.consolidate").joinpath("judge_data/pairs.txt").read_text("utf-8")
+    out: list[tuple[str, str, str]] = []
+    for n, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.startswith("#"):
+            continue
+        parts = [p.strip() for p in line.split("|")]
+        if len(parts) != 3 or parts[0] not in LABELS:
+            raise ValueError(f"pairs.txt:{n}: not 'LABEL | earlier | later'")
+        out.append((parts[0], parts[1], parts[2]))
+    return out
+
+
+def held_out(pairs: list[tuple[str, str, str]], seed: int = 11) -> set[str]:
+    """The earlier statements whose pairs are held out (a quarter, by fact)."""
+    import random
+
+    groups = sorted({a for _, a, _ in pairs})
+    random.Random(seed).shuffle(groups)
+    return set(groups[: len(groups) // 4])

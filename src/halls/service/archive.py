@@ -1,0 +1,663 @@
+"""Export, import and backup of a store: the user owns their memory and can move it.
+
+``export`` writes every record of every tier (with its history: superseded
+and retired facts, closed loops), the journal, briefs, forget flags, run
+records (with what a revert needs), the edges, each searchable record's
+vector and reinforcement, into one archive (``archive_format``). It reads
+through the ``Store`` protocol only, so any backend exports the same way.
+
+``import_archive`` reads the archive twice: once to check all of it (the
+passphrase, every chunk's authentication, the checksum and counts, every
+record's shape, the embedder), then to write. A damaged, altered or
+wrongly-unlocked archive is refused by the first pass, before anything is
+written. Searchable records are written in their original write order, so
+that recall's neighbours (counted on the write sequence) and search results
+come out as they were.
+
+``backup`` is the backend's own consistent file copy (SQLite's online
+backup API), for a backend that has one.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+from typing import IO, Any
+
+import numpy as np
+from pydantic import ValidationError
+
+from halls.embed import Embedder, fingerprint
+from halls.errors import (
+    Conflict,
+    EmbedderMismatch,
+    InvalidArchive,
+    InvalidInput,
+    StoreNotFound,
+)
+from halls.models import (
+    ON_CONFLICT,
+    Brief,
+    Edge,
+    ForgetFlag,
+    JournalEvent,
+    LongFact,
+    OpenLoop,
+    Record,
+    Retention,
+    Run,
+    SearchFilter,
+    ShortEntry,
+    check_id,
+    check_run_id,
+    to_datetime,
+)
+from halls.service.archive_format import (
+    ArchiveWriter,
+    EncryptingSink,
+    decode_vector,
+    encode_vector,
+    is_encrypted,
+    read_archive,
+)
+from halls.service.stores import FINGERPRINT_KEY, Stores
+from halls.store import changes as ch
+from halls.store import check_store_name
+from halls.store.base import FileBackup, Store
+
+# Record kinds in the order an archive holds them (and an import writes them).
+KINDS = ("journal", "short", "near", "long", "edge", "brief", "flag", "run")
+_SEARCHABLE = ("short", "near", "long")
+_PAGE = 1000
+_BATCH = 256
+# Every searchable record, whatever its status: an archive keeps the history.
+_EVERYTHING = SearchFilter(include_superseded=True)
+
+# progress(done, total): records written so far, out of how many.
+Progress = Callable[[int, int], None]
+
+
+class _Ticker:
+    def __init__(self, progress: Progress | None, total: int) -> None:
+        self._progress, self.total, self.done = progress, total, 0
+
+    def __call__(self, n: int) -> None:
+        self.done += n
+        if self._progress is not None:
+            self._progress(self.done, self.total)
+
+
+@dataclass
+class ImportReport:
+    """What an import did (or, dry, would do), per record kind."""
+
+    store: str
+    dry_run: bool
+    reembedded: bool
+    archive: dict[str, int]
+    added: dict[str, int] = field(default_factory=dict)
+    replaced: dict[str, int] = field(default_factory=dict)
+    kept: dict[str, int] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "store": self.store,
+            "dry_run": self.dry_run,
+            "reembedded": self.reembedded,
+            "archive": self.archive,
+            "added": self.added,
+            "replaced": self.replaced,
+            "kept": self.kept,
+        }
+
+
+def _bump(counts: dict[str, int], kind: str, n: int = 1) -> None:
+    if n == 0:
+        return
+    counts[kind] = counts.get(kind, 0) + n
+
+
+def _changed_at(item: Any) -> tuple[float, ...]:
+    """When a record last changed, as far as it says: keep-newer compares these."""
+    if isinstance(item, LongFact):
+        return (max(item.created_at, item.last_confirmed).timestamp(),)
+    if isinstance(item, OpenLoop):
+        return ((item.closed_at or item.created_at).timestamp(),)
+    if isinstance(item, Run):
+        times = [t for t in (item.started_at, item.finished_at, item.reverted_at) if t]
+        return (max(times).timestamp(),)
+    if isinstance(item, ForgetFlag):
+        # A settled flag is newer than the same flag pending.
+        return (float(item.status == "done"), item.created_at.timestamp())
+    return (item.created_at.timestamp(),)
+
+
+def _run_dict(run: Run) -> dict[str, Any]:
+    """A run with each action's ``undo`` (never serialised elsewhere): what a revert needs."""
+    out = run.model_dump(mode="json")
+    for action, dumped in zip(run.actions, out["actions"], strict=True):
+        dumped["undo"] = action.undo
+    return out
+
+
+@dataclass
+class _Item:
+    kind: str
+    value: Any
+    # Empty for records that are not searchable.
+    vector: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    consolidated_into: str | None = None
+    retention: Retention | None = None
+
+    @property
+    def id(self) -> str:
+        return str(self.value.id)
+
+
+_MODELS: dict[str, type[Any]] = {
+    "journal": JournalEvent,
+    "short": ShortEntry,
+    "near": OpenLoop,
+    "long": LongFact,
+    "brief": Brief,
+    "flag": ForgetFlag,
+    "run": Run,
+}
+# The id kind each record kind must carry (runs have their own id check).
+_ID_KIND = {k: k for k in ("journal", "short", "near", "long", "brief", "flag")}
+
+
+def _parse(obj: dict[str, Any], line: int, dim: int | None) -> _Item:
+    """One archive line as a checked record; ``InvalidArchive`` if it is not one."""
+    kind = obj["kind"]
+    try:
+        if kind == "edge":
+            e = obj["edge"]
+            edge = Edge(str(e["src"]), str(e["dst"]), str(e["kind"]), float(e["created_at"]))
+            if edge.kind == "supersedes":
+                raise ValueError("supersedes edges are the facts' own links")
+            return _Item(kind, edge)
+        model = _MODELS.get(kind)
+        if model is None:
+            raise InvalidArchive(f"line {line} of the archive is of an unknown kind {kind!r}")
+        value = model.model_validate(obj["record"])
+        if kind in _ID_KIND:
+            check_id(value.id, _ID_KIND[kind])
+        else:
+            check_run_id(value.id)
+        item = _Item(kind, value)
+        if kind in _SEARCHABLE:
+            if dim is None:
+                raise ValueError("no vector dimension in the header")
+            item.vector = decode_vector(obj["vector"], dim)
+            into = obj.get("consolidated_into")
+            item.consolidated_into = None if into is None else check_id(str(into), "long")
+            kept = obj.get("retention")
+            if kept is not None:
+                item.retention = Retention(int(kept["access_count"]), float(kept["last_accessed"]))
+        return item
+    except InvalidArchive:
+        raise
+    except (ValidationError, InvalidInput, KeyError, TypeError, ValueError):
+        raise InvalidArchive(f"line {line} of the archive is not a valid {kind} record") from None
+
+
+class Archives:
+    """Export, import and backup over the service's stores."""
+
+    def __init__(
+        self,
+        stores: Stores,
+        embedder: Callable[[], Embedder],
+        clock: Callable[[], float],
+    ) -> None:
+        self._stores = stores
+        self._embedder = embedder
+        self._clock = clock
+
+    # -- export --
+
+    def export(
+        self,
+        out: IO[bytes],
+        *,
+        store: str | None = None,
+        passphrase: str | None = None,
+        progress: Progress | None = None,
+    ) -> dict[str, int]:
+        """Write the whole store to ``out`` (encrypted when a passphrase is given).
+
+        Returns how many records of each kind the archive holds. The archive
+        is read from the live store a page at a time, not as one snapshot:
+        writes landing meanwhile may or may not be in it (``backup`` is the
+        consistent copy).
+        """
+        if passphrase is not None and not passphrase:
+            raise InvalidInput("the passphrase must not be empty")
+        s = self._stores.open(store)
+        sink: Any = EncryptingSink(out, passphrase) if passphrase else out
+        writer = ArchiveWriter(sink)
+        # Ids first, to count and to order: searchable records go in their
+        # write order (the sequence neighbours are counted on).
+        short_ids = self._ids(lambda lim, off: s.list_short(lim, off))
+        loop_ids = self._ids(lambda lim, off: s.list_loops(None, lim, off))
+        fact_ids = self._ids(lambda lim, off: s.list_facts(None, lim, off))
+        ordered = self._write_order(s, short_ids + loop_ids + fact_ids)
+        run_ids = self._ids(lambda lim, off: s.list_runs(lim, off))
+        journal = s.journal_since(None)
+        briefs = s.briefs_since(None)
+        flags = s.list_flags(None)
+        fp = s.get_meta(FINGERPRINT_KEY)
+        counts = {
+            "journal": len(journal),
+            "short": len(short_ids),
+            "near": len(loop_ids),
+            "long": len(fact_ids),
+            "brief": len(briefs),
+            "flag": len(flags),
+            "run": len(run_ids),
+        }
+        tick = _Ticker(progress, sum(counts.values()))
+        writer.header(
+            {
+                "store": s.name,
+                "exported_at": to_datetime(self._clock()).isoformat(),
+                "halls_version": _version(),
+                "embedder": {"fingerprint": fp, "dim": self._dim(s, ordered)},
+                "counts": counts,
+            }
+        )
+        for event in journal:
+            writer.record("journal", {"record": event.model_dump(mode="json")})
+        tick(len(journal))
+        del journal
+        into = self._consolidated_into(s) if short_ids else {}
+        for start in range(0, len(ordered), _BATCH):
+            ids = ordered[start : start + _BATCH]
+            records, vectors, kept = s.get_records(ids), s.vectors(ids), s.retention(ids)
+            for i in ids:
+                rec, vec = records.get(i), vectors.get(i)
+                if rec is None or vec is None:  # deleted meanwhile
+                    continue
+                tier = getattr(rec, "tier", "")
+                fields: dict[str, Any] = {"record": rec.model_dump(mode="json")}
+                fields["vector"] = encode_vector(vec)
+                if tier == "short":
+                    fields["consolidated_into"] = into.get(i)
+                if i in kept:
+                    r = kept[i]
+                    fields["retention"] = {
+                        "access_count": r.access_count,
+                        "last_accessed": r.last_accessed,
+                    }
+                writer.record(tier, fields)
+            tick(len(ids))
+        seen: set[tuple[str, str, str]] = set()
+        for start in range(0, len(ordered), _PAGE):
+            for e in s.edges(ordered[start : start + _PAGE]):
+                if e.kind != "supersedes" and e.key not in seen:
+                    seen.add(e.key)
+                    writer.record("edge", {"edge": {**_edge_dict(e)}})
+        for brief in briefs:
+            writer.record("brief", {"record": brief.model_dump(mode="json")})
+        for flag in flags:
+            writer.record("flag", {"record": flag.model_dump(mode="json")})
+        tick(len(briefs) + len(flags))
+        for run_id in run_ids:
+            run = s.get_run(run_id)
+            if run is not None:
+                writer.record("run", {"record": _run_dict(run)})
+        tick(len(run_ids))
+        writer.footer()
+        if isinstance(sink, EncryptingSink):
+            sink.close()
+        return dict(writer.counts)
+
+    @staticmethod
+    def _ids(page: Callable[[int, int], list[Any]]) -> list[str]:
+        out: dict[str, None] = {}
+        offset = 0
+        while True:
+            found = page(_PAGE, offset)
+            out.update((r.id, None) for r in found)
+            if len(found) < _PAGE:
+                return list(out)
+            offset += _PAGE
+
+    @staticmethod
+    def _write_order(s: Store, ids: list[str]) -> list[str]:
+        placed: list[tuple[int, str]] = []
+        for start in range(0, len(ids), _PAGE):
+            found = s.neighbours(ids[start : start + _PAGE], 0, _EVERYTHING)
+            placed += [(w.seq, w.id) for w in found]
+        placed.sort()
+        return [i for _, i in placed]
+
+    @staticmethod
+    def _dim(s: Store, ordered: list[str]) -> int | None:
+        """The vectors' dimension, read off a stored vector (None: nothing searchable)."""
+        for start in range(0, len(ordered), _BATCH):
+            for vector in s.vectors(ordered[start : start + _BATCH]).values():
+                return len(vector)
+        return None
+
+    @staticmethod
+    def _consolidated_into(s: Store) -> dict[str, str]:
+        entries, into, _ = s.short_for_consolidation()
+        return {e.id: f for e, f in zip(entries, into, strict=True) if f is not None}
+
+    # -- import --
+
+    def import_archive(
+        self,
+        path: Path,
+        *,
+        store: str | None = None,
+        passphrase: str | None = None,
+        on_conflict: str = "keep-existing",
+        overwrite: bool = False,
+        dry_run: bool = False,
+        reembed: bool = False,
+        progress: Progress | None = None,
+    ) -> ImportReport:
+        """Import the archive at ``path`` into ``store`` (created if missing).
+
+        A store that already holds records is refused unless ``overwrite``;
+        then records whose id is already there are settled by
+        ``on_conflict``. ``dry_run`` checks everything and counts what would
+        change, writing nothing. ``reembed`` embeds the records with the
+        configured embedder instead of taking the archive's vectors (required
+        when the archive came from another embedder).
+        """
+        if on_conflict not in ON_CONFLICT:
+            raise InvalidInput(f"on_conflict must be one of {', '.join(ON_CONFLICT)}")
+        name = check_store_name(self._stores.name(store))
+        header, archived = self._verify(path, passphrase, reembed)
+        s = self._target(name, overwrite, dry_run)
+        report = ImportReport(name, dry_run, reembed, archived)
+        with open(path, "rb") as source:
+            lines = read_archive(source, passphrase)
+            next(lines)  # the header, checked by the first pass
+            items = _items(lines, header)
+            tick = _Ticker(progress, sum(archived.values()))
+            _Importer(s, report, on_conflict, reembed, self._embedder, tick).run(items)
+        return report
+
+    def _verify(
+        self, path: Path, passphrase: str | None, reembed: bool
+    ) -> tuple[dict[str, Any], dict[str, int]]:
+        """Read the whole archive once, checking everything; nothing is written."""
+        counts: dict[str, int] = {}
+        with open(path, "rb") as source:
+            lines = read_archive(source, passphrase)
+            header = next(lines)
+            self._check_embedder(header, reembed)
+            seen: set[str] = set()
+            for item in _items(lines, header):
+                _bump(counts, item.kind)
+                if item.kind != "edge":
+                    if item.id in seen:
+                        raise InvalidArchive(f"the archive holds {item.id} twice")
+                    seen.add(item.id)
+        return header, counts
+
+    def _check_embedder(self, header: dict[str, Any], reembed: bool) -> None:
+        theirs = (header.get("embedder") or {}).get("fingerprint")
+        if theirs is None or reembed:
+            return
+        mine = fingerprint(self._embedder())
+        if theirs != mine:
+            raise EmbedderMismatch(
+                f"the archive's vectors come from {theirs} but the configured embedder is "
+                f"{mine}; import with reembed (--reembed) to embed its records again"
+            )
+
+    def _target(self, name: str, overwrite: bool, dry_run: bool) -> Store | None:
+        """The store to import into (None: a dry run into a store that does not exist yet)."""
+        try:
+            s = self._stores.open(name)
+        except StoreNotFound:
+            if dry_run:
+                return None
+            return self._stores.embedded(name, create=True)
+        held = sum(s.counts().values()) + len(s.list_runs(1, 0))
+        if held and not overwrite:
+            raise Conflict(
+                f"store '{name}' already holds records; import with overwrite (--overwrite) "
+                "to merge the archive into it (records already there: --on-conflict)"
+            )
+        return s if dry_run else self._stores.embedded(name)
+
+    # -- backup --
+
+    def backup(self, out: Path, *, store: str | None = None, overwrite: bool = False) -> int:
+        """A consistent copy of the store's file(s) at ``out``, taken while it serves.
+
+        Returns the copy's size in bytes. A backend without an online file
+        copy says so (``InvalidInput``); ``export`` works on every backend.
+        """
+        s = self._stores.open(store)
+        if not isinstance(s, FileBackup):
+            raise InvalidInput("this storage backend has no online file backup; use export instead")
+        if out.exists() and not overwrite:
+            raise Conflict(f"{out.name} already exists; use overwrite (--overwrite) to replace it")
+        # Copied beside the target, then renamed: a failed copy never leaves
+        # a half-written file under the requested name.
+        out.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+        os.close(fd)
+        try:
+            s.backup(Path(tmp))
+            os.replace(tmp, out)
+        finally:
+            Path(tmp).unlink(missing_ok=True)
+        return out.stat().st_size
+
+
+def _version() -> str | None:
+    try:
+        return version("halls")
+    except PackageNotFoundError:  # pragma: no cover - run from a source tree
+        return None
+
+
+def archive_encrypted(path: Path) -> bool:
+    """Whether the archive at ``path`` needs a passphrase."""
+    with open(path, "rb") as f:
+        return is_encrypted(f)
+
+
+def _items(lines: Iterator[dict[str, Any]], header: dict[str, Any]) -> Iterator[_Item]:
+    """The records after the header, each parsed and checked."""
+    dim = (header.get("embedder") or {}).get("dim")
+    for n, obj in enumerate(lines, start=2):
+        yield _parse(obj, n, dim if isinstance(dim, int) else None)
+
+
+def _edge_dict(e: Edge) -> dict[str, Any]:
+    return {"src": e.src, "dst": e.dst, "kind": e.kind, "created_at": e.created_at}
+
+
+class _Importer:
+    """The writing pass of an import, in batches, settling conflicts by policy."""
+
+    def __init__(
+        self,
+        s: Store | None,
+        report: ImportReport,
+        on_conflict: str,
+        reembed: bool,
+        embedder: Callable[[], Embedder],
+        tick: _Ticker,
+    ) -> None:
+        self.s = s
+        self.report = report
+        self.policy = on_conflict
+        self.reembed = reembed
+        self.embedder = embedder
+        self.tick = tick
+        self.dry = report.dry_run
+        self._journal_ids: set[str] | None = None
+        self._brief_ids: set[str] | None = None
+        self._flags: dict[str, ForgetFlag] | None = None
+
+    def run(self, items: Iterator[_Item]) -> None:
+        batch: list[_Item] = []
+        for item in items:
+            if batch and (item.kind != batch[0].kind or len(batch) >= _BATCH):
+                self._flush(batch)
+                batch = []
+            batch.append(item)
+        if batch:
+            self._flush(batch)
+
+    def _wins(self, existing: Any, imported: Any) -> bool:
+        if self.policy == "keep-imported":
+            return True
+        if self.policy == "keep-newer":
+            return _changed_at(imported) > _changed_at(existing)
+        return False
+
+    def _flush(self, batch: list[_Item]) -> None:
+        kind = batch[0].kind
+        if kind in _SEARCHABLE:
+            self._searchable(batch)
+        elif kind == "journal":
+            self._journal(batch)
+        elif kind == "edge":
+            edges = tuple(i.value for i in batch)
+            if not self.dry and self.s is not None:
+                self.s.apply_changes([ch.AddEdges(edges)], None)
+            _bump(self.report.added, "edge", len(edges))
+        elif kind == "brief":
+            self._briefs(batch)
+        elif kind == "flag":
+            self._flag(batch)
+        elif kind == "run":
+            self._runs(batch)
+        self.tick(len(batch))
+
+    def _journal(self, batch: list[_Item]) -> None:
+        if self._journal_ids is None:
+            self._journal_ids = (
+                {e.id for e in self.s.journal_since(None)} if self.s is not None else set()
+            )
+        new = [i.value for i in batch if i.id not in self._journal_ids]
+        # The journal is append-only: an event already there is the same event.
+        _bump(self.report.kept, "journal", len(batch) - len(new))
+        _bump(self.report.added, "journal", len(new))
+        if new and not self.dry and self.s is not None:
+            self.s.add_journal(new)
+
+    def _searchable(self, batch: list[_Item]) -> None:
+        kind = batch[0].kind
+        s = self.s
+        existing: dict[str, Record] = s.get_records([i.id for i in batch]) if s else {}
+        current = s.retention(list(existing)) if s and existing else {}
+        if self.reembed:
+            texts = [i.value.intent if kind == "near" else i.value.content for i in batch]
+            for item, vec in zip(batch, self.embedder().embed(texts), strict=True):
+                item.vector = vec
+        changes: list[ch.Change] = []
+        direct: list[Callable[[], Any]] = []
+        touches: dict[str, tuple[int, float]] = {}
+        for item in batch:
+            old = existing.get(item.id)
+            kept = item.retention
+            if old is not None:
+                if not self._wins(old, item.value):
+                    _bump(self.report.kept, kind)
+                    continue
+                _bump(self.report.replaced, kind)
+                self._replace(item, changes, direct)
+                have = current.get(item.id)
+                if kept is not None:
+                    more = kept.access_count - (have.access_count if have else 0)
+                    touches[item.id] = (max(0, more), kept.last_accessed)
+                continue
+            _bump(self.report.added, kind)
+            if kept is not None:
+                touches[item.id] = (kept.access_count, kept.last_accessed)
+            if kind == "short":
+                changes.append(ch.RestoreShort(item.value, item.vector, item.consolidated_into))
+            elif kind == "long":
+                # Sources come from the archive's edges, each with its own time.
+                fact = item.value.model_copy(update={"derived_from": []})
+                changes.append(ch.AddFact(fact, item.vector))
+            else:
+                direct.append(_add_loop(s, item))
+        if self.dry or s is None:
+            return
+        # Loops have no Change of their own: they go first, in order, so that
+        # a batch (one kind) keeps the archive's write order.
+        for call in direct:
+            call()
+        if changes:
+            s.apply_changes(changes, None)
+        if touches:
+            s.reinforce(touches)
+
+    def _replace(
+        self, item: _Item, changes: list[ch.Change], direct: list[Callable[[], Any]]
+    ) -> None:
+        s = self.s
+        assert s is not None or self.dry
+        value = item.value
+        if item.kind == "short":
+            direct.append(lambda: s.update_short(value, item.vector))  # type: ignore[union-attr]
+            changes.append(ch.MarkShort((value.id,), item.consolidated_into))
+        elif item.kind == "long":
+            changes.append(ch.SetFact(value))
+        else:
+            direct.append(lambda: s.update_loop(value))  # type: ignore[union-attr]
+
+    def _briefs(self, batch: list[_Item]) -> None:
+        if self._brief_ids is None:
+            self._brief_ids = (
+                {b.id for b in self.s.briefs_since(None)} if self.s is not None else set()
+            )
+        for item in batch:
+            # A brief is never edited: one already there is the same brief.
+            if item.id in self._brief_ids:
+                _bump(self.report.kept, "brief")
+                continue
+            _bump(self.report.added, "brief")
+            if not self.dry and self.s is not None:
+                self.s.add_brief(item.value)
+
+    def _flag(self, batch: list[_Item]) -> None:
+        if self._flags is None:
+            self._flags = {f.id: f for f in self.s.list_flags(None)} if self.s is not None else {}
+        changes: list[ch.Change] = []
+        for item in batch:
+            old = self._flags.get(item.id)
+            if old is None:
+                _bump(self.report.added, "flag")
+                if not self.dry and self.s is not None:
+                    self.s.add_flag(item.value)
+            elif self._wins(old, item.value):
+                _bump(self.report.replaced, "flag")
+                changes.append(ch.SetFlag(item.id, item.value.status))
+            else:
+                _bump(self.report.kept, "flag")
+        if changes and not self.dry and self.s is not None:
+            self.s.apply_changes(changes, None)
+
+    def _runs(self, batch: list[_Item]) -> None:
+        for item in batch:
+            run = item.value.model_copy(update={"store": self.report.store})
+            old = self.s.get_run(run.id) if self.s is not None else None
+            if old is not None and not self._wins(old, run):
+                _bump(self.report.kept, "run")
+                continue
+            _bump(self.report.replaced if old is not None else self.report.added, "run")
+            if not self.dry and self.s is not None:
+                self.s.save_run(run)
+
+
+def _add_loop(s: Store | None, item: _Item) -> Callable[[], None]:
+    return lambda: s.add_loop(item.value, item.vector)  # type: ignore[union-attr]

@@ -1,0 +1,203 @@
+"""Statement extraction: dialogue acts dropped, statements rewritten to stand alone.
+
+The dialogue below is made up for these tests; the rules read sentence form,
+never a list of known sentences.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from halls.consolidate import distill
+from halls.consolidate.extract import sentences, speaker_of, statement, statements, third_person
+from halls.models import Brief, JournalEvent, ShortEntry
+
+
+def said(text: str) -> list[str]:
+    return [s.text for s in statements(text)]
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "Priya: Hi Omar! Long time no see!",
+        "Priya: Thanks so much, Omar! Have a great weekend!",
+        "Omar: Bye! Talk soon.",
+        "Omar: Sure thing, see ya.",
+        "Priya: No worries at all.",
+        "Omar: Congrats on the new job, Priya!",
+        "Priya: Sorry, I was late again.",
+        "Omar: What inspired you to start climbing?",
+        "Omar: Did you finish the kitchen yet?",
+        "Priya: How's the garden coming along",
+        "Omar: Wow, Priya, that looks amazing!",
+        "Priya: That's so cool. It was a great experience.",
+        "Omar: You're such a great cook, your lasagna rocks.",
+        "Priya: Let's grab coffee next week.",
+        "Omar: Let me know how it goes.",
+        "Priya: Glad I could help!",
+        "Omar: I love it.",
+        "Priya: I couldn't agree more.",
+        "Omar: I'm so sorry to hear about the flood.",
+        "Priya: The mountains were stunning.",
+    ],
+)
+def test_chit_chat_questions_and_reactions_yield_nothing(turn: str) -> None:
+    assert said(turn) == []
+
+
+def test_a_turn_keeps_its_statements_and_drops_the_rest() -> None:
+    turn = (
+        "Priya: Hey Omar! Lately I've been looking into nursing as a career. "
+        "What about you? I'm also learning Portuguese - my grandmother was from Lisbon."
+    )
+    assert said(turn) == [
+        "Lately Priya has been looking into nursing as a career.",
+        "Priya is also learning Portuguese.",
+        "Priya's grandmother was from Lisbon.",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("sentence", "expected"),
+    [
+        ("I am allergic to peanuts", "Priya is allergic to peanuts"),
+        ("I'm moving to Leeds in March", "Priya is moving to Leeds in March"),
+        ("I have two cats", "Priya has two cats"),
+        ("I've adopted a greyhound", "Priya has adopted a greyhound"),
+        ("I'd love to visit Japan", "Priya would love to visit Japan"),
+        ("I'd been saving for a bike", "Priya had been saving for a bike"),
+        ("I'll start the course in May", "Priya will start the course in May"),
+        ("I love sourdough baking", "Priya loves sourdough baking"),
+        ("I really enjoy long hikes", "Priya really enjoys long hikes"),
+        ("I go swimming on Mondays", "Priya goes swimming on Mondays"),
+        ("I study law at night", "Priya studies law at night"),
+        ("I need a new laptop", "Priya needs a new laptop"),
+        ("I went to Porto last week", "Priya went to Porto last week"),
+        ("I finished my thesis", "Priya finished Priya's thesis"),
+        ("I don't eat meat", "Priya doesn't eat meat"),
+        ("My brother taught me chess", "Priya's brother taught Priya chess"),
+        ("We painted our fence", "Priya and others painted Priya's fence"),
+    ],
+)
+def test_first_person_becomes_the_speaker(sentence: str, expected: str) -> None:
+    assert third_person(sentence, "Priya") == expected
+
+
+def test_a_statement_ends_with_a_full_stop_and_a_capital() -> None:
+    assert statement("so I'm running the Berlin marathon in May!!", "Omar") == (
+        "Omar is running the Berlin marathon in May."
+    )
+
+
+def test_an_utterance_must_say_something_of_its_speaker() -> None:
+    """A remark about the world in a chat is not the speaker's fact; first person is."""
+    assert said("Omar: The new bakery on Elm makes great rye.") == []
+    assert said("Omar: My sister opened a bakery on Elm.") == [
+        "Omar's sister opened a bakery on Elm."
+    ]
+
+
+def test_notes_pass_through_unchanged() -> None:
+    """Text without a speaker is a note: only questions and formulae go, nothing is rewritten."""
+    assert said("Chad prefers tabs") == ["Chad prefers tabs"]
+    assert said("Note: the API listens on port 8080") == ["Note: the API listens on port 8080"]
+    assert said("Thanks! The deploy runs on Fridays. Should we move it?") == [
+        "The deploy runs on Fridays."
+    ]
+    assert said("Should we move the deploy?") == []
+    assert said("OK") == []
+
+
+def test_speaker_labels_and_sentences() -> None:
+    assert speaker_of("Ana Lima: I code in Rust") == ("Ana Lima", "I code in Rust")
+    assert speaker_of("TODO: write the docs") == (None, "TODO: write the docs")
+    assert sentences("Dr. Okafor set it. I agreed; we start Monday [image: a photo of a cat]") == [
+        "Dr. Okafor set it.",
+        "I agreed",
+        "we start Monday",
+    ]
+
+
+def _at(day: int, hour: int = 9) -> datetime:
+    return datetime(2025, 3, day, hour, tzinfo=UTC)
+
+
+def test_journal_statements_come_from_the_user_only_with_their_ids() -> None:
+    """A user's turn is rewritten for 'the user'; the assistant's and tools' events are skipped."""
+    events = [
+        JournalEvent(
+            id="j_1",
+            content="I prefer dark roast coffee. Can you order some?",
+            role="user",
+            session_id="a",
+            created_at=_at(1),
+            occurred_at=_at(1),
+        ),
+        JournalEvent(
+            id="j_2",
+            content="I have ordered dark roast coffee for you.",
+            role="assistant",
+            session_id="a",
+            created_at=_at(1),
+            occurred_at=_at(1),
+        ),
+        JournalEvent(
+            id="j_3",
+            content="exit code 0",
+            role="tool",
+            session_id="a",
+            created_at=_at(1),
+            occurred_at=_at(1),
+        ),
+        JournalEvent(
+            id="j_4",
+            content="The deploy moved to Thursdays.",
+            role=None,
+            created_at=_at(2),
+            occurred_at=_at(2),
+        ),
+    ]
+    units = distill.from_journal(events, distill.LocalExtractor())
+    assert [(u.content, u.journal) for u in units] == [
+        ("The user prefers dark roast coffee.", ["j_1"]),
+        ("The deploy moved to Thursdays.", ["j_4"]),
+    ]
+
+
+def test_journal_sessions_split_by_id_or_by_gap() -> None:
+    def ev(i: str, hour: int, session: str | None) -> JournalEvent:
+        return JournalEvent(
+            id=i, content="x", session_id=session, created_at=_at(1, hour), occurred_at=_at(1, hour)
+        )
+
+    groups = distill.journal_sessions(
+        [ev("j_1", 9, None), ev("j_2", 9, "s"), ev("j_3", 10, None), ev("j_4", 12, "s")]
+    )
+    assert [[e.id for e in g] for g in groups] == [["j_1"], ["j_2", "j_4"], ["j_3"]]
+
+
+def test_entries_and_briefs_become_units_with_provenance() -> None:
+    entries = [
+        ShortEntry(id="s_1", content="Chad prefers tabs", created_at=_at(1), occurred_at=_at(1)),
+        ShortEntry(
+            id="s_2",
+            content="Omar: Bye! I'm learning the cello.",
+            source="j_9",
+            created_at=_at(1),
+            occurred_at=_at(1),
+        ),
+        ShortEntry(id="s_3", content="Omar: Thanks!", created_at=_at(1), occurred_at=_at(1)),
+    ]
+    units = distill.from_entries(entries, [0, 1, 2], distill.LocalExtractor())
+    assert [(u.content, u.entries, u.journal, u.row) for u in units] == [
+        ("Chad prefers tabs", ["s_1"], [], 0),  # its own text: the stored vector is reused
+        ("Omar is learning the cello.", ["s_2"], ["j_9"], None),
+    ]
+    brief = Brief(
+        id="b_1", summary="Moved CI to the 2-core runner. Any questions?", created_at=_at(3)
+    )
+    (unit,) = distill.from_briefs([brief], distill.LocalExtractor())
+    assert (unit.content, unit.journal) == ("Moved CI to the 2-core runner.", ["b_1"])

@@ -1,0 +1,162 @@
+"""Journal to memory, end to end through the HTTP API of a live in-process server.
+
+Real SQLite files and the real embedding model; only time is injected
+(``clock_server.FakeClock``), so days pass without sleeping.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from clock_server import DAY, FakeClock, InProcessServer, serve
+from halls import Memory, Settings
+
+S = {"store": "s"}
+EMAIL = "ana.lima@example.org"
+SAID = [
+    "I prefer tabs over spaces in Python code.",
+    "For the record, I prefer tabs over spaces when I write Python.",
+    "Also, I prefer tabs over spaces in my Python files.",
+]
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def make_server(
+    tmp_path: Path, embedder: Any, clock: FakeClock
+) -> Iterator[Callable[..., InProcessServer]]:
+    with ExitStack() as stack:
+
+        def make(**consolidator: Any) -> InProcessServer:
+            settings = Settings(
+                data_dir=tmp_path / "data", consolidator={"mode": "external", **consolidator}
+            )
+            memory = Memory(settings, embedder=embedder, clock=clock)
+            return stack.enter_context(serve(memory))
+
+        yield make
+
+
+def journal(c: httpx.Client, events: list[dict[str, Any]]) -> list[str]:
+    r = c.post("/journal/batch", params=S, json={"items": events})
+    assert r.status_code == 201, r.text
+    return list(r.json()["ids"])
+
+
+def run(c: httpx.Client) -> dict[str, Any]:
+    r = c.post("/consolidate/run", params=S)
+    assert r.status_code == 201, r.text
+    return dict(r.json())
+
+
+def session(day: int, said: str) -> list[dict[str, Any]]:
+    """One day's session: a greeting, a request, the preference, an answer, a farewell."""
+    sid = f"day-{day}"
+    return [
+        {
+            "content": "Hi! Can you help me with the parser today?",
+            "role": "user",
+            "session_id": sid,
+        },
+        {"content": "Of course. Which file?", "role": "assistant", "session_id": sid},
+        {"content": said, "role": "user", "session_id": sid},
+        {"content": "Noted, I will use tabs.", "role": "assistant", "session_id": sid},
+        {"content": "Thanks, bye!", "role": "user", "session_id": sid},
+    ]
+
+
+def _files(data: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in data.glob("s.sqlite3*") if "lock" not in p.name}
+
+
+def test_a_preference_journaled_on_three_days_becomes_one_fact(
+    make_server, clock, tmp_path
+) -> None:
+    """Three sessions on three days, a run each day: one fact, derived from the three events;
+    a PII forget flag then purges the journal rows' bytes with it."""
+    c = make_server().client
+    ids: list[str] = []
+    contact = journal(c, [{"content": f"You can reach me at {EMAIL}.", "role": "user"}])
+    assert "[REDACTED:email]" in c.get("/journal", params=S).json()[0]["content"]
+    runs = []
+    for day, said in enumerate(SAID):
+        events = journal(c, session(day, said))
+        ids.append(events[2])
+        runs.append(run(c))
+        clock.advance(DAY)
+    assert runs[0]["counts"]["promote"] == 0  # said once: not yet evidence
+    [promote] = [a for a in runs[1]["actions"] if a["kind"] == "promote"]
+    assert promote["after"]["content"] in [
+        "The user prefers tabs over spaces in Python code.",
+        "The user prefers tabs over spaces when the user writes Python.",
+    ]
+    assert sorted(promote["inputs"]) == sorted(ids[:2])
+    [confirm] = [a for a in runs[2]["actions"] if a["kind"] == "confirm"]
+    assert confirm["target_id"] == promote["target_id"] and confirm["inputs"] == [ids[2]]
+    facts = c.get("/long", params=S).json()
+    assert len(facts) == 1, [f["content"] for f in facts]  # no greeting, thanks or request
+    fact = facts[0]
+    assert sorted(fact["derived_from"]) == sorted(ids) and fact["evidence_count"] == 3
+
+    # Consumed events are not read again: another run changes nothing.
+    assert run(c)["actions"] == []
+
+    assert any(b"I prefer tabs over spaces" in b for b in _files(tmp_path / "data").values())
+    r = c.post(f"/long/{fact['id']}/forget", params=S, json={"reason": "that is my personal data"})
+    assert r.status_code == 202
+    [purge] = [a for a in run(c)["actions"] if a["kind"] == "purge"]
+    assert purge["target_id"] == fact["id"]
+    left = {e["id"] for e in c.get("/journal", params={**S, "limit": 1000}).json()}
+    assert not left & set(ids) and contact[0] in left  # only the fact's sources went
+    for name, data in _files(tmp_path / "data").items():
+        assert b"I prefer tabs over spaces" not in data, name
+        assert EMAIL.encode() not in data, name
+
+
+def test_a_brief_summary_is_a_source(make_server, clock) -> None:
+    """A decision stated in briefs' summaries on two days becomes a fact derived from them."""
+    c = make_server().client
+    briefs = []
+    for text in [
+        "The CI pipeline runs on the two-core runner. Any blockers left?",
+        "Thanks! Our CI pipeline runs on the two-core runner.",
+    ]:
+        r = c.post("/brief", params=S, json={"summary": text})
+        assert r.status_code == 201, r.text
+        briefs.append(r.json()["id"])
+        clock.advance(DAY)
+    record = run(c)
+    made = [a for a in record["actions"] if a["kind"] == "promote"]
+    assert len(made) == 1 and sorted(made[0]["inputs"]) == sorted(briefs)
+
+
+def test_stats_count_only_briefs_and_flags_waiting_for_a_run(make_server, clock) -> None:
+    c = make_server().client
+    r = c.post("/short", params=S, json={"content": "Chad uses Vim", "pinned": True})
+    assert r.status_code == 201
+    assert c.post("/brief", params=S, json={"summary": "Set up Vim."}).status_code == 201
+    assert c.get("/stats", params=S).json()["counts"]["briefs"] == 1
+    clock.advance(60)  # a run reads briefs made at or after its start: be later
+    run(c)
+    [fact] = c.get("/long", params=S).json()
+    counts = c.get("/stats", params=S).json()["counts"]
+    assert counts["briefs"] == 0 and counts["forget_flags"] == 0  # read by the run
+    clock.advance(60)
+    c.post(f"/long/{fact['id']}/forget", params=S, json={"reason": "that is wrong"})
+    c.post("/brief", params=S, json={"summary": "Nothing new."})
+    counts = c.get("/stats", params=S).json()["counts"]
+    assert counts["briefs"] == 1 and counts["forget_flags"] == 1
+    clock.advance(60)
+    run(c)
+    counts = c.get("/stats", params=S).json()["counts"]
+    assert counts["briefs"] == 0 and counts["forget_flags"] == 0

@@ -1,0 +1,102 @@
+"""The issue's four cases end to end: a live server, the real model, the shipped judge."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from clock_server import DAY, FakeClock, serve
+from halls import Memory, Settings
+
+S = {"store": "s"}
+
+
+@pytest.fixture
+def client(tmp_path: Path, embedder: Any) -> Iterator[tuple[httpx.Client, FakeClock]]:
+    clock = FakeClock()
+    settings = Settings(data_dir=tmp_path / "data", consolidator={"mode": "external"})
+    with serve(Memory(settings, embedder=embedder, clock=clock)) as server:
+        yield server.client, clock
+
+
+def say(c: httpx.Client, clock: FakeClock, texts: list[str]) -> list[str]:
+    """One text a day, then a run; the ids written."""
+    ids = []
+    for text in texts:
+        r = c.post("/short", params=S, json={"content": text})
+        assert r.status_code == 201, r.text
+        ids.append(r.json()["id"])
+        clock.advance(DAY)
+    r = c.post("/consolidate/run", params=S, json={})
+    assert r.status_code == 201 and r.json()["status"] == "done", r.text
+    return ids
+
+
+def active(c: httpx.Client) -> list[dict[str, Any]]:
+    r = c.get("/long", params={**S, "status": "active", "limit": 100})
+    assert r.status_code == 200, r.text
+    return list(r.json())
+
+
+def test_paraphrases_with_never_and_rather_make_one_fact(client) -> None:
+    c, clock = client
+    ids = say(
+        c,
+        clock,
+        [
+            "Jonas writes all his notes in Markdown",
+            "Jonas keeps notes in Markdown, never in Word",
+            "Markdown rather than Word is what Jonas uses for notes",
+        ],
+    )
+    [fact] = active(c)
+    assert sorted(fact["derived_from"]) == sorted(ids) and fact["evidence_count"] == 3
+
+
+def test_a_change_without_change_words_supersedes(client) -> None:
+    c, clock = client
+    say(
+        c,
+        clock,
+        ["Lena works at Siemens", "Lena's employer is Siemens", "Lena has a job at Siemens"],
+    )
+    [old] = active(c)
+    new_ids = say(c, clock, ["Lena joined Bosch last month", "Lena's employer is Bosch"])
+    facts = active(c)
+    assert old["id"] not in [f["id"] for f in facts]
+    assert len(facts) == 1 and set(new_ids) <= set(facts[0]["derived_from"])
+    chain = c.get(f"/long/{facts[0]['id']}", params=S).json()["chain"]
+    assert [f["id"] for f in chain][0] == old["id"]
+
+
+def test_a_natural_retraction_retires_the_fact(client) -> None:
+    c, clock = client
+    say(
+        c,
+        clock,
+        ["I drive to work", "I commute to the office by car", "Driving is how I get to work"],
+    )
+    [old] = active(c)
+    say(c, clock, ["Sold my car, I cycle everywhere now", "Sold my car, I cycle everywhere now"])
+    assert old["id"] not in [f["id"] for f in active(c)]
+    r = c.get(f"/long/{old['id']}", params=S).json()
+    assert r["status"] == "superseded"
+
+
+def test_an_addition_is_a_new_fact(client) -> None:
+    c, clock = client
+    say(
+        c,
+        clock,
+        ["Omar plays the guitar", "Omar is a guitar player", "Omar plays guitar in a band"],
+    )
+    [old] = active(c)
+    new_ids = say(c, clock, ["Omar also plays the piano", "Omar plays piano as well"])
+    facts = {f["id"]: f for f in active(c)}
+    assert old["id"] in facts and len(facts) == 2
+    [new] = [f for f in facts.values() if f["id"] != old["id"]]
+    assert set(new_ids) <= set(new["derived_from"])
