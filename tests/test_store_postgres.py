@@ -16,11 +16,14 @@ import numpy as np
 import pytest
 from pydantic import ValidationError
 
+from conftest import LiveServer
 from halls.config import StorageSettings
 from halls.errors import StoreUnavailable
 from halls.models import Brief, ForgetFlag, SearchFilter, new_id
 from halls.store import Backend, open_backend
-from store_contract import ALL, at, axis, fact, journal, loop, short, text_ids, vec_ids
+from http_helpers import assert_error
+from store_contract import ALL, T0, at, axis, fact, journal, loop, short, text_ids, vec_ids
+from test_cli import assert_one_line_error, clean_env, run
 
 
 @pytest.fixture
@@ -132,3 +135,72 @@ def test_a_store_deleted_by_another_process_refuses_writes(
         assert stale.counts()["short"] == 0
     finally:
         stale.close()
+
+
+def test_reinforcement_pins_and_categories_stay_in_their_store(backend: Backend) -> None:
+    """Recalls, pins, categories and short-term edits through one store (same ids
+    in both) leave the other's untouched; its category filter sees its own facts."""
+    a, b = backend.open("keep-a", True), backend.open("keep-b", True)
+    try:
+        f = fact("the walrus decided on tea")
+        e = short("the walrus note")
+        for s, v in ((a, axis(0)), (b, axis(1))):
+            s.add_short([e], np.stack([v]))
+        a.add_fact(f.model_copy(update={"category": "decision", "pinned": True}), axis(2))
+        b.add_fact(f.model_copy(update={"category": "preference"}), axis(3))
+        a.reinforce({f.id: (3, T0 + 5), e.id: (1, T0 + 6)})
+        assert set(a.retention([f.id, e.id])) == {f.id, e.id}
+        assert b.retention([f.id, e.id]) == {}
+        assert a.get_fact(f.id).pinned and not b.get_fact(f.id).pinned  # type: ignore[union-attr]
+        assert [x.id for x in a.list_facts(None, 10, 0, "decision")] == [f.id]
+        assert b.list_facts(None, 10, 0, "decision") == []
+        only = SearchFilter(tiers=("long",), category="decision")
+        assert [m.id for m in a.text_search(["walrus"], only, 5)] == [f.id]
+        assert b.text_search(["walrus"], only, 5) == []
+        assert b.vector_search(axis(3), only, 5) == []
+        edited = e.model_copy(update={"content": "the walrus note, rewritten"})
+        assert a.update_short(edited, axis(4))
+        assert b.get_short(e.id) == e and text_ids(b, ["rewritten"]) == []
+        assert text_ids(a, ["rewritten"]) == [e.id]
+        assert a.retention([e.id])[e.id].access_count == 1  # kept through the edit
+    finally:
+        a.close()
+        b.close()
+
+
+def test_an_encryption_key_is_refused_with_postgres(tmp_path: Path) -> None:
+    """Encryption at rest is SQLite's (SQLCipher): with backend postgres a key is a
+    clear configuration error (the CLI and `halls serve` refuse in one line), never
+    silently ignored."""
+    with pytest.raises(ValidationError, match="encrypts SQLite store files only"):
+        StorageSettings(backend="postgres", dsn="postgresql://u@h/x", encryption_key="k")
+    env = clean_env(
+        HALLS_STORAGE__BACKEND="postgres",
+        HALLS_STORAGE__DSN="postgresql://u@127.0.0.1:1/x",
+        HALLS_STORAGE__ENCRYPTION_KEY="a secret key",
+    )
+    r = run("serve", "--data-dir", str(tmp_path / "d"), "--port", "1", env=env)
+    assert r.returncode != 0
+    assert_one_line_error(r.stderr)
+    assert "encrypts SQLite store files only" in r.stderr and "a secret key" not in r.stderr
+
+
+def test_backup_on_postgres_says_to_use_export(
+    pg_live_server: LiveServer, pg_dsn: str, tmp_path: Path
+) -> None:
+    """POST /backup and `halls backup` on PostgreSQL: a 400 / one-line CLI error
+    pointing to export and pg_dump, no file written; export itself works."""
+    c = pg_live_server.client()
+    p = {"store": "pg-backup"}
+    assert c.post("/short", params=p, json={"content": "the walrus backup note"}).status_code == 201
+    err = assert_error(c.post("/backup", params=p), 400, "invalid_input")
+    assert "export" in err["message"] and "pg_dump" in err["message"]
+    r = c.post("/export", params=p)
+    assert r.status_code == 200 and b"the walrus backup note" in r.content
+    out = tmp_path / "copy.db"
+    env = clean_env(HALLS_STORAGE__BACKEND="postgres", HALLS_STORAGE__DSN=pg_dsn)
+    r2 = run("backup", "--data-dir", str(tmp_path / "d"), "--store", "pg-backup", "--out",
+             str(out), env=env)  # fmt: skip
+    assert r2.returncode == 1 and not out.exists()
+    assert_one_line_error(r2.stderr)
+    assert "pg_dump" in r2.stderr

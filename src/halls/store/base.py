@@ -173,8 +173,10 @@ class Records(Protocol):
 
     def edges(self, ids: Sequence[str], kinds: Sequence[str] | None = None) -> list[Edge]:
         """Every edge with ``src`` or ``dst`` among ``ids`` (of ``kinds``, when
-        given), oldest first; each edge once. ``supersedes`` edges are the
-        facts' ``supersedes`` links (time: the newer fact's ``created_at``)."""
+        given), oldest first, edges of one instant in the order they were made
+        (a fact's sources keep their order through an export and import); each
+        edge once. ``supersedes`` edges are the facts' ``supersedes`` links
+        (time: the newer fact's ``created_at``)."""
         ...
 
 

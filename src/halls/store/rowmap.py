@@ -50,6 +50,11 @@ def loads_or_none(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+def fact_searchable(fact: LongFact) -> bool:
+    """Active and demoted facts are searched by default; superseded and retired are history."""
+    return fact.status in ("active", "demoted")
+
+
 # -- reading --
 
 

@@ -240,11 +240,12 @@ class Consolidation:
             )
             return [rowmap.brief_of(r) for r in found]
 
-    def apply_changes(self, changes: Sequence[ch.Change], run: Run) -> None:
+    def apply_changes(self, changes: Sequence[ch.Change], run: Run | None) -> None:
         with self._db.tx(self._store) as conn:
             for change in changes:
                 _apply(conn, self._store, change)
-            self._runs.write(conn, run)
+            if run is not None:
+                self._runs.write(conn, run)
 
 
 def _apply(conn: Conn, store: int, c: ch.Change) -> None:

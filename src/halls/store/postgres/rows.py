@@ -105,10 +105,10 @@ def insert_loop(conn: Conn, store: int, loop: OpenLoop, vector: np.ndarray) -> N
 def insert_fact(conn: Conn, store: int, fact: LongFact, vector: np.ndarray) -> None:
     """The fact, its search row, and its sources as edges stamped with its creation."""
     conn.execute(
-        f"INSERT INTO halls.long(store, {rowmap.FACT_COLUMNS}) VALUES ({marks(14, '%s')})",
+        f"INSERT INTO halls.long(store, {rowmap.FACT_COLUMNS}) VALUES ({marks(15, '%s')})",
         (store, *rowmap.fact_values(fact)),
     )
-    index_docs(conn, store, [(fact, fact.content, fact.status != "superseded")], [vector])
+    index_docs(conn, store, [(fact, fact.content, rowmap.fact_searchable(fact))], [vector])
     when = fact.created_at.timestamp()
     add_edges(conn, store, [Edge(fact.id, s, "derived_from", when) for s in fact.derived_from])
 
@@ -118,7 +118,7 @@ def update_fact(conn: Conn, store: int, fact: LongFact) -> None:
         f"UPDATE halls.long SET {rowmap.FACT_UPDATE.format(p='%s')} WHERE store = %s AND id = %s",
         (*rowmap.fact_update_values(fact)[:-1], store, fact.id),
     )
-    set_active(conn, store, [fact.id], fact.status != "superseded", fact.topic)
+    set_active(conn, store, [fact.id], rowmap.fact_searchable(fact), fact.topic)
 
 
 def delete_rows(conn: Conn, store: int, table: str, ids: Sequence[str]) -> int:
@@ -203,15 +203,16 @@ def edges_of(conn: Conn, store: int, ids: Sequence[str], kinds: Sequence[str] | 
     kind_sql = "" if kinds is None else " AND kind = ANY(%(kinds)s)"
     # A supersedes edge is made when the newer fact is: its created_at.
     rows = conn.execute(
-        "SELECT src, dst, kind, created_at FROM ("
+        "SELECT src, dst, kind, created_at, n FROM ("
         "SELECT src, dst, kind, created_at, n FROM halls.edges WHERE store = %(store)s "
         "UNION ALL SELECT id, supersedes, 'supersedes', created_at, 0 FROM halls.long "
         "WHERE store = %(store)s AND supersedes IS NOT NULL) e "
         f"WHERE (src = ANY(%(ids)s) OR dst = ANY(%(ids)s)){kind_sql} ORDER BY created_at, n",
         {"store": store, "ids": list(ids), "kinds": list(kinds or ())},
     )
+    # By time, then in the order made (n); each edge once.
     out: dict[tuple[str, str, str], Edge] = {}
     for r in rows:
         edge = Edge(r[0], r[1], r[2], float(r[3]))
         out.setdefault(edge.key, edge)
-    return sorted(out.values(), key=lambda e: (e.created_at, e.src, e.dst, e.kind))
+    return list(out.values())

@@ -203,7 +203,21 @@ def m001_initial() -> str:
     """
 
 
-MIGRATIONS: list[Callable[[], str]] = [m001_initial]
+def m002_retention() -> str:
+    return """
+        -- How often and how lately each searchable record was recalled (its
+        -- strength decays from there), kept on its search row so that
+        -- deleting the record deletes them. A long-term fact can be pinned,
+        -- and facts are listed and searched by category.
+        ALTER TABLE halls.docs
+            ADD COLUMN access_count integer NOT NULL DEFAULT 0,
+            ADD COLUMN last_accessed double precision;
+        ALTER TABLE halls.long ADD COLUMN pinned boolean NOT NULL DEFAULT false;
+        CREATE INDEX long_category ON halls.long (store, category);
+    """
+
+
+MIGRATIONS: list[Callable[[], str]] = [m001_initial, m002_retention]
 
 
 def migrate(dsn: str) -> None:

@@ -30,7 +30,12 @@ from halls.store.postgres.rows import Conn
 
 def _narrows(filt: SearchFilter) -> bool:
     """True when the filter is selective enough to ask PostgreSQL for its rows first."""
-    return filt.topic is not None or filt.since is not None or filt.until is not None
+    return (
+        filt.topic is not None
+        or filt.category is not None
+        or filt.since is not None
+        or filt.until is not None
+    )
 
 
 class Search:
@@ -104,6 +109,11 @@ class Search:
         if filt.topic is not None:
             clauses.append("d.topic = %s")
             args.append(filt.topic)
+        if filt.category is not None:
+            clauses.append(
+                "d.item_id IN (SELECT id FROM halls.long WHERE store = %s AND category = %s)"
+            )
+            args += [self._store, filt.category]
         if filt.since is not None:
             clauses.append("d.occurred_at >= %s")
             args.append(filt.since)

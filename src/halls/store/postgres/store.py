@@ -10,8 +10,9 @@ composes the other parts over the backend's ``Database`` (its pool):
 
 from __future__ import annotations
 
+import json
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from halls.models import (
     LongFact,
     OpenLoop,
     Record,
+    Retention,
     ShortEntry,
 )
 from halls.store import rowmap
@@ -140,6 +142,47 @@ class PostgresStore(ComposedStore):
     def delete_short(self, id: str) -> bool:
         return self._delete("short", id)
 
+    def update_short(self, entry: ShortEntry, vector: np.ndarray | None) -> bool:
+        with self._db.tx(self._id) as conn:
+            changed = conn.execute(
+                "UPDATE halls.short SET content = %s, topic = %s, pinned = %s, metadata = %s, "
+                "expires_at = %s WHERE store = %s AND id = %s",
+                (
+                    entry.content,
+                    entry.topic,
+                    entry.pinned,
+                    json.dumps(entry.metadata),
+                    rowmap.ts(entry.expires_at),
+                    self._id,
+                    entry.id,
+                ),
+            ).rowcount
+            if not changed:
+                return False
+            if vector is None:
+                conn.execute(
+                    "UPDATE halls.docs SET topic = %s WHERE store = %s AND item_id = %s",
+                    (entry.topic, self._id, entry.id),
+                )
+                return True
+            # Every process's mirrors read new rows and logged deletions, never
+            # rewritten ones: the search row is replaced (a new seq), keeping
+            # its state.
+            old = conn.execute(
+                "DELETE FROM halls.docs WHERE store = %s AND item_id = %s "
+                "RETURNING seq, active, access_count, last_accessed",
+                (self._id, entry.id),
+            ).fetchone()
+            assert old is not None, "a short entry always has its search row"
+            rows.log_deleted(conn, self._id, [old[0]])
+            rows.index_docs(conn, self._id, [(entry, entry.content, old[1])], [vector])
+            conn.execute(
+                "UPDATE halls.docs SET access_count = %s, last_accessed = %s "
+                "WHERE store = %s AND item_id = %s",
+                (old[2], old[3], self._id, entry.id),
+            )
+            return True
+
     # -- near-term --
 
     def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None:
@@ -187,11 +230,13 @@ class PostgresStore(ComposedStore):
         row = self._one(f"{rows.FACTS} WHERE l.store = %s AND l.id = %s", (self._id, id))
         return None if row is None else rowmap.fact_of(row)
 
-    def list_facts(self, status: str | None, limit: int, offset: int) -> list[LongFact]:
+    def list_facts(
+        self, status: str | None, limit: int, offset: int, category: str | None = None
+    ) -> list[LongFact]:
         found = self._all(
             f"{rows.FACTS} WHERE l.store = %s AND (%s::text IS NULL OR l.status = %s) "
-            "ORDER BY l.id DESC LIMIT %s OFFSET %s",
-            (self._id, status or None, status, limit, offset),
+            "AND (%s::text IS NULL OR l.category = %s) ORDER BY l.id DESC LIMIT %s OFFSET %s",
+            (self._id, status or None, status, category or None, category, limit, offset),
         )
         return [rowmap.fact_of(r) for r in found]
 
@@ -212,6 +257,10 @@ class PostgresStore(ComposedStore):
                 f"VALUES ({marks(10, '%s')})",
                 [(self._id, *rowmap.journal_values(e)) for e in events],
             )
+
+    def get_journal(self, id: str) -> JournalEvent | None:
+        row = self._one("SELECT * FROM halls.journal WHERE store = %s AND id = %s", (self._id, id))
+        return None if row is None else rowmap.journal_of(row)
 
     def list_journal(self, limit: int, offset: int) -> list[JournalEvent]:
         found = self._all(
@@ -273,6 +322,32 @@ class PostgresStore(ComposedStore):
                 sql = f"SELECT * FROM halls.{table} WHERE store = %s AND id = ANY(%s)"
                 out.update((r["id"], convert(r)) for r in cur.execute(sql, (self._id, wanted)))
         return out
+
+    # -- reinforcement --
+
+    def reinforce(self, touches: Mapping[str, tuple[int, float]]) -> None:
+        if not touches:
+            return
+        # Under the store's row lock like every write (so no two transactions
+        # lock its search rows in opposite orders); each row's update adds, so
+        # the recalls of several processes add up.
+        with self._db.tx(self._id) as conn, conn.cursor() as cur:
+            cur.executemany(
+                "UPDATE halls.docs SET access_count = access_count + %s, "
+                "last_accessed = GREATEST(COALESCE(last_accessed, 0), %s) "
+                "WHERE store = %s AND item_id = %s",
+                [(n, when, self._id, i) for i, (n, when) in touches.items()],
+            )
+
+    def retention(self, ids: Sequence[str]) -> dict[str, Retention]:
+        if not ids:
+            return {}
+        found = self._all(
+            "SELECT item_id, access_count, last_accessed FROM halls.docs "
+            "WHERE store = %s AND item_id = ANY(%s) AND access_count > 0",
+            (self._id, list(ids)),
+        )
+        return {r["item_id"]: Retention(r["access_count"], r["last_accessed"]) for r in found}
 
     def edges(self, ids: Sequence[str], kinds: Sequence[str] | None = None) -> list[Edge]:
         with self._db.read() as conn:

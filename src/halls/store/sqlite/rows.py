@@ -82,17 +82,12 @@ def insert_short(
     index_doc(db, entry, entry.content, consolidated_into is None, vector)
 
 
-def fact_searchable(fact: LongFact) -> bool:
-    """Active and demoted facts are searched by default; superseded and retired are history."""
-    return fact.status in ("active", "demoted")
-
-
 def insert_fact(db: sqlite3.Connection, fact: LongFact, vector: np.ndarray) -> None:
     """The fact, its search rows, and its sources as edges stamped with its creation."""
     db.execute(
         f"INSERT INTO long({rowmap.FACT_COLUMNS}) VALUES ({marks(14)})", rowmap.fact_values(fact)
     )
-    index_doc(db, fact, fact.content, fact_searchable(fact), vector)
+    index_doc(db, fact, fact.content, rowmap.fact_searchable(fact), vector)
     when = fact.created_at.timestamp()
     add_edges(db, [Edge(fact.id, s, "derived_from", when) for s in fact.derived_from])
 
@@ -103,7 +98,7 @@ def update_fact(db: sqlite3.Connection, fact: LongFact) -> None:
         f"UPDATE long SET {rowmap.FACT_UPDATE.format(p='?')} WHERE id = ?",
         rowmap.fact_update_values(fact),
     )
-    set_active(db, fact.id, fact_searchable(fact), fact.topic)
+    set_active(db, fact.id, rowmap.fact_searchable(fact), fact.topic)
 
 
 def delete_rows(db: sqlite3.Connection, table: str, ids: Sequence[str]) -> int:
@@ -141,13 +136,13 @@ def remove_edges(db: sqlite3.Connection, edges: Iterable[Edge]) -> None:
 
 
 def edges_of(db: sqlite3.Connection, ids: Sequence[str], kinds: Sequence[str] | None) -> list[Edge]:
-    out: dict[tuple[str, str, str], Edge] = {}
+    out: dict[tuple[str, str, str], tuple[float, int, Edge]] = {}
     kind_sql = "" if kinds is None else f" AND kind IN ({marks(kinds)})"
     for chunk in chunks(ids):
         q = marks(chunk)
         # A supersedes edge is made when the newer fact is: its created_at.
         rows = db.execute(
-            "SELECT src, dst, kind, created_at FROM ("
+            "SELECT src, dst, kind, created_at, n FROM ("
             "SELECT src, dst, kind, created_at, rowid AS n FROM edges "
             "UNION ALL SELECT id, supersedes, 'supersedes', created_at, 0 FROM long "
             "WHERE supersedes IS NOT NULL) "
@@ -156,5 +151,6 @@ def edges_of(db: sqlite3.Connection, ids: Sequence[str], kinds: Sequence[str] | 
         )
         for r in rows:
             edge = Edge(r[0], r[1], r[2], float(r[3]))
-            out.setdefault(edge.key, edge)
-    return sorted(out.values(), key=lambda e: (e.created_at, e.src, e.dst, e.kind))
+            out.setdefault(edge.key, (edge.created_at, r[4], edge))
+    # By time, then in the order made (rowid), across chunks too.
+    return [e for _, _, e in sorted(out.values(), key=lambda t: (t[0], t[1]))]
