@@ -18,7 +18,12 @@ def _place(spec: str, settings: Settings) -> Any:
 
     kind, _, where = spec.partition(":")
     if kind == "sqlite" and where:
-        storage = StorageSettings(backend="sqlite", sqlite=settings.storage.sqlite)
+        # The configured key opens encrypted SQLite stores (and encrypts new ones).
+        storage = StorageSettings(
+            backend="sqlite",
+            sqlite=settings.storage.sqlite,
+            encryption_key=settings.storage.encryption_key,
+        )
         return Place(storage, Path(where).expanduser())
     if kind == "postgres" and where:
         storage = StorageSettings(backend="postgres", dsn=where, postgres=settings.storage.postgres)
@@ -43,8 +48,8 @@ def migrate(
     """Copy stores from one backend to another, e.g. --from sqlite:~/.local/share/halls
     --to postgres:postgresql://halls@db/halls.
 
-    Every tier with its vectors (in write order), edges, the journal, briefs,
-    forget flags, run records and the embedder fingerprint. Only what the
+    Every tier with its vectors (in write order) and recalls, edges, the
+    journal, briefs, forget flags, run records and the embedder fingerprint. Only what the
     target lacks is copied, so a second run copies nothing. Stop the servers
     writing to the source first.
     """

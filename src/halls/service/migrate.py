@@ -2,10 +2,12 @@
 
 Everything goes through the ``Store`` protocol, so any backend can be the
 source or the target: every tier with its vectors, in the source's write
-order (neighbours and episodes count places on it), the edges with their
-times and order, the journal in append order, briefs, forget flags, run
-records with their actions, and the meta values halls keeps (the embedder
-fingerprint, the next consolidation time).
+order (neighbours and episodes count places on it), each record as it is
+(a fact's status, retired included, its pin and category), each record's
+recalls (access count and last access: its reinforcement), the edges with
+their times and order, the journal in append order, briefs, forget flags,
+run records with their actions, and the meta values halls keeps (the
+embedder fingerprint, the next consolidation time).
 
 A copy adds what the target lacks, by id, and nothing else: run it again
 and it copies nothing. It is not a sync: a record already in the target is
@@ -31,7 +33,7 @@ from halls.store import changes as ch
 
 # The meta values halls writes (the protocol has no listing of keys).
 META_KEYS = (FINGERPRINT_KEY, NEXT_DUE)
-KINDS = ("short", "near", "long", "edges", "journal", "briefs", "flags", "runs", "meta")
+KINDS = ("short", "near", "long", "recalls", "edges", "journal", "briefs", "flags", "runs", "meta")
 _PAGE = 1000
 _BATCH = 500
 
@@ -133,10 +135,15 @@ def _copy(
     for start in range(0, len(ordered), _BATCH):
         chunk = ordered[start : start + _BATCH]
         vectors = src.vectors(chunk)
+        # Recalls go with the records they are of (a record already in the
+        # target keeps its own): reinforce adds to a new record's zero.
+        recalls = src.retention(chunk)
         if write:
             _write_records(write, chunk, vectors, short, loops, facts, runs, stamped)
+            write.reinforce({i: (r.access_count, r.last_accessed) for i, r in recalls.items()})
         for i in chunk:
             tick("short" if i in short else "near" if i in loops else "long", 1)
+        tick("recalls", len(recalls))
 
     # Edges a fact did not make when it was added (later confirmations), with
     # their own times, in the order the source holds them.
