@@ -235,6 +235,22 @@ def pg_live_server(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Ite
     live.stop()
 
 
+@pytest.fixture
+def storage(request: pytest.FixtureRequest) -> StorageSettings:
+    """SQLite, or PostgreSQL where a test asks for it (``indirect`` parametrization:
+    ``@pytest.mark.parametrize("storage", BOTH, indirect=True)``). On PostgreSQL
+    each test gets a database of its own, so tests may reuse store names."""
+    if getattr(request, "param", "sqlite") == "postgres":
+        server = request.getfixturevalue("postgres")
+        return StorageSettings(
+            backend="postgres", dsn=server.create_database(f"t{uuid.uuid4().hex[:16]}")
+        )
+    return StorageSettings()
+
+
+BOTH = ["sqlite", "postgres"]
+
+
 @pytest.fixture(scope="session", params=["sqlite", "postgres"])
 def api_server(request: pytest.FixtureRequest) -> LiveServer:
     """The session's live server of each backend: a module whose ``server`` is this

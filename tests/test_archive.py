@@ -10,7 +10,6 @@ reinforcement, read through the Store protocol, and the search results.
 from __future__ import annotations
 
 import json
-import uuid
 from collections.abc import Callable, Iterator
 from contextlib import ExitStack
 from pathlib import Path
@@ -44,18 +43,6 @@ QUERIES = [
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()
-
-
-@pytest.fixture
-def storage(request: pytest.FixtureRequest) -> StorageSettings:
-    """SQLite, unless a test asks for PostgreSQL (``indirect`` parametrization)."""
-    if getattr(request, "param", "sqlite") == "postgres":
-        # A database of its own: every test here names its store "mine".
-        server = request.getfixturevalue("postgres")
-        return StorageSettings(
-            backend="postgres", dsn=server.create_database(f"archive{uuid.uuid4().hex[:12]}")
-        )
-    return StorageSettings()
 
 
 @pytest.fixture
