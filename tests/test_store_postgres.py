@@ -21,6 +21,7 @@ from halls.config import StorageSettings
 from halls.errors import StoreUnavailable
 from halls.models import Brief, ForgetFlag, SearchFilter, new_id
 from halls.store import Backend, open_backend
+from halls.store.registry import StoreRegistry
 from http_helpers import assert_error
 from store_contract import ALL, T0, at, axis, fact, journal, loop, short, text_ids, vec_ids
 from test_cli import assert_one_line_error, clean_env, run
@@ -204,3 +205,19 @@ def test_backup_on_postgres_says_to_use_export(
     assert r2.returncode == 1 and not out.exists()
     assert_one_line_error(r2.stderr)
     assert "pg_dump" in r2.stderr
+
+
+def test_closing_idle_stores_keeps_the_process_pool(backend: Backend) -> None:
+    """storage.max_open_stores on PostgreSQL: with room for one open store, using
+    three in turn closes the idle ones (their mirrors), never the backend's pool;
+    a closed store reopens on use with everything it held."""
+    registry = StoreRegistry(backend, max_open=1)
+    names = ["lru-a", "lru-b", "lru-c"]
+    for n, name in enumerate(names):
+        s, _ = registry.open(name, True)
+        s.add_short([short(f"the walrus of {name}")], np.stack([axis(n)]))
+    assert registry._open.keys() == {"lru-c"}  # the other two were closed
+    for n, name in enumerate(names):
+        s, _ = registry.open(name, False)
+        assert text_ids(s, [name]) and vec_ids(s, axis(n), limit=1) == text_ids(s, [name])
+    assert set(names) <= set(backend.names())  # the pool still serves the backend itself
