@@ -173,10 +173,8 @@ class Records(Protocol):
 
     def edges(self, ids: Sequence[str], kinds: Sequence[str] | None = None) -> list[Edge]:
         """Every edge with ``src`` or ``dst`` among ``ids`` (of ``kinds``, when
-        given), oldest first, edges of one instant in the order they were made
-        (a fact's sources keep their order through an export and import); each
-        edge once. ``supersedes`` edges are the facts' ``supersedes`` links
-        (time: the newer fact's ``created_at``)."""
+        given), oldest first; each edge once. ``supersedes`` edges are the
+        facts' ``supersedes`` links (time: the newer fact's ``created_at``)."""
         ...
 
 
@@ -329,6 +327,13 @@ class Consolidation(Protocol):
 class Maintenance(Protocol):
     def counts(self) -> dict[str, int]:
         """Rows per kind: short, near, long, journal, briefs, forget_flags."""
+        ...
+
+    def index_bytes(self) -> int:
+        """About how many bytes this store's in-memory search indexes hold (0 if none).
+
+        Cheap (no I/O): the registry sums it over open stores after every call.
+        """
         ...
 
     def size_bytes(self) -> int:

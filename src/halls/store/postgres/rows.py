@@ -23,9 +23,11 @@ from halls.store.rowmap import marks, ts
 
 Conn = psycopg.Connection[Any]
 
-# A fact row with its sources, in one statement.
+# A fact row with its sources, in one statement. Sources come oldest first,
+# ties by id (ids sort by time), as on SQLite: the same order after an
+# import, whatever order the edges were written in.
 FACTS = (
-    "SELECT l.*, COALESCE((SELECT json_agg(e.dst ORDER BY e.created_at, e.n)::text "
+    "SELECT l.*, COALESCE((SELECT json_agg(e.dst ORDER BY e.created_at, e.dst)::text "
     "FROM halls.edges e WHERE e.store = l.store AND e.src = l.id "
     "AND e.kind = 'derived_from'), '[]') AS derived_from FROM halls.long l"
 )
@@ -203,16 +205,15 @@ def edges_of(conn: Conn, store: int, ids: Sequence[str], kinds: Sequence[str] | 
     kind_sql = "" if kinds is None else " AND kind = ANY(%(kinds)s)"
     # A supersedes edge is made when the newer fact is: its created_at.
     rows = conn.execute(
-        "SELECT src, dst, kind, created_at, n FROM ("
+        "SELECT src, dst, kind, created_at FROM ("
         "SELECT src, dst, kind, created_at, n FROM halls.edges WHERE store = %(store)s "
         "UNION ALL SELECT id, supersedes, 'supersedes', created_at, 0 FROM halls.long "
         "WHERE store = %(store)s AND supersedes IS NOT NULL) e "
         f"WHERE (src = ANY(%(ids)s) OR dst = ANY(%(ids)s)){kind_sql} ORDER BY created_at, n",
         {"store": store, "ids": list(ids), "kinds": list(kinds or ())},
     )
-    # By time, then in the order made (n); each edge once.
     out: dict[tuple[str, str, str], Edge] = {}
     for r in rows:
         edge = Edge(r[0], r[1], r[2], float(r[3]))
         out.setdefault(edge.key, edge)
-    return list(out.values())
+    return sorted(out.values(), key=lambda e: (e.created_at, e.src, e.dst, e.kind))

@@ -45,6 +45,10 @@ class Search:
         self._vectors: VectorIndex | None = None
         self._texts: TextIndex | None = None
 
+    def index_bytes(self) -> int:
+        """What this process's mirrors of the store hold in memory."""
+        return sum(i.nbytes for i in (self._vectors, self._texts) if i is not None)
+
     # -- following the store --
 
     def _snapshot(self, conn: Conn) -> Snapshot:

@@ -82,7 +82,8 @@ class PostgresStore(ComposedStore):
         self.name = name
         self._db = db
         self._id = store
-        self._search = Search(db, store)
+        self._mirrors = Search(db, store)
+        self._search = self._mirrors
         self._runs = RunLog(db, store, name)
         self._advisory = AdvisoryLock(db, store)
         self._lock = self._advisory
@@ -362,6 +363,9 @@ class PostgresStore(ComposedStore):
             row = conn.execute(f"SELECT {sql}", {"s": self._id}).fetchone()
         assert row is not None
         return dict(zip(names, (int(n) for n in row), strict=True))
+
+    def index_bytes(self) -> int:
+        return self._mirrors.index_bytes()
 
     def size_bytes(self) -> int:
         """The bytes of this store's rows (the database's own overhead is shared)."""

@@ -26,10 +26,12 @@ from halls.store import rowmap
 from halls.store.sqlite.db import blob, chunks, marks, ts
 
 # A fact row with its sources, in one statement: the search path reads facts
-# through this too, so the sources cost no extra query.
+# through this too, so the sources cost no extra query. Sources come oldest
+# first, ties by id (ids sort by time): the same order after an import,
+# whatever order the edges were written in.
 FACTS = (
     "SELECT l.*, (SELECT json_group_array(dst) FROM (SELECT e.dst FROM edges e "
-    "WHERE e.src = l.id AND e.kind = 'derived_from' ORDER BY e.created_at, e.rowid)) "
+    "WHERE e.src = l.id AND e.kind = 'derived_from' ORDER BY e.created_at, e.dst)) "
     "AS derived_from FROM long l"
 )
 
@@ -136,13 +138,13 @@ def remove_edges(db: sqlite3.Connection, edges: Iterable[Edge]) -> None:
 
 
 def edges_of(db: sqlite3.Connection, ids: Sequence[str], kinds: Sequence[str] | None) -> list[Edge]:
-    out: dict[tuple[str, str, str], tuple[float, int, Edge]] = {}
+    out: dict[tuple[str, str, str], Edge] = {}
     kind_sql = "" if kinds is None else f" AND kind IN ({marks(kinds)})"
     for chunk in chunks(ids):
         q = marks(chunk)
         # A supersedes edge is made when the newer fact is: its created_at.
         rows = db.execute(
-            "SELECT src, dst, kind, created_at, n FROM ("
+            "SELECT src, dst, kind, created_at FROM ("
             "SELECT src, dst, kind, created_at, rowid AS n FROM edges "
             "UNION ALL SELECT id, supersedes, 'supersedes', created_at, 0 FROM long "
             "WHERE supersedes IS NOT NULL) "
@@ -151,6 +153,5 @@ def edges_of(db: sqlite3.Connection, ids: Sequence[str], kinds: Sequence[str] | 
         )
         for r in rows:
             edge = Edge(r[0], r[1], r[2], float(r[3]))
-            out.setdefault(edge.key, (edge.created_at, r[4], edge))
-    # By time, then in the order made (rowid), across chunks too.
-    return [e for _, _, e in sorted(out.values(), key=lambda t: (t[0], t[1]))]
+            out.setdefault(edge.key, edge)
+    return sorted(out.values(), key=lambda e: (e.created_at, e.src, e.dst, e.kind))

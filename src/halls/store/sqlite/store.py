@@ -65,7 +65,8 @@ class SQLiteStore(ComposedStore):
         self.path = path
         self._db = Database(path, synchronous, key)
         migrate(self._db.writer)
-        self._search = Search(self._db)
+        self._indexes = Search(self._db)
+        self._search = self._indexes
         self._runs = RunLog(self._db, name)
         self._lock = ConsolidationLock(Path(f"{path}.consolidate.lock"))
         self._cons = Consolidation(self._db, self._runs)
@@ -314,6 +315,9 @@ class SQLiteStore(ComposedStore):
         for table in ("short", "near", "long", "journal", "briefs", "forget_flags"):
             out[table] = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
         return out
+
+    def index_bytes(self) -> int:
+        return self._indexes.index_bytes()
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.files() if p.exists())
