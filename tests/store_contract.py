@@ -37,14 +37,21 @@ from halls.store import Backend, Store, open_backend
 DIM = 8
 T0 = 1_700_000_000.0  # a fixed epoch keeps every stored time exact in tests
 
-# SQLite twice: plain, and encrypted with SQLCipher when the extra is installed.
-BACKENDS = [StorageSettings(backend="sqlite")]
+# The backends under contract: SQLite plain, SQLite encrypted with SQLCipher
+# when the extra is installed, and PostgreSQL. PostgreSQL's settings need the
+# session's server (conftest's ``pg_dsn``), which starts only when a test asks for it.
+BACKENDS = ["sqlite"]
 if importlib.util.find_spec("sqlcipher3") is not None:
-    BACKENDS.append(StorageSettings(backend="sqlite", encryption_key="contract key"))
+    BACKENDS.append("sqlite-encrypted")
+BACKENDS.append("postgres")
 
 
-def _backend_id(s: StorageSettings) -> str:
-    return s.backend + ("-encrypted" if s.encryption_key is not None else "")
+def settings_of(backend: str, request: pytest.FixtureRequest) -> StorageSettings:
+    if backend == "postgres":
+        return StorageSettings(backend="postgres", dsn=request.getfixturevalue("pg_dsn"))
+    if backend == "sqlite-encrypted":
+        return StorageSettings(backend="sqlite", encryption_key="contract key")
+    return StorageSettings(backend="sqlite")
 
 
 @dataclass
@@ -73,10 +80,10 @@ class Opened:
         self.handles.remove(handle)
 
 
-@pytest.fixture(params=BACKENDS, ids=_backend_id)
+@pytest.fixture(params=BACKENDS)
 def opened(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Opened]:
     """A fresh store of each backend; ``.open()`` gives another handle on it."""
-    o = Opened(request.param, tmp_path, f"c{uuid.uuid4().hex[:12]}")
+    o = Opened(settings_of(request.param, request), tmp_path, f"c{uuid.uuid4().hex[:12]}")
     yield o
     for handle in o.handles:
         handle.close()

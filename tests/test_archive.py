@@ -47,7 +47,7 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def make_server(
-    tmp_path: Path, embedder: Any, clock: FakeClock
+    tmp_path: Path, embedder: Any, clock: FakeClock, storage: StorageSettings
 ) -> Iterator[Callable[..., InProcessServer]]:
     """In-process servers on tmp_path/data; each ``make()`` stops the previous one."""
     with ExitStack() as stack:
@@ -60,7 +60,9 @@ def make_server(
             inner = ExitStack()
             stack.push(inner)
             current.append(inner)
-            settings = Settings(data_dir=tmp_path / "data", consolidator={"mode": "external"})
+            settings = Settings(
+                data_dir=tmp_path / "data", storage=storage, consolidator={"mode": "external"}
+            )
             return inner.enter_context(serve(Memory(settings, embedder=embedder, clock=clock)))
 
         yield make
@@ -139,9 +141,9 @@ def searches(c: httpx.Client) -> list[list[tuple[str, float, Any]]]:
     return out
 
 
-def dump(data_dir: Path, name: str = S) -> dict[str, Any]:
+def dump(data_dir: Path, name: str = S, storage: StorageSettings | None = None) -> dict[str, Any]:
     """Everything the store holds, read through the Store protocol."""
-    backend = open_backend(StorageSettings(), data_dir)
+    backend = open_backend(storage or StorageSettings(), data_dir)
     s = backend.open(name, False)
     try:
         short = s.list_short(1000, 0)
@@ -174,8 +176,8 @@ def dump(data_dir: Path, name: str = S) -> dict[str, Any]:
         backend.close()
 
 
-def delete_store(data_dir: Path, name: str = S) -> None:
-    backend = open_backend(StorageSettings(), data_dir)
+def delete_store(data_dir: Path, name: str = S, storage: StorageSettings | None = None) -> None:
+    backend = open_backend(storage or StorageSettings(), data_dir)
     assert backend.delete(name)  # type: ignore[attr-defined]
     backend.close()
 
@@ -195,16 +197,21 @@ def import_(
     return c.post("/import", params=query, content=archive, headers=headers)
 
 
+@pytest.mark.parametrize("storage", ["sqlite", "postgres"], indirect=True)
 def test_round_trip_plain_and_encrypted_restores_everything(
-    make_server: Callable[..., InProcessServer], clock: FakeClock, tmp_path: Path
+    make_server: Callable[..., InProcessServer],
+    clock: FakeClock,
+    tmp_path: Path,
+    storage: StorageSettings,
 ) -> None:
     """export, delete the store, import -> the same records, edges, vectors,
-    reinforcement, write order and identical search results; plain and encrypted."""
+    reinforcement, write order and identical search results; plain and encrypted;
+    on each backend."""
     data = tmp_path / "data"
     c = make_server().client
     populate(c, clock)
     plain, sealed = export(c), export(c, PASS)
-    before, hits = dump(data), searches(c)
+    before, hits = dump(data, storage=storage), searches(c)
     assert before["counts"]["long"] >= 2 and any(f.status == "superseded" for f in before["facts"])
     assert any(lp.status == "done" for lp in before["loops"]) and before["flags"]
     assert before["edges"] and before["retention"] and before["runs"] and before["briefs"]
@@ -218,14 +225,14 @@ def test_round_trip_plain_and_encrypted_restores_everything(
     for archive, passphrase in ((plain, None), (sealed, PASS)):
         clock.advance(0)  # the same instant: scores are comparable exactly
         make_server()  # stops the server holding the store
-        delete_store(data)
+        delete_store(data, storage=storage)
         c = make_server().client
         assert c.get("/stats", params={"store": S}).status_code == 404
         report = ok(import_(c, archive, passphrase), 200)
         assert report["added"]["short"] == before["counts"]["short"]
         assert report["added"]["long"] == before["counts"]["long"]
         assert report["replaced"] == {} and report["kept"] == {}
-        assert dump(data) == before
+        assert dump(data, storage=storage) == before
         assert searches(c) == hits
 
 

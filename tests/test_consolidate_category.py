@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from conftest import BOTH
 from halls.consolidate.category import categorize
 from halls.models import CATEGORIES
 from test_consolidate_http import DAY, PATHS, S, clock, facts, make_server, remember, run
@@ -59,6 +60,7 @@ def test_every_category_is_exercised() -> None:
     assert set(EXAMPLES) == set(CATEGORIES)
 
 
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
 def test_promoted_facts_carry_categories_that_lists_search_and_context_use(
     make_server, clock
 ) -> None:

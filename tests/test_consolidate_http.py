@@ -1,6 +1,7 @@
 """The consolidator end to end, through the HTTP API of a live in-process server.
 
-Real SQLite files and the real embedding model; only time is injected
+Real SQLite files (and a real PostgreSQL for the tests parametrized over
+both backends) and the real embedding model; only time is injected
 (``clock_server.FakeClock``), so days and TTLs pass without sleeping.
 """
 
@@ -16,7 +17,9 @@ import httpx
 import pytest
 
 from clock_server import DAY, FakeClock, InProcessServer, serve
+from conftest import BOTH
 from halls import Memory, Settings
+from halls.config import StorageSettings
 
 S = {"store": "s"}
 SSN = "123-45-6789"
@@ -29,14 +32,17 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def make_server(
-    tmp_path: Path, embedder: Any, clock: FakeClock
+    tmp_path: Path, embedder: Any, clock: FakeClock, storage: StorageSettings
 ) -> Iterator[Callable[..., InProcessServer]]:
-    """Start in-process servers on tmp_path/data with consolidator overrides."""
+    """Start in-process servers on tmp_path/data (the ``storage`` backend) with
+    consolidator overrides."""
     with ExitStack() as stack:
 
         def make(**consolidator: Any) -> InProcessServer:
             settings = Settings(
-                data_dir=tmp_path / "data", consolidator={"mode": "external", **consolidator}
+                data_dir=tmp_path / "data",
+                storage=storage,
+                consolidator={"mode": "external", **consolidator},
             )
             memory = Memory(settings, embedder=embedder, clock=clock)
             return stack.enter_context(serve(memory))
@@ -97,6 +103,7 @@ PATHS = [
 ]
 
 
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
 def test_three_paraphrases_on_three_days_become_one_fact(make_server, clock) -> None:
     """Paraphrases written on 3 days -> ONE fact, evidence 3; a one-off ages out after the TTL."""
     c = make_server().client
@@ -125,6 +132,7 @@ def test_three_paraphrases_on_three_days_become_one_fact(make_server, clock) -> 
     assert [f["id"] for f in facts(c)] == [fact["id"]]
 
 
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
 def test_contradicting_preference_supersedes(make_server, clock) -> None:
     """A later change supersedes: the chain shows both, search prefers the new fact."""
     c = make_server().client
@@ -153,6 +161,7 @@ def test_contradicting_preference_supersedes(make_server, clock) -> None:
     assert old in [h["id"] for h in hits]
 
 
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
 def test_brief_hint_promotes_completes_and_loops_expire(make_server, clock) -> None:
     """A hint promotes one entry, noise is never promoted, intents close loops, loops expire."""
     c = make_server().client
@@ -231,6 +240,7 @@ def test_forget_ssn_purges_every_byte(make_server, clock, tmp_path) -> None:
         assert SSN.replace("-", "").encode() not in data, name
 
 
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
 def test_that_is_wrong_demotes_below_every_active_fact(make_server, clock) -> None:
     """Forget 'that is wrong' -> demoted, evidence 0, kept, and ranked below every active fact."""
     c = make_server().client
@@ -289,6 +299,7 @@ def test_dry_run_changes_nothing_and_returns_the_plan(make_server, clock, tmp_pa
     ]
 
 
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
 def test_revert_restores_the_state_before_the_run(make_server, clock) -> None:
     """Revert undoes supersede, age-out, expire and demote; the run is marked reverted."""
     c = make_server().client
@@ -352,6 +363,7 @@ def test_runs_are_listed_newest_first_and_validated(make_server, clock) -> None:
     assert status["last_run"]["id"] == ids[-1] and status["running"] is False
 
 
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
 def test_second_concurrent_run_gets_409(make_server, clock) -> None:
     """While a run holds a store, a second request is refused with 409 and changes nothing."""
     from openai_chat_stub import ChatStub

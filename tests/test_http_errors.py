@@ -11,8 +11,16 @@ from typing import Any
 
 import pytest
 
+from conftest import LiveServer
 from halls.models import new_id
 from http_helpers import assert_error, counts, created, snapshot
+
+
+@pytest.fixture(scope="session")
+def server(api_server: LiveServer) -> LiveServer:
+    """These HTTP API tests run on both backends (conftest's ``api_server``)."""
+    return api_server
+
 
 BIG = "x" * 32769
 GOOD = [{"content": f"good item {i}"} for i in range(4)]

@@ -11,9 +11,16 @@ from datetime import UTC, datetime
 
 import pytest
 
+from conftest import LiveServer
 from halls.models import LongFact, new_id
-from halls.store.sqlite import SQLiteStore
 from http_helpers import assert_error, counts, created, post, search, snapshot
+
+
+@pytest.fixture(scope="session")
+def server(api_server: LiveServer) -> LiveServer:
+    """These HTTP API tests run on both backends (conftest's ``api_server``)."""
+    return api_server
+
 
 FACT_KEYS = {
     "id", "tier", "content", "topic", "category", "evidence_count", "first_seen",
@@ -43,12 +50,9 @@ def seed_chain(server, store: str, embedder) -> tuple[str, str]:
         metadata={"source": "seed"}, created_at=t1, occurred_at=t1,
     )  # fmt: skip
     vectors = embedder.embed([OLD_TEXT, NEW_TEXT])
-    store_file = SQLiteStore(server.data_dir / f"{store}.sqlite3", store)
-    try:
-        store_file.add_fact(old, vectors[0])
-        store_file.add_fact(new, vectors[1])
-    finally:
-        store_file.close()
+    with server.store(store) as handle:
+        handle.add_fact(old, vectors[0])
+        handle.add_fact(new, vectors[1])
     return old_id, new_id_
 
 

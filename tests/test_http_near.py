@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime
 
+import pytest
+
+from conftest import LiveServer
 from http_helpers import assert_error, counts, created, post, search, snapshot
+
+
+@pytest.fixture(scope="session")
+def server(api_server: LiveServer) -> LiveServer:
+    """These HTTP API tests run on both backends (conftest's ``api_server``)."""
+    return api_server
+
 
 LOOP_KEYS = {
     "id", "tier", "intent", "topic", "trigger_type", "trigger_value", "expires_at",

@@ -9,7 +9,17 @@ import itertools
 import random
 import re
 
+import pytest
+
+from conftest import LiveServer
 from http_helpers import assert_error, counts, created, post, search
+
+
+@pytest.fixture(scope="session")
+def server(api_server: LiveServer) -> LiveServer:
+    """These HTTP API tests run on both backends (conftest's ``api_server``)."""
+    return api_server
+
 
 HIT_KEYS = {
     "id", "tier", "content", "topic", "metadata", "occurred_at", "created_at", "score",

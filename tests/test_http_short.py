@@ -4,7 +4,17 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
+import pytest
+
+from conftest import LiveServer
 from http_helpers import assert_error, counts, created, search
+
+
+@pytest.fixture(scope="session")
+def server(api_server: LiveServer) -> LiveServer:
+    """These HTTP API tests run on both backends (conftest's ``api_server``)."""
+    return api_server
+
 
 SHORT_KEYS = {
     "id", "tier", "content", "topic", "source", "pinned", "metadata",

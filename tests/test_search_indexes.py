@@ -14,10 +14,10 @@ from halls.bench import corpus
 from halls.embed.local import LocalEmbedder, packaged_model_path, traced_encoder
 from halls.models import SearchFilter, ShortEntry, new_id, to_datetime
 from halls.recall import query_terms
+from halls.store.memindex.terms import TOKENS, tokenised_rows
 from halls.store.memindex.vectors import Snapshot, VectorIndex
 from halls.store.sqlite import SQLiteStore
 from halls.store.sqlite.search import _fts_query
-from halls.store.sqlite.terms import TOKENS, tokenised_rows
 
 # Varied lengths, repeated words (term frequency > 1), accents, stems, and
 # words held by most rows (idf floored) as well as by one.

@@ -14,9 +14,9 @@ from halls.bench import corpus
 from halls.embed import Embedder
 from halls.models import OpenLoop, SearchFilter, ShortEntry, new_id, to_datetime
 from halls.recall import query_terms
+from halls.store.memindex.terms import TOKENIZER
 from halls.store.memindex.vectors import Snapshot, VectorIndex
 from halls.store.sqlite import SQLiteStore
-from halls.store.sqlite.terms import TOKENIZER
 
 
 def _rows(start: int, n: int, dim: int) -> list[tuple[int, bytes]]:

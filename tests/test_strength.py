@@ -17,7 +17,8 @@ import httpx
 import pytest
 
 from clock_server import DAY, FakeClock, InProcessServer, serve
-from halls.config import RecallSettings, Settings
+from conftest import BOTH
+from halls.config import RecallSettings, Settings, StorageSettings
 from halls.models import LongFact, Retention, ShortEntry, new_id
 from halls.recall.strength import half_life_days, strength
 from halls.service import Memory
@@ -33,13 +34,14 @@ def clock() -> FakeClock:
 
 @pytest.fixture
 def started(
-    tmp_path: Any, embedder: Any, clock: FakeClock
+    tmp_path: Any, embedder: Any, clock: FakeClock, storage: StorageSettings
 ) -> Iterator[Callable[..., tuple[Memory, InProcessServer]]]:
     with ExitStack() as stack:
 
         def start(**recall: Any) -> tuple[Memory, InProcessServer]:
             settings = Settings(
                 data_dir=tmp_path / "data",
+                storage=storage,
                 consolidator={"mode": "external"},
                 recall={"reinforce_flush_seconds": 0.05, **recall},
             )
@@ -91,6 +93,7 @@ def run(c: httpx.Client) -> dict[str, Any]:
     return dict(r.json())
 
 
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
 def test_the_fact_recalled_lately_outranks_the_one_untouched_for_a_year(started, clock) -> None:
     """Of two equally relevant facts, recalls in the last weeks decide; strength is explained."""
     memory, live = started(reinforce_top=1)
@@ -125,6 +128,7 @@ def test_the_fact_recalled_lately_outranks_the_one_untouched_for_a_year(started,
     assert memory._stores.open("s").retention([winner]) == {}
 
 
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
 def test_a_faded_fact_is_retired_by_a_run_and_restored_by_its_revert(started, clock) -> None:
     """Unused for 400 days, an unpinned fact is retired (out of search); revert restores it."""
     memory, live = started()
@@ -173,6 +177,7 @@ def test_pin_refuses_bad_input(started) -> None:
     assert c.post("/long/l_" + "0" * 26 + "/pin", params={"store": "nope"}).status_code == 404
 
 
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
 def test_context_block_counts_as_recalled(started) -> None:
     """What a /context block shows is reinforced, off the request path."""
     memory, live = started()

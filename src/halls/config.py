@@ -200,11 +200,23 @@ class SqliteSettings(BaseModel):
     synchronous: Literal["FULL", "NORMAL"] = "FULL"
 
 
+class PostgresSettings(BaseModel):
+    """Settings only the PostgreSQL backend reads."""
+
+    # Connections each process may hold (a pool); one more is taken while
+    # this process runs a consolidation (it holds the advisory lock).
+    pool_size: int = Field(default=8, ge=1, le=1000)
+
+
 class StorageSettings(BaseModel):
     """Which backend holds the stores (``halls.store.open_backend``), and its settings."""
 
-    backend: Literal["sqlite"] = "sqlite"
+    backend: Literal["sqlite", "postgres"] = "sqlite"
+    # The PostgreSQL connection string (postgresql://user:pass@host:port/db);
+    # required with backend postgres.
+    dsn: str | None = Field(default=None, repr=False)
     sqlite: SqliteSettings = Field(default_factory=SqliteSettings)
+    postgres: PostgresSettings = Field(default_factory=PostgresSettings)
     # At most this many stores stay open in a process (file descriptors,
     # connections, in-memory indexes); the least recently used idle one is
     # closed to open another, and reopened when it is used again.
@@ -213,8 +225,8 @@ class StorageSettings(BaseModel):
     # 2.4 MB per 1,000 memories): past it, least recently used idle stores
     # are closed, never the one in use.
     max_index_mb: int = Field(default=1024, ge=16, le=1_048_576)
-    # Encryption at rest (SQLite: SQLCipher, the halls[encryption] extra). A
-    # secret: never logged, shown in /stats or put in an error.
+    # Encryption at rest (SQLite only: SQLCipher, the halls[encryption] extra).
+    # A secret: never logged, shown in /stats or put in an error.
     encryption_key: SecretStr | None = None
 
     @field_validator("encryption_key")
@@ -223,6 +235,25 @@ class StorageSettings(BaseModel):
         if v is not None and not v.get_secret_value():
             raise ValueError("must not be empty (unset it for no encryption)")
         return v
+
+    @model_validator(mode="after")
+    def _postgres_settings(self) -> StorageSettings:
+        if self.backend != "postgres":
+            return self
+        if not self.dsn:
+            raise ValueError(
+                "storage.backend postgres needs storage.dsn "
+                "(HALLS_STORAGE__DSN=postgresql://user:password@host:5432/db)"
+            )
+        if self.encryption_key is not None:
+            # SQLCipher encrypts SQLite files; PostgreSQL's data is encrypted
+            # by the server's disk or provider. Refused rather than ignored, so
+            # nobody believes their PostgreSQL rows are encrypted by halls.
+            raise ValueError(
+                "storage.encryption_key encrypts SQLite store files only; with "
+                "storage.backend postgres unset it (encrypt PostgreSQL's disk instead)"
+            )
+        return self
 
     @model_validator(mode="before")
     @classmethod

@@ -3,7 +3,15 @@
 One module per family of commands; importing them registers each on ``main``.
 """
 
-from halls.cli import agents, archive, audit, bench, dreams, memory  # noqa: F401 - registers the commands
+from halls.cli import (  # noqa: F401 - registers the commands
+    agents,
+    archive,
+    audit,
+    bench,
+    dreams,
+    memory,
+    migrate,
+)
 from halls.cli._app import main
 
 __all__ = ["main"]

@@ -9,6 +9,7 @@ from halls.service.archive import ImportReport, archive_encrypted
 from halls.service.audit import AuditLog, acting_as
 from halls.service.dreams import RunOutcomes
 from halls.service.memory import Memory
+from halls.service.migrate import Copied, Place, migrate_stores
 from halls.service.session import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
 from halls.service.stores import check_store_name
 
@@ -20,9 +21,12 @@ __all__ = [
     "AuditLog",
     "Grant",
     "ContextBlock",
+    "Copied",
     "ImportReport",
     "Memory",
+    "Place",
     "RunOutcomes",
+    "migrate_stores",
     "Tokens",
     "acting_as",
     "archive_encrypted",

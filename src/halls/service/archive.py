@@ -442,7 +442,10 @@ class Archives:
         """
         s = self._stores.open(store)
         if not isinstance(s, FileBackup):
-            raise InvalidInput("this storage backend has no online file backup; use export instead")
+            raise InvalidInput(
+                "this storage backend has no file backup: use export (halls export, "
+                "POST /export) for a store, or on PostgreSQL pg_dump for the whole database"
+            )
         if out.exists() and not overwrite:
             raise Conflict(f"{out.name} already exists; use overwrite (--overwrite) to replace it")
         # Copied beside the target, then renamed: a failed copy never leaves

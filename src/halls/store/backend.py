@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Protocol
 
 from halls.config import StorageSettings
+from halls.errors import StoreUnavailable
 from halls.store.base import Store
 
 
@@ -54,4 +55,14 @@ def open_backend(storage: StorageSettings, data_dir: Path) -> Backend:
         return SQLiteBackend(
             data_dir, storage.sqlite, None if key is None else key.get_secret_value()
         )
+    if storage.backend == "postgres":
+        try:
+            from halls.store.postgres import PostgresBackend
+        except ImportError as err:
+            raise StoreUnavailable(
+                f"storage.backend postgres needs the postgres extra ({err.name} is missing): "
+                "pip install 'halls[postgres]'"
+            ) from err
+        assert storage.dsn, "StorageSettings requires a dsn for postgres"
+        return PostgresBackend(storage.dsn, storage.postgres)
     raise ValueError(f"unknown storage backend {storage.backend!r}")  # pragma: no cover

@@ -1,9 +1,10 @@
 """The Store protocol: everything the service needs from a backend, and no more.
 
-One Store object is one named store (one SQLite file, or one schema in
-PostgreSQL). The service composes records and vectors; the store persists
-them, answers the two primitive searches (full text and dense) with filters
-applied, and never ranks across them: fusion lives in ``halls.recall``.
+One Store object is one named store (one SQLite file, or the rows of one
+store id in PostgreSQL's shared tables). The service composes records and
+vectors; the store persists them, answers the two primitive searches (full
+text and dense) with filters applied, and never ranks across them: fusion
+lives in ``halls.recall``.
 
 ``Store`` is the union of five small protocols, one per concern, so that a
 caller (and a new backend) can see which part it uses:

@@ -29,7 +29,7 @@ from typing import Any, cast
 
 from halls.errors import InvalidStoreName, StoreUnavailable
 from halls.store.backend import Backend
-from halls.store.base import Store
+from halls.store.base import FileBackup, Store
 
 # \Z, not $: "$" also matches before a trailing newline, which would reach a file name.
 STORE_NAME = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}\Z")
@@ -46,6 +46,11 @@ def check_store_name(name: str) -> str:
             "starting with a letter or digit"
         )
     return name
+
+
+# What a store may offer besides ``Store`` (``base.FileBackup``): a handle
+# answers for these only when its store has them.
+_OPTIONAL = frozenset(n for n in vars(FileBackup) if not n.startswith("_"))
 
 
 class _Open:
@@ -70,6 +75,10 @@ class _Handle:
         if attr.startswith("_"):
             raise AttributeError(attr)
         registry, name = self._registry, self.name
+        if attr in _OPTIONAL and not registry._has(name, attr):
+            # A capability the backend's stores may lack: the handle has it
+            # only if the store has (isinstance(handle, FileBackup) asks).
+            raise AttributeError(attr)
 
         def call(*args: Any, **kwargs: Any) -> Any:
             store = registry._take(name)
@@ -221,6 +230,13 @@ class StoreRegistry:
                 f"store '{name}' cannot be opened now ({err.strerror or 'a system limit'}); "
                 "try again"
             ) from None
+
+    def _has(self, name: str, attr: str) -> bool:
+        store = self._take(name)
+        try:
+            return hasattr(store, attr)
+        finally:
+            self._give(name)
 
     def _give(self, name: str) -> None:
         with self._cond:

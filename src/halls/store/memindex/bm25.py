@@ -23,11 +23,12 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
+from halls.store.memindex.terms import tokenised_rows
 from halls.store.memindex.vectors import Gone, Snapshot, locate
-from halls.store.sqlite.terms import tokenised_rows
 
 # FTS5's bm25() constants (fts5_aux.c); changing them would break parity.
 K1 = 1.2
@@ -167,37 +168,96 @@ class TextIndex:
 
         Scores are FTS5's bm25() with the sign flipped (higher is better).
         """
+        view = self.view()
+        return view.rank([view.postings(t) for t in tokens], k)
+
+    def view(self) -> View:
+        """The index as it is now; a refresh meanwhile leaves the view as it was."""
         with self._lock:
             n, total = self._size, self._tokens - self._dead_tokens
-            rowids, lengths, postings = self._rowid_buf[:n], self._length_buf[:n], self._postings
             alive = self._alive if self._dead else None
-            rows = n - (self._dead if alive is not None else 0)
+            return View(
+                self._rowid_buf[:n],
+                self._length_buf[:n],
+                self._postings,
+                alive,
+                n - (self._dead if alive is not None else 0),
+                total,
+            )
+
+
+Postings = tuple[np.ndarray, np.ndarray]
+"""(positions in the view, how often each row holds the term or phrase)."""
+
+
+@dataclass(frozen=True)
+class View:
+    """One consistent state of a ``TextIndex``: its rows, lengths, postings, live mask."""
+
+    rowids: np.ndarray
+    lengths: np.ndarray
+    _postings: dict[str, tuple[tuple[np.ndarray, np.ndarray], ...]]
+    alive: np.ndarray | None
+    rows: int  # live rows: FTS5's N
+    total: int  # live tokens
+
+    def postings(self, token: str) -> Postings:
+        """The live rows holding ``token``, and how often each does."""
+        chunks = self._postings.get(token)
+        if not chunks:
+            return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
+        if len(chunks) == 1:
+            pos, tf = chunks[0]
+        else:
+            pos = np.concatenate([c[0] for c in chunks])
+            tf = np.concatenate([c[1] for c in chunks])
+        if self.alive is not None:
+            live = self.alive[pos]
+            pos, tf = pos[live], tf[live]
+        return pos, tf
+
+    def holding_all(self, tokens: Sequence[str]) -> np.ndarray:
+        """Positions of the live rows that hold every one of ``tokens`` (a phrase's candidates)."""
+        found: np.ndarray | None = None
+        for token in dict.fromkeys(tokens):
+            pos = self.postings(token)[0]
+            found = pos if found is None else np.intersect1d(found, pos, assume_unique=True)
+            if len(found) == 0:
+                break
+        return np.zeros(0, dtype=np.int32) if found is None else np.sort(found)
+
+    def rank(
+        self, terms: Sequence[Postings], k: int, allowed: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """(rowids, scores) of the k best rows for the terms OR'ed, best first.
+
+        One term is one FTS5 phrase (a word, or several tokens in a row):
+        its IDF counts the rows holding it, its frequency the times a row
+        does. ``allowed`` (positions) keeps the others out of the result,
+        not out of the statistics, as FTS5 ranks before a join filters.
+        """
+        rows, n = self.rows, len(self.rowids)
         if rows == 0 or k <= 0:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         # FTS5 counts only the rows there now: N, the average length and
         # every word's row count leave the dead out.
-        norm = K1 * (1.0 - B + B * lengths / (total / rows))
+        norm = K1 * (1.0 - B + B * self.lengths / (self.total / rows))
         scores = np.zeros(n, dtype=np.float64)
-        for token in tokens:
-            chunks = postings.get(token)
-            if not chunks:
-                continue
-            if len(chunks) == 1:
-                pos, tf = chunks[0]
-            else:
-                pos = np.concatenate([c[0] for c in chunks])
-                tf = np.concatenate([c[1] for c in chunks])
-            if alive is not None:
-                live = alive[pos]
-                pos, tf = pos[live], tf[live]
+        for pos, tf in terms:
             held = len(pos)
+            if not held:
+                continue
             idf = math.log((rows - held + 0.5) / (held + 0.5))
             idf = idf if idf > 0.0 else _MIN_IDF
-            # A token's positions are distinct, so the fancy-index add is exact.
+            # A term's positions are distinct, so the fancy-index add is exact.
             scores[pos] += idf * (tf * (K1 + 1.0)) / (tf + norm[pos])
+        if allowed is not None:
+            kept = np.zeros(n, dtype=bool)
+            kept[allowed] = True
+            scores[~kept] = 0.0
         matched = np.flatnonzero(scores)
         if len(matched) > k:
             part = np.argpartition(-scores[matched], k - 1)[:k]
             matched = matched[part]
         order = matched[np.argsort(-scores[matched], kind="stable")]
-        return rowids[order], scores[order]
+        return self.rowids[order], scores[order]

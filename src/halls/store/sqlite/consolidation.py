@@ -9,7 +9,6 @@ changes applied with its record in one transaction). Purges live in
 
 from __future__ import annotations
 
-import json
 import os
 import sqlite3
 import threading
@@ -20,16 +19,15 @@ from typing import IO, Any
 import numpy as np
 
 from halls.models import (
-    Action,
     Brief,
     JournalEvent,
     LongFact,
     OpenLoop,
     Run,
     ShortEntry,
-    to_datetime,
 )
 from halls.store import changes as ch
+from halls.store import rowmap
 from halls.store.sqlite import rows
 from halls.store.sqlite.db import Database, chunks, marks, ts
 
@@ -97,43 +95,14 @@ class RunLog:
 
     def write(self, db: sqlite3.Connection, run: Run) -> None:
         db.execute(
-            "INSERT INTO runs(id, started_at, finished_at, engine, status, since, counts, notes, "
-            "error, reverted_at) VALUES (?,?,?,?,?,?,?,?,?,?) ON CONFLICT(id) DO UPDATE SET "
-            "finished_at = excluded.finished_at, status = excluded.status, "
-            "counts = excluded.counts, notes = excluded.notes, error = excluded.error, "
-            "reverted_at = excluded.reverted_at",
-            (
-                run.id,
-                ts(run.started_at),
-                ts(run.finished_at),
-                run.engine,
-                run.status,
-                ts(run.since),
-                json.dumps(run.counts),
-                json.dumps(run.notes),
-                run.error,
-                ts(run.reverted_at),
-            ),
+            f"INSERT INTO runs({rowmap.RUN_COLUMNS}) VALUES ({marks(10)}) "
+            f"ON CONFLICT(id) DO UPDATE SET {rowmap.RUN_UPSERT}",
+            rowmap.run_values(run),
         )
         db.execute("DELETE FROM run_actions WHERE run_id = ?", (run.id,))
         db.executemany(
-            "INSERT INTO run_actions(run_id, seq, kind, target_id, reason, inputs, before, after, "
-            "engine_note, undo) VALUES (?,?,?,?,?,?,?,?,?,?)",
-            [
-                (
-                    run.id,
-                    n,
-                    a.kind,
-                    a.target_id,
-                    a.reason,
-                    json.dumps(a.inputs),
-                    None if a.before is None else json.dumps(a.before),
-                    None if a.after is None else json.dumps(a.after),
-                    a.engine_note,
-                    None if a.undo is None else json.dumps(a.undo),
-                )
-                for n, a in enumerate(run.actions)
-            ],
+            f"INSERT INTO run_actions({rowmap.ACTION_COLUMNS}) VALUES ({marks(10)})",
+            rowmap.action_values(run),
         )
 
     def save(self, run: Run) -> None:
@@ -151,35 +120,7 @@ class RunLog:
             acts = db.execute(
                 "SELECT * FROM run_actions WHERE run_id = ? ORDER BY seq", (r["id"],)
             ).fetchall()
-            out.append(
-                Run(
-                    id=r["id"],
-                    store=self._store,
-                    started_at=to_datetime(r["started_at"]),  # type: ignore[arg-type]
-                    finished_at=to_datetime(r["finished_at"]),
-                    engine=r["engine"],
-                    dry_run=False,
-                    status=r["status"],
-                    since=to_datetime(r["since"]),
-                    counts=json.loads(r["counts"]),
-                    notes=json.loads(r["notes"]),
-                    error=r["error"],
-                    reverted_at=to_datetime(r["reverted_at"]),
-                    actions=[
-                        Action(
-                            kind=a["kind"],
-                            target_id=a["target_id"],
-                            reason=a["reason"],
-                            inputs=json.loads(a["inputs"]),
-                            before=None if a["before"] is None else json.loads(a["before"]),
-                            after=None if a["after"] is None else json.loads(a["after"]),
-                            engine_note=a["engine_note"],
-                            undo=None if a["undo"] is None else json.loads(a["undo"]),
-                        )
-                        for a in acts
-                    ],
-                )
-            )
+            out.append(rowmap.run_of(r, self._store, acts))
         return out
 
     def get(self, id: str) -> Run | None:
@@ -236,7 +177,7 @@ class Consolidation:
             )
             .fetchall()
         )
-        entries = [rows.short_of(r) for r in found]
+        entries = [rowmap.short_of(r) for r in found]
         return entries, [r["consolidated_into"] for r in found], rows.matrix(found)
 
     def facts_with_vectors(self, status: str) -> tuple[list[LongFact], np.ndarray]:
@@ -249,7 +190,7 @@ class Consolidation:
             )
             .fetchall()
         )
-        return [rows.fact_of(r) for r in found], rows.matrix(found)
+        return [rowmap.fact_of(r) for r in found], rows.matrix(found)
 
     def open_loops_with_vectors(self) -> tuple[list[OpenLoop], np.ndarray]:
         found = (
@@ -260,13 +201,13 @@ class Consolidation:
             )
             .fetchall()
         )
-        return [rows.loop_of(r) for r in found], rows.matrix(found)
+        return [rowmap.loop_of(r) for r in found], rows.matrix(found)
 
     def journal_since(self, since: float | None) -> list[JournalEvent]:
         found = self._db.reader().execute(
             "SELECT * FROM journal WHERE created_at >= ? ORDER BY seq", (since or 0.0,)
         )
-        return [rows.journal_of(r) for r in found]
+        return [rowmap.journal_of(r) for r in found]
 
     def briefs_since(self, since: float | None) -> list[Brief]:
         # >=, not >: a brief stamped in the same instant as the last run is
@@ -274,7 +215,7 @@ class Consolidation:
         found = self._db.reader().execute(
             "SELECT * FROM briefs WHERE created_at >= ? ORDER BY created_at, id", (since or 0.0,)
         )
-        return [rows.brief_of(r) for r in found]
+        return [rowmap.brief_of(r) for r in found]
 
     def apply_changes(self, changes: Sequence[ch.Change], run: Run | None) -> None:
         with self._db.tx() as db:

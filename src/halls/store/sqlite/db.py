@@ -13,11 +13,9 @@ so nothing above the store has to know sqlite3 exists.
 
 from __future__ import annotations
 
-import functools
-import inspect
 import sqlite3
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -25,6 +23,7 @@ from typing import Any, TypeVar
 import numpy as np
 
 from halls.errors import AlreadyExists, HallsError, StoreUnavailable
+from halls.store.errors import translating
 from halls.store.sqlite import cipher
 
 T = TypeVar("T")
@@ -59,38 +58,9 @@ def translate(err: Exception) -> HallsError:
     return StoreUnavailable(f"the store could not be read or written ({type(err).__name__})")
 
 
-def translated(cls: type[T]) -> type[T]:
-    """Wrap each public method of ``cls`` so that sqlite3 errors leave as HallsErrors."""
-
-    def wrap(fn: Callable[..., Any]) -> Callable[..., Any]:
-        if inspect.isgeneratorfunction(fn):
-
-            @functools.wraps(fn)
-            def gen(*args: Any, **kwargs: Any) -> Any:
-                try:
-                    yield from fn(*args, **kwargs)
-                except Exception as err:
-                    if not cipher.is_error(err):
-                        raise
-                    raise translate(err) from err
-
-            return gen
-
-        @functools.wraps(fn)
-        def call(*args: Any, **kwargs: Any) -> Any:
-            try:
-                return fn(*args, **kwargs)
-            except Exception as err:
-                if not cipher.is_error(err):
-                    raise
-                raise translate(err) from err
-
-        return call
-
-    for name, member in list(vars(cls).items()):
-        if not name.startswith("_") and inspect.isfunction(member):
-            setattr(cls, name, wrap(member))
-    return cls
+# Wraps each public method of a class so that sqlite3 (or SQLCipher) errors
+# leave as HallsErrors.
+translated = translating(cipher.is_error, translate)
 
 
 class Database:

@@ -14,7 +14,6 @@ with an index, which a JSON column cannot.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Iterable, Sequence
 from typing import Any
@@ -22,15 +21,8 @@ from typing import Any
 import numpy as np
 
 from halls.errors import InvalidInput
-from halls.models import (
-    Brief,
-    Edge,
-    JournalEvent,
-    LongFact,
-    OpenLoop,
-    ShortEntry,
-    to_datetime,
-)
+from halls.models import Edge, LongFact, OpenLoop, ShortEntry
+from halls.store import rowmap
 from halls.store.sqlite.db import blob, chunks, marks, ts
 
 # A fact row with its sources, in one statement: the search path reads facts
@@ -44,95 +36,6 @@ FACTS = (
 )
 
 TIER_TABLE = {"s": "short", "n": "near", "l": "long"}
-
-
-def loads(text: str) -> Any:
-    # Most records carry no metadata: skip the JSON parser for that (a
-    # search converts a hundred records).
-    if text == "{}":
-        return {}
-    if text == "[]":
-        return []
-    return json.loads(text)
-
-
-# -- reading --
-
-
-def short_of(row: sqlite3.Row) -> ShortEntry:
-    return ShortEntry(
-        id=row["id"],
-        content=row["content"],
-        topic=row["topic"],
-        source=row["source"],
-        pinned=bool(row["pinned"]),
-        metadata=loads(row["metadata"]),
-        created_at=to_datetime(row["created_at"]),
-        occurred_at=to_datetime(row["occurred_at"]),
-        expires_at=to_datetime(row["expires_at"]),
-    )
-
-
-def loop_of(row: sqlite3.Row) -> OpenLoop:
-    return OpenLoop(
-        id=row["id"],
-        intent=row["intent"],
-        topic=row["topic"],
-        trigger_type=row["trigger_type"],
-        trigger_value=row["trigger_value"],
-        expires_at=to_datetime(row["expires_at"]),
-        status=row["status"],
-        closed_at=to_datetime(row["closed_at"]),
-        metadata=loads(row["metadata"]),
-        created_at=to_datetime(row["created_at"]),
-        occurred_at=to_datetime(row["occurred_at"]),
-    )
-
-
-def fact_of(row: sqlite3.Row) -> LongFact:
-    """A fact from a row read through ``FACTS`` (which adds ``derived_from``)."""
-    return LongFact(
-        id=row["id"],
-        content=row["content"],
-        topic=row["topic"],
-        category=row["category"],
-        evidence_count=row["evidence_count"],
-        first_seen=to_datetime(row["first_seen"]),
-        last_confirmed=to_datetime(row["last_confirmed"]),
-        status=row["status"],
-        pinned=bool(row["pinned"]),
-        supersedes=row["supersedes"],
-        superseded_by=row["superseded_by"],
-        derived_from=loads(row["derived_from"]),
-        metadata=loads(row["metadata"]),
-        created_at=to_datetime(row["created_at"]),
-        occurred_at=to_datetime(row["occurred_at"]),
-    )
-
-
-def journal_of(r: sqlite3.Row) -> JournalEvent:
-    return JournalEvent(
-        id=r["id"],
-        content=r["content"],
-        role=r["role"],
-        session_id=r["session_id"],
-        redactions=r["redactions"],
-        topic=r["topic"],
-        metadata=json.loads(r["metadata"]),
-        created_at=to_datetime(r["created_at"]),
-        occurred_at=to_datetime(r["occurred_at"]),
-    )
-
-
-def brief_of(r: sqlite3.Row) -> Brief:
-    return Brief(
-        id=r["id"],
-        summary=r["summary"],
-        promote_hints=json.loads(r["promote_hints"]),
-        completed_intents=json.loads(r["completed_intents"]),
-        noise=json.loads(r["noise"]),
-        created_at=to_datetime(r["created_at"]),
-    )
 
 
 def matrix(rows: Sequence[sqlite3.Row]) -> np.ndarray:
@@ -175,53 +78,18 @@ def insert_short(
     consolidated_into: str | None = None,
 ) -> None:
     db.execute(
-        "INSERT INTO short(id, content, topic, source, pinned, metadata, created_at, "
-        "occurred_at, expires_at, consolidated_into) VALUES (?,?,?,?,?,?,?,?,?,?)",
-        (
-            entry.id,
-            entry.content,
-            entry.topic,
-            entry.source,
-            int(entry.pinned),
-            json.dumps(entry.metadata),
-            ts(entry.created_at),
-            ts(entry.occurred_at),
-            ts(entry.expires_at),
-            consolidated_into,
-        ),
+        f"INSERT INTO short({rowmap.SHORT_COLUMNS}) VALUES ({marks(10)})",
+        rowmap.short_values(entry, consolidated_into),
     )
     index_doc(db, entry, entry.content, consolidated_into is None, vector)
-
-
-def fact_searchable(fact: LongFact) -> bool:
-    """Active and demoted facts are searched by default; superseded and retired are history."""
-    return fact.status in ("active", "demoted")
 
 
 def insert_fact(db: sqlite3.Connection, fact: LongFact, vector: np.ndarray) -> None:
     """The fact, its search rows, and its sources as edges stamped with its creation."""
     db.execute(
-        "INSERT INTO long(id, content, topic, category, evidence_count, first_seen, "
-        "last_confirmed, status, pinned, supersedes, superseded_by, metadata, created_at, "
-        "occurred_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-        (
-            fact.id,
-            fact.content,
-            fact.topic,
-            fact.category,
-            fact.evidence_count,
-            ts(fact.first_seen),
-            ts(fact.last_confirmed),
-            fact.status,
-            int(fact.pinned),
-            fact.supersedes,
-            fact.superseded_by,
-            json.dumps(fact.metadata),
-            ts(fact.created_at),
-            ts(fact.occurred_at),
-        ),
+        f"INSERT INTO long({rowmap.FACT_COLUMNS}) VALUES ({marks(14)})", rowmap.fact_values(fact)
     )
-    index_doc(db, fact, fact.content, fact_searchable(fact), vector)
+    index_doc(db, fact, fact.content, rowmap.fact_searchable(fact), vector)
     when = fact.created_at.timestamp()
     add_edges(db, [Edge(fact.id, s, "derived_from", when) for s in fact.derived_from])
 
@@ -229,24 +97,10 @@ def insert_fact(db: sqlite3.Connection, fact: LongFact, vector: np.ndarray) -> N
 def update_fact(db: sqlite3.Connection, fact: LongFact) -> None:
     """Overwrite a fact's mutable fields; not its sources (those are edges)."""
     db.execute(
-        "UPDATE long SET content = ?, topic = ?, category = ?, evidence_count = ?, "
-        "last_confirmed = ?, status = ?, pinned = ?, supersedes = ?, superseded_by = ?, "
-        "metadata = ? WHERE id = ?",
-        (
-            fact.content,
-            fact.topic,
-            fact.category,
-            fact.evidence_count,
-            ts(fact.last_confirmed),
-            fact.status,
-            int(fact.pinned),
-            fact.supersedes,
-            fact.superseded_by,
-            json.dumps(fact.metadata),
-            fact.id,
-        ),
+        f"UPDATE long SET {rowmap.FACT_UPDATE.format(p='?')} WHERE id = ?",
+        rowmap.fact_update_values(fact),
     )
-    set_active(db, fact.id, fact_searchable(fact), fact.topic)
+    set_active(db, fact.id, rowmap.fact_searchable(fact), fact.topic)
 
 
 def delete_rows(db: sqlite3.Connection, table: str, ids: Sequence[str]) -> int:

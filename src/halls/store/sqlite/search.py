@@ -16,9 +16,9 @@ import numpy as np
 
 from halls.models import SEARCH_TIERS, Match, SearchFilter, Written
 from halls.store.memindex.bm25 import TextIndex
+from halls.store.memindex.terms import TOKENS
 from halls.store.memindex.vectors import Snapshot, VectorIndex, locate
 from halls.store.sqlite.db import Database, chunks, marks
-from halls.store.sqlite.terms import TOKENS
 
 
 def _narrows(filt: SearchFilter) -> bool:

@@ -22,17 +22,13 @@ from halls.models import (
     ForgetFlag,
     JournalEvent,
     LongFact,
-    Match,
     OpenLoop,
     Record,
     Retention,
-    Run,
-    SearchFilter,
     ShortEntry,
-    Written,
-    to_datetime,
 )
-from halls.store import changes as ch
+from halls.store import rowmap
+from halls.store.composed import ComposedStore
 from halls.store.sqlite import rows
 from halls.store.sqlite.consolidation import Consolidation, ConsolidationLock, RunLog
 from halls.store.sqlite.db import Database, blob, chunks, marks, translated, ts
@@ -61,7 +57,7 @@ _CHAIN = f"""
 
 
 @translated
-class SQLiteStore:
+class SQLiteStore(ComposedStore):
     def __init__(
         self, path: Path, name: str, synchronous: str = "FULL", key: str | None = None
     ) -> None:
@@ -69,7 +65,8 @@ class SQLiteStore:
         self.path = path
         self._db = Database(path, synchronous, key)
         migrate(self._db.writer)
-        self._search = Search(self._db)
+        self._indexes = Search(self._db)
+        self._search = self._indexes
         self._runs = RunLog(self._db, name)
         self._lock = ConsolidationLock(Path(f"{path}.consolidate.lock"))
         self._cons = Consolidation(self._db, self._runs)
@@ -101,13 +98,13 @@ class SQLiteStore:
 
     def get_short(self, id: str) -> ShortEntry | None:
         row = self._db.reader().execute("SELECT * FROM short WHERE id = ?", (id,)).fetchone()
-        return None if row is None else rows.short_of(row)
+        return None if row is None else rowmap.short_of(row)
 
     def list_short(self, limit: int, offset: int) -> list[ShortEntry]:
         found = self._db.reader().execute(
             "SELECT * FROM short ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
         )
-        return [rows.short_of(r) for r in found]
+        return [rowmap.short_of(r) for r in found]
 
     def delete_short(self, id: str) -> bool:
         with self._db.tx() as db:
@@ -151,28 +148,14 @@ class SQLiteStore:
     def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None:
         with self._db.tx() as db:
             db.execute(
-                "INSERT INTO near(id, intent, topic, trigger_type, trigger_value, expires_at, "
-                "status, closed_at, metadata, created_at, occurred_at) "
-                "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                (
-                    loop.id,
-                    loop.intent,
-                    loop.topic,
-                    loop.trigger_type,
-                    loop.trigger_value,
-                    ts(loop.expires_at),
-                    loop.status,
-                    ts(loop.closed_at),
-                    json.dumps(loop.metadata),
-                    ts(loop.created_at),
-                    ts(loop.occurred_at),
-                ),
+                f"INSERT INTO near({rowmap.LOOP_COLUMNS}) VALUES ({marks(11)})",
+                rowmap.loop_values(loop),
             )
             rows.index_doc(db, loop, loop.intent, loop.status == "open", vector)
 
     def get_loop(self, id: str) -> OpenLoop | None:
         row = self._db.reader().execute("SELECT * FROM near WHERE id = ?", (id,)).fetchone()
-        return None if row is None else rows.loop_of(row)
+        return None if row is None else rowmap.loop_of(row)
 
     def list_loops(self, status: str | None, limit: int, offset: int) -> list[OpenLoop]:
         sql, args = "SELECT * FROM near", []
@@ -181,7 +164,7 @@ class SQLiteStore:
         found = self._db.reader().execute(
             sql + " ORDER BY id DESC LIMIT ? OFFSET ?", (*args, limit, offset)
         )
-        return [rows.loop_of(r) for r in found]
+        return [rowmap.loop_of(r) for r in found]
 
     def update_loop(self, loop: OpenLoop) -> None:
         with self._db.tx() as db:
@@ -203,7 +186,7 @@ class SQLiteStore:
 
     def get_fact(self, id: str) -> LongFact | None:
         row = self._db.reader().execute(f"{rows.FACTS} WHERE l.id = ?", (id,)).fetchone()
-        return None if row is None else rows.fact_of(row)
+        return None if row is None else rowmap.fact_of(row)
 
     def list_facts(
         self, status: str | None, limit: int, offset: int, category: str | None = None
@@ -219,7 +202,7 @@ class SQLiteStore:
             f"{rows.FACTS} WHERE {' AND '.join(where)} ORDER BY l.id DESC LIMIT ? OFFSET ?",
             (*args, limit, offset),
         )
-        return [rows.fact_of(r) for r in found]
+        return [rowmap.fact_of(r) for r in found]
 
     def update_fact(self, fact: LongFact) -> None:
         with self._db.tx() as db:
@@ -227,70 +210,47 @@ class SQLiteStore:
 
     def fact_chain(self, id: str) -> list[LongFact]:
         found = self._db.reader().execute(_CHAIN, (id, id)).fetchall()
-        return [rows.fact_of(r) for r in found]
+        return [rowmap.fact_of(r) for r in found]
 
     # -- journal --
 
     def add_journal(self, events: list[JournalEvent]) -> None:
         with self._db.tx() as db:
             db.executemany(
-                "INSERT INTO journal(id, content, role, session_id, redactions, topic, metadata, "
-                "created_at, occurred_at) VALUES (?,?,?,?,?,?,?,?,?)",
-                [
-                    (
-                        e.id,
-                        e.content,
-                        e.role,
-                        e.session_id,
-                        e.redactions,
-                        e.topic,
-                        json.dumps(e.metadata),
-                        ts(e.created_at),
-                        ts(e.occurred_at),
-                    )
-                    for e in events
-                ],
+                f"INSERT INTO journal({rowmap.JOURNAL_COLUMNS}) VALUES ({marks(9)})",
+                [rowmap.journal_values(e) for e in events],
             )
 
     def get_journal(self, id: str) -> JournalEvent | None:
         row = self._db.reader().execute("SELECT * FROM journal WHERE id = ?", (id,)).fetchone()
-        return None if row is None else rows.journal_of(row)
+        return None if row is None else rowmap.journal_of(row)
 
     def list_journal(self, limit: int, offset: int) -> list[JournalEvent]:
         found = self._db.reader().execute(
             "SELECT * FROM journal ORDER BY seq DESC LIMIT ? OFFSET ?", (limit, offset)
         )
-        return [rows.journal_of(r) for r in found]
+        return [rowmap.journal_of(r) for r in found]
 
     # -- briefs and forget flags --
 
     def add_brief(self, brief: Brief) -> None:
         with self._db.tx() as db:
             db.execute(
-                "INSERT INTO briefs(id, summary, promote_hints, completed_intents, created_at, "
-                "noise) VALUES (?,?,?,?,?,?)",
-                (
-                    brief.id,
-                    brief.summary,
-                    json.dumps(brief.promote_hints),
-                    json.dumps(brief.completed_intents),
-                    ts(brief.created_at),
-                    json.dumps(brief.noise),
-                ),
+                f"INSERT INTO briefs({rowmap.BRIEF_COLUMNS}) VALUES ({marks(6)})",
+                rowmap.brief_values(brief),
             )
 
     def list_briefs(self, limit: int, offset: int) -> list[Brief]:
         found = self._db.reader().execute(
             "SELECT * FROM briefs ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
         )
-        return [rows.brief_of(r) for r in found]
+        return [rowmap.brief_of(r) for r in found]
 
     def add_flag(self, flag: ForgetFlag) -> None:
         with self._db.tx() as db:
             db.execute(
-                "INSERT INTO forget_flags(id, fact_id, reason, status, created_at) "
-                "VALUES (?,?,?,?,?)",
-                (flag.id, flag.fact_id, flag.reason, flag.status, ts(flag.created_at)),
+                f"INSERT INTO forget_flags({rowmap.FLAG_COLUMNS}) VALUES ({marks(5)})",
+                rowmap.flag_values(flag),
             )
 
     def list_flags(self, status: str | None) -> list[ForgetFlag]:
@@ -298,16 +258,7 @@ class SQLiteStore:
         if status:
             sql, args = sql + " WHERE status = ?", [status]
         found = self._db.reader().execute(sql + " ORDER BY id", args)
-        return [
-            ForgetFlag(
-                id=r["id"],
-                fact_id=r["fact_id"],
-                reason=r["reason"],
-                status=r["status"],
-                created_at=to_datetime(r["created_at"]),
-            )
-            for r in found
-        ]
+        return [rowmap.flag_of(r) for r in found]
 
     def get_records(self, ids: list[str]) -> dict[str, Record]:
         out: dict[str, Record] = {}
@@ -321,9 +272,9 @@ class SQLiteStore:
             for chunk in chunks(wanted):
                 if table == "long":
                     sql = f"{rows.FACTS} WHERE l.id IN ({marks(chunk)})"
-                    out.update((r["id"], rows.fact_of(r)) for r in db.execute(sql, chunk))
+                    out.update((r["id"], rowmap.fact_of(r)) for r in db.execute(sql, chunk))
                     continue
-                convert = rows.short_of if table == "short" else rows.loop_of
+                convert = rowmap.short_of if table == "short" else rowmap.loop_of
                 sql = f"SELECT * FROM {table} WHERE id IN ({marks(chunk)})"
                 out.update((r["id"], convert(r)) for r in db.execute(sql, chunk))
         return out
@@ -366,7 +317,7 @@ class SQLiteStore:
         return out
 
     def index_bytes(self) -> int:
-        return self._search.index_bytes()
+        return self._indexes.index_bytes()
 
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.files() if p.exists())
@@ -422,83 +373,3 @@ class SQLiteStore:
                 [(blob(v), i) for i, v in zip(ids, vectors, strict=True)],
             )
             db.execute("UPDATE counters SET value = value + 1 WHERE name = 'vec_generation'")
-
-    # -- search (Search) --
-
-    def text_search(self, terms: list[str], filt: SearchFilter, limit: int) -> list[Match]:
-        return self._search.text_search(terms, filt, limit)
-
-    def vector_search(self, vector: np.ndarray, filt: SearchFilter, limit: int) -> list[Match]:
-        return self._search.vector_search(vector, filt, limit)
-
-    def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
-        return self._search.vectors(ids)
-
-    def neighbours(self, ids: Sequence[str], radius: int, filt: SearchFilter) -> list[Written]:
-        return self._search.neighbours(ids, radius, filt)
-
-    def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
-        return self._search.term_counts(terms)
-
-    # -- consolidation lock (ConsolidationLock) --
-
-    def try_lock_consolidation(self) -> bool:
-        return self._lock.try_acquire()
-
-    def unlock_consolidation(self) -> None:
-        self._lock.release()
-
-    def consolidation_locked(self) -> bool:
-        return self._lock.held()
-
-    # -- consolidation inputs and changes (Consolidation) --
-
-    def short_for_consolidation(self) -> tuple[list[ShortEntry], list[str | None], np.ndarray]:
-        return self._cons.short_for_consolidation()
-
-    def facts_with_vectors(self, status: str) -> tuple[list[LongFact], np.ndarray]:
-        return self._cons.facts_with_vectors(status)
-
-    def open_loops_with_vectors(self) -> tuple[list[OpenLoop], np.ndarray]:
-        return self._cons.open_loops_with_vectors()
-
-    def journal_since(self, since: float | None) -> list[JournalEvent]:
-        return self._cons.journal_since(since)
-
-    def briefs_since(self, since: float | None) -> list[Brief]:
-        return self._cons.briefs_since(since)
-
-    def apply_changes(self, changes: Sequence[ch.Change], run: Run | None) -> None:
-        self._cons.apply_changes(changes, run)
-
-    # -- run records (RunLog) --
-
-    def save_run(self, run: Run) -> None:
-        self._runs.save(run)
-
-    def get_run(self, id: str) -> Run | None:
-        return self._runs.get(id)
-
-    def list_runs(self, limit: int, offset: int) -> list[Run]:
-        return self._runs.recent(limit, offset)
-
-    def last_applied_run(self) -> Run | None:
-        return self._runs.last_applied()
-
-    def runs_after(self, run: Run) -> list[str]:
-        return self._runs.after(run)
-
-    def fail_stale_runs(self, now: float) -> int:
-        return self._runs.fail_stale(now)
-
-    # -- purge (Purger) --
-
-    def purge(
-        self,
-        facts: Sequence[str],
-        short: Sequence[str],
-        journal: Sequence[str],
-        values: Sequence[str],
-        flags: Sequence[str],
-    ) -> None:
-        self._purger.purge(facts, short, journal, values, flags)

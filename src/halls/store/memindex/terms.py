@@ -1,14 +1,14 @@
-"""Document frequencies of search terms, read from FTS5's vocabulary.
+"""Words as the SQLite store's full-text index tokenises them, for every backend.
 
-``docs_vocab`` (an ``fts5vocab`` 'row' table over ``docs_fts``) gives, per
-indexed token, how many rows hold it: one read per term, where a ``COUNT``
-over ``MATCH`` walked the whole posting list and counted it in the VM.
-It is keyed by the *indexed* form of a word (case-folded, diacritics
-removed, porter-stemmed: "flooring" is stored as "floor"), so a word is
-first run through the same tokenizer. SQLite does not expose its
-tokenizers to Python; a private in-memory FTS5 table with the same
-tokenizer does, and the forms are cached since a word always tokenizes the
-same way.
+The tokenizer is FTS5's ``porter unicode61 remove_diacritics 2`` (case-
+and diacritic-folded, porter-stemmed: "flooring" is indexed as "floor").
+SQLite does not expose its tokenizers to Python; a private in-memory FTS5
+table with the same tokenizer does. Python's ``sqlite3`` is always there,
+so the PostgreSQL store tokenises through it too: its in-memory BM25 index
+(``memindex.bm25``) then holds the very postings ``docs_fts`` would, and
+both backends rank alike. ``Tokens`` caches each word's tokens (a word
+always tokenises the same way); ``tokenised_rows`` turns rows into
+postings, ``token_sequences`` into their tokens in order (for phrases).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import threading
 
 import numpy as np
 
-# Must stay the tokenizer of docs_fts (sqlite_schema.m001_initial); a test
+# Must stay the tokenizer of docs_fts (sqlite.schema.m001_initial); a test
 # compares the two.
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 
@@ -122,3 +122,19 @@ def tokenised_rows(
     bounds = np.append(np.searchsorted(first, starts), len(first)).tolist()
     terms = {term: (bounds[i], bounds[i + 1]) for i, (term, _) in enumerate(per_term)}
     return terms, doc[first], counts
+
+
+def token_sequences(rows: list[tuple[int, str]]) -> dict[int, tuple[str, ...]]:
+    """Each row's (rowid, text) tokens in text order, as ``docs_fts`` indexes them."""
+    db = tokenizer_db()
+    try:
+        db.execute("BEGIN")
+        db.executemany("INSERT INTO t(rowid, c) VALUES (?, ?)", rows)
+        found = db.execute("SELECT doc, offset, term FROM ti").fetchall()
+        db.execute("ROLLBACK")
+    finally:
+        db.close()
+    parts: dict[int, list[tuple[int, str]]] = {}
+    for doc, offset, term in found:
+        parts.setdefault(doc, []).append((offset, term))
+    return {doc: tuple(t for _, t in sorted(p)) for doc, p in parts.items()}
