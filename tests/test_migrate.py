@@ -176,3 +176,43 @@ def test_sqlite_to_postgres_and_back_answers_alike(
 def test_bad_place_is_a_usage_error(tmp_path: Path, spec: str) -> None:
     result = CliRunner().invoke(main, ["migrate", "--from", spec, "--to", f"sqlite:{tmp_path}"])
     assert result.exit_code == 2 and "sqlite:DIR or postgres:" in result.output
+
+
+def test_a_store_with_consolidated_records_but_no_run_migrates(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """An import writes consolidated records without a run record: migrate copies them too."""
+    from halls.models import ShortEntry
+    from halls.store import changes as ch
+
+    here, there = tmp_path / "here", tmp_path / "there"
+    settings = {"consolidator": {"mode": "external"}}
+    with Memory(Settings(data_dir=here, **settings), embedder=embedder, clock=clock) as m:
+        m.remember("Chad keeps every config path absolute", store="s")
+    when = to_datetime(NOW)
+    fact = LongFact(
+        id=new_id("long"), content="Chad wants absolute config paths", category="preference",
+        first_seen=when, last_confirmed=when, created_at=when, occurred_at=when,
+    )  # fmt: skip
+    entry = ShortEntry(
+        id=new_id("short"), content="Chad said: absolute paths in configs, always",
+        created_at=when, occurred_at=when,
+    )  # fmt: skip
+    v = embedder.embed([fact.content, entry.content])
+    backend = open_backend(StorageSettings(), here)
+    s = backend.open("s", False)
+    s.apply_changes([ch.AddFact(fact, v[0]), ch.RestoreShort(entry, v[1], fact.id)], None)
+    assert s.list_runs(10, 0) == []
+    s.close()
+    backend.close()
+
+    out = cli("migrate", "--from", f"sqlite:{here}", "--to", f"sqlite:{there}", "--store", "s")
+    assert "s: copied short 2, long 1, meta 1" in out, out
+    backend = open_backend(StorageSettings(), there)
+    copied = backend.open("s", False)
+    assert copied.get_fact(fact.id) == fact
+    assert copied.get_short(entry.id) == entry
+    entries, intos, _ = copied.short_for_consolidation()
+    assert dict(zip([e.id for e in entries], intos, strict=True))[entry.id] == fact.id
+    copied.close()
+    backend.close()

@@ -25,7 +25,7 @@ import numpy as np
 
 from halls.config import StorageSettings
 from halls.consolidate.due import NEXT_DUE
-from halls.errors import Conflict, EmbedderMismatch
+from halls.errors import EmbedderMismatch
 from halls.models import Edge, LongFact, OpenLoop, Run, ShortEntry
 from halls.service.stores import FINGERPRINT_KEY
 from halls.store import Store, check_store_name, open_backend
@@ -128,7 +128,9 @@ def _copy(
     have = set(dst.get_records(ids)) if dst else set()
     ordered = [i for i in src.vectors(ids) if i not in have]
     runs = list(_pages(src.list_runs))
-    # Read before any write: a change carries the newest run (``_carrier``).
+    # Read before any write. Changes go in without a run record (an import's
+    # way): the runs themselves are copied below, and a store imported from an
+    # archive may hold consolidated records with no run at all.
     new_runs = [r for r in reversed(runs) if dst is None or dst.get_run(r.id) != r]
     edges = _edges(src, facts)
     stamped = {e.key for e in edges if e.created_at == facts[e.src].created_at.timestamp()}
@@ -155,7 +157,7 @@ def _copy(
             theirs_edges |= {k for k in stamped if k[0] not in have}
     missing = tuple(e for e in edges if e.key not in theirs_edges)
     if missing and write:
-        write.apply_changes([ch.AddEdges(missing)], _carrier(runs))
+        write.apply_changes([ch.AddEdges(missing)], None)
     tick("edges", len(missing))
 
     journal = list(_pages(src.list_journal))[::-1]  # append order
@@ -215,7 +217,7 @@ def _write_records(
         if any(into for _, into in entries):
             # The fact an entry was consolidated into only a change can set.
             changes = [ch.RestoreShort(e, vectors[e.id], into) for e, into in entries]
-            dst.apply_changes(changes, _carrier(runs))
+            dst.apply_changes(changes, None)
         else:
             dst.add_short([e for e, _ in entries], np.stack([vectors[i] for i in pending]))
         pending.clear()
@@ -254,14 +256,3 @@ def _all_edges(src: Store, fact_ids: list[str]) -> list[Edge]:
         out += src.edges(fact_ids[start : start + _BATCH])
     seen: set[tuple[str, str, str]] = set()
     return [e for e in out if not (e.key in seen or seen.add(e.key))]  # type: ignore[func-returns-value]
-
-
-def _carrier(runs: list[Run]) -> Run:
-    """The run record a change is applied with: the source's newest (copied anyway).
-
-    ``apply_changes`` saves a run with its changes; saving one the copy
-    saves again (identical) adds nothing to the target's history.
-    """
-    if not runs:
-        raise Conflict("the source holds consolidation results but no run record to carry them")
-    return runs[0]
