@@ -74,11 +74,14 @@ class Records(Protocol):
         """Set (or overwrite) ``key``."""
         ...
 
-    def add_short(self, entries: list[ShortEntry], vectors: np.ndarray) -> None:
-        """Insert all entries atomically (all or none), committed on return.
+    def add_short(
+        self, entries: list[ShortEntry], vectors: np.ndarray, edges: Sequence[Edge] = ()
+    ) -> None:
+        """Insert all entries, and ``edges`` (their associations), atomically (all
+        or none), committed on return.
 
         An id already stored (or twice in the batch) is ``AlreadyExists``
-        and nothing is written.
+        and nothing is written; a ``supersedes`` edge is ``InvalidInput``.
         """
         ...
 
@@ -174,6 +177,15 @@ class Records(Protocol):
         """Every edge with ``src`` or ``dst`` among ``ids`` (of ``kinds``, when
         given), oldest first; each edge once. ``supersedes`` edges are the
         facts' ``supersedes`` links (time: the newer fact's ``created_at``)."""
+        ...
+
+    def adjacent(self, ids: Sequence[str], kinds: Sequence[str], limit: int) -> list[Edge]:
+        """The stored edges of ``kinds`` with ``src`` or ``dst`` among ``ids``, but
+        at most ``limit`` per id and kind (which ones, when there are more, is
+        unspecified); each edge once. Reads cost ``limit`` rows per id and kind
+        whatever a node's degree: how association spreading bounds its fan-out.
+        ``ids`` may name graph nodes that are no record (a name's ``e_`` node).
+        ``supersedes`` is ``InvalidInput`` (read those through ``edges``)."""
         ...
 
 

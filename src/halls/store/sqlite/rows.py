@@ -281,6 +281,43 @@ def remove_edges(db: sqlite3.Connection, edges: Iterable[Edge]) -> None:
     )
 
 
+# Both ends of each (node, kind), each side cut at the limit by its index
+# (the primary key for src, edges_dst for dst): a node with 10,000 edges
+# costs limit rows, not 10,000. json_each passes any number of nodes.
+_ADJACENT = """
+    WITH q(node, kind) AS (SELECT a.value, k.value FROM json_each(?1) a, json_each(?2) k)
+    SELECT q.node, e.src, e.dst, e.kind, e.created_at FROM q JOIN edges e ON e.rowid IN (
+        SELECT rowid FROM edges WHERE src = q.node AND kind = q.kind LIMIT ?3)
+    UNION ALL
+    SELECT q.node, e.src, e.dst, e.kind, e.created_at FROM q JOIN edges e ON e.rowid IN (
+        SELECT rowid FROM edges WHERE dst = q.node AND kind = q.kind LIMIT ?3)
+"""
+
+
+def adjacent(
+    db: sqlite3.Connection, ids: Sequence[str], kinds: Sequence[str], limit: int
+) -> list[Edge]:
+    """At most ``limit`` edges of each (id, kind), either direction; see ``Store.adjacent``."""
+    if not ids or not kinds or limit <= 0:
+        return []
+    if "supersedes" in kinds:
+        raise InvalidInput("supersedes links are read through edges(), not adjacent()")
+    per: dict[tuple[str, str], list[Edge]] = {}
+    seen: set[tuple[str, str, str]] = set()
+    found = db.execute(_ADJACENT, (json.dumps(list(ids)), json.dumps(list(kinds)), limit))
+    for node, src, dst, kind, at in found:
+        bucket = per.setdefault((node, kind), [])
+        if len(bucket) < limit:
+            bucket.append(Edge(src, dst, kind, float(at)))
+    out = []
+    for bucket in per.values():
+        for e in bucket:
+            if e.key not in seen:
+                seen.add(e.key)
+                out.append(e)
+    return out
+
+
 def edges_of(db: sqlite3.Connection, ids: Sequence[str], kinds: Sequence[str] | None) -> list[Edge]:
     out: dict[tuple[str, str, str], Edge] = {}
     kind_sql = "" if kinds is None else f" AND kind IN ({marks(kinds)})"
