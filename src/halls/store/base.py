@@ -180,9 +180,10 @@ class Records(Protocol):
         ...
 
     def adjacent(self, ids: Sequence[str], kinds: Sequence[str], limit: int) -> list[Edge]:
-        """The stored edges of ``kinds`` with ``src`` or ``dst`` among ``ids``, but
-        at most ``limit`` per id and kind (which ones, when there are more, is
-        unspecified); each edge once. Reads cost ``limit`` rows per id and kind
+        """The stored edges of ``kinds`` with ``src`` or ``dst`` among ``ids``, for
+        each (id, kind) that has at most ``limit`` of them (counting both
+        directions); an (id, kind) with more gives none. Each edge once, in no
+        set order. A read costs at most ``limit + 1`` rows per id and kind
         whatever a node's degree: how association spreading bounds its fan-out.
         ``ids`` may name graph nodes that are no record (a name's ``e_`` node).
         ``supersedes`` is ``InvalidInput`` (read those through ``edges``)."""
