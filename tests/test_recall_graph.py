@@ -214,3 +214,35 @@ def test_search_over_http_explains_the_association(server) -> None:  # type: ign
     assert ANSWER in [h["content"] for h in hits]
     gained = {h["id"] for h in hits if h["score_detail"]["association"] > 0}
     assert gained == {linked}
+
+
+def test_a_store_written_before_the_graph_is_linked_when_first_used(
+    tmp_path: Path, embedder: Embedder
+) -> None:
+    """Entries stored without edges (an older store) get their mention edges, stamped
+    with their creation, the first time the service opens the store; once."""
+    from halls.embed import fingerprint
+    from halls.models import ShortEntry, new_id
+    from halls.service.graph import NAMES_KEY
+    from halls.store import open_backend
+
+    data = tmp_path / "data"
+    settings = _settings(data)
+    raw = open_backend(settings.storage, data).open("old", True)
+    texts = [ANSWER, LINKED]
+    rows = [
+        ShortEntry(id=new_id("short"), content=t, created_at=T0 + n, occurred_at=T0 + n)
+        for n, t in enumerate(texts)
+    ]
+    raw.add_short(rows, embedder.embed(texts))
+    raw.set_meta("embedder", fingerprint(embedder))
+    raw.close()
+    assert _edge_rows(data, "old") == []
+    with Memory(settings, embedder=embedder) as m:
+        m.search(QUERY, store="old", reinforce=False)
+        s = m._stores.open("old")
+        assert s.edges([node("biscuit")]) == [
+            Edge(rows[0].id, node("biscuit"), MENTIONS, T0),
+            Edge(rows[1].id, node("biscuit"), MENTIONS, T0 + 1),
+        ]
+        assert s.get_meta(NAMES_KEY) is not None
