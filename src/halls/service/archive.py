@@ -56,6 +56,7 @@ from halls.models import (
     check_run_id,
     to_datetime,
 )
+from halls.service import graph
 from halls.service.archive_format import (
     ArchiveWriter,
     EncryptingSink,
@@ -385,6 +386,10 @@ class Archives:
             items = _items(lines, header)
             tick = _Ticker(progress, sum(archived.values()))
             _Importer(s, report, on_conflict, reembed, self._embedder, tick).run(items)
+        if s is not None and not dry_run:
+            # An archive from before the association graph has no mention
+            # edges; linking is idempotent, so a newer one gains nothing here.
+            graph.link_names(s)
         return report
 
     def _verify(
