@@ -10,14 +10,15 @@ Two parts, each against a real ``halls serve`` on 127.0.0.1:
 2. **consolidation**: ``--entries`` short-term entries (paraphrases over
    three days, so a run has many facts to promote), then a run is started
    and the server SIGKILLed at a random moment of it (``--run-kills`` times,
-   each on a fresh store). After a restart the run is either wholly applied
+   each on a fresh store; a kill that comes after the run answered is
+   checked, then tried again earlier, up to three times). After a restart the run is either wholly applied
    (status ``done``, every promoted fact there) or not at all (no fact, no
    entry consumed); the next run succeeds and fails the stale one.
 
 Prints figures, and with ``--json`` one JSON object (the test reads it).
 Exits 1 if any check fails. Bounded: ``--time-limit`` seconds in all.
 
-    python scripts/crash_test.py                       # 2,000 writes, 5 kills
+    python scripts/crash_test.py                       # 2,000 writes x 5 kills, 5 killed runs
     python scripts/crash_test.py --writes 300 --kills 2 --entries 600 --run-kills 1
 """
 
@@ -164,7 +165,13 @@ def writes_part(args: argparse.Namespace, root: Path, deadline: Deadline) -> dic
 # -- part 2: a consolidation run in flight --
 
 
-def run_once(args: argparse.Namespace, data: Path, rng: random.Random, deadline: Deadline):
+def run_once(
+    args: argparse.Namespace,
+    data: Path,
+    rng: random.Random,
+    deadline: Deadline,
+    span: tuple[float, float],
+):
     env = _env(args)
     server = start(data, env)
     with client(server, timeout=600) as c:
@@ -178,9 +185,9 @@ def run_once(args: argparse.Namespace, data: Path, rng: random.Random, deadline:
         plan = c.post("/consolidate/run", json={"dry_run": True})
         plan.raise_for_status()
         planning = time.monotonic() - t
-    # Kill at a random moment from early planning to a little past the
-    # expected end: some kills land while reading, some while applying.
-    delay = planning * rng.uniform(0.2, 1.3)
+    # Kill at a random moment inside the run as the dry run timed it (a
+    # fraction ``span`` of it): while it reads, plans or applies.
+    delay = planning * rng.uniform(*span)
     answer: dict[str, Any] = {}
 
     def call() -> None:
@@ -193,6 +200,8 @@ def run_once(args: argparse.Namespace, data: Path, rng: random.Random, deadline:
     caller = threading.Thread(target=call, daemon=True)
     caller.start()
     time.sleep(delay)
+    # Whether the run was still going when the kill came (no answer yet).
+    in_flight = caller.is_alive()
     server.kill()
     caller.join(timeout=60)
     server = Server(data, env)
@@ -244,6 +253,7 @@ def run_once(args: argparse.Namespace, data: Path, rng: random.Random, deadline:
         "planning_seconds": round(planning, 2),
         "kill_after_seconds": round(delay, 2),
         "answered_before_kill": answer.get("status"),
+        "in_flight": in_flight,
         "run_statuses_after_restart": statuses,
         "outcome": outcome,
         "integrity": check,
@@ -255,16 +265,29 @@ def consolidation_part(args: argparse.Namespace, root: Path, deadline: Deadline)
     rng = random.Random(args.seed + 1)
     out = []
     for i in range(args.run_kills):
-        result = run_once(args, root / f"run{i}" / "data", rng, deadline)
-        print(
-            f"  run kill {i + 1}: killed {result['kill_after_seconds']} s into a run "
-            f"(planning {result['planning_seconds']} s): {result['outcome']}, statuses "
-            f"{result['run_statuses_after_restart']}, "
-            + ("ok" if not result["problems"] else "; ".join(result["problems"])),
-            flush=True,
-        )
-        out.append(result)
+        # A kill meant for a run in flight may come after it answered (a run
+        # is faster than its dry run timed): that is checked too, then the
+        # kill is tried again earlier, so that every kill counted lands in a run.
+        span = (0.1, 0.9)
+        for attempt in range(1, RUN_ATTEMPTS + 1):
+            result = run_once(args, root / f"run{i}-{attempt}" / "data", rng, deadline, span)
+            print(
+                f"  run kill {i + 1}: killed {result['kill_after_seconds']} s into a run "
+                f"(planning {result['planning_seconds']} s, "
+                f"{'in flight' if result['in_flight'] else 'after it answered'}): "
+                f"{result['outcome']}, statuses {result['run_statuses_after_restart']}, "
+                + ("ok" if not result["problems"] else "; ".join(result["problems"])),
+                flush=True,
+            )
+            out.append(result)
+            if result["in_flight"]:
+                break
+            span = (span[0] / 2, span[1] / 2)
     return out
+
+
+# Tries per counted kill, when the run answered before the kill came.
+RUN_ATTEMPTS = 3
 
 
 def _env(args: argparse.Namespace) -> dict[str, str]:
@@ -276,7 +299,7 @@ def main() -> int:
     p.add_argument("--writes", type=int, default=2000)
     p.add_argument("--kills", type=int, default=5)
     p.add_argument("--entries", type=int, default=3000, help="entries before a killed run")
-    p.add_argument("--run-kills", type=int, default=3, help="consolidation runs killed")
+    p.add_argument("--run-kills", type=int, default=5, help="consolidation runs killed")
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--key", help="run on encrypted stores (storage.encryption_key)")
     p.add_argument("--time-limit", type=float, default=1800.0, help="seconds, in all")

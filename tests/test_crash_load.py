@@ -38,7 +38,9 @@ def test_acknowledged_writes_and_runs_survive_sigkill() -> None:
     writes = result["writes"]
     assert writes["acknowledged"] == 300 and writes["kills"] == 2
     assert writes["integrity"] == "ok"
-    assert len(result["runs"]) == 2
+    # Two kills counted, each tried up to three times until it lands in a run.
+    assert 2 <= len(result["runs"]) <= 6
+    assert any(run["in_flight"] for run in result["runs"])
     for run in result["runs"]:
         assert run["outcome"] in ("applied", "not applied") and run["integrity"] == "ok"
 

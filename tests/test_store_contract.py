@@ -617,3 +617,15 @@ def test_reopen_keeps_everything(opened: Opened, store: Store) -> None:
     extra = short("written after reopening")
     writable.add_short([extra], np.stack([axis(3)]))
     assert writable.counts()["short"] == 2
+
+
+def test_index_bytes_grow_with_what_searches_loaded(store: Store) -> None:
+    """index_bytes() counts the in-memory indexes: more rows searched, more bytes."""
+    store.add_short([short(f"note {i} about rivers") for i in range(50)], np.stack([axis(0)] * 50))
+    assert text_ids(store, ["rivers"]) and vec_ids(store, axis(0))
+    small = store.index_bytes()
+    assert small > 0
+    store.add_short([short(f"note {i} about lakes") for i in range(500)], np.stack([axis(1)] * 500))
+    assert text_ids(store, ["lakes"]) and vec_ids(store, axis(1))
+    # 500 more rows of DIM floats (float32 and float16 copies) at the least.
+    assert store.index_bytes() >= small + 500 * DIM * 6

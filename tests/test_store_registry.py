@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from halls.config import StorageSettings
 from halls.errors import InvalidStoreName, StoreNotFound
+from halls.models import SearchFilter
 from halls.store import StoreRegistry, open_backend
 
 
@@ -98,3 +101,59 @@ def test_a_store_in_use_or_locked_is_not_closed(tmp_path: Path) -> None:
     reg.open("fourth", True)
     assert [h.name for h in reg.opened()] == ["fourth"]
     reg.close()
+
+
+def _searched(reg: StoreRegistry, name: str, rows: int) -> None:
+    """Fill a store with ``rows`` entries and search it, which builds its indexes."""
+    from halls.models import ShortEntry, new_id
+
+    s, _ = reg.open(name, True)
+    rng = np.random.default_rng(len(name))
+    vectors = rng.standard_normal((rows, 384)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    when = datetime(2026, 1, 1, tzinfo=UTC)
+    s.add_short(
+        [
+            ShortEntry(
+                id=new_id("short"), content=f"{name} row {i}", created_at=when, occurred_at=when
+            )
+            for i in range(rows)
+        ],
+        vectors,
+    )
+    filt = SearchFilter(tiers=("short",))
+    assert s.text_search([name], filt, 5)
+    assert s.vector_search(vectors[0], filt, 1)[0].id
+
+
+def test_open_stores_indexes_stay_within_the_byte_budget(tmp_path: Path) -> None:
+    """Past storage.max_index_mb, idle stores close, least recent first, never the newest."""
+    probe = registry(tmp_path / "probe")
+    _searched(probe, "probe", 2000)
+    one = probe.opened()[0].index_bytes()
+    probe.close()
+    assert one > 2000 * 384 * 6
+
+    # Room for two stores' indexes, not three.
+    reg = StoreRegistry(
+        open_backend(StorageSettings(), tmp_path), max_open=10, max_index_bytes=int(one * 2.5)
+    )
+    for name in ("aaa", "bbb", "ccc"):
+        _searched(reg, name, 2000)
+    assert [h.name for h in reg.opened()] == ["bbb", "ccc"]
+    assert sum(h.index_bytes() for h in reg.opened()) <= one * 2.5
+    # The closed store reopens on use and answers as before; the least recent goes.
+    s, _ = reg.open("aaa", False)
+    assert s.text_search(["aaa"], SearchFilter(tiers=("short",)), 5)
+    assert s.vector_search(np.ones(384, dtype=np.float32), SearchFilter(tiers=("short",)), 1)
+    assert [h.name for h in reg.opened()] == ["ccc", "aaa"]
+    reg.close()
+
+    # A budget smaller than one store: the store in use still serves, alone.
+    tiny = StoreRegistry(open_backend(StorageSettings(), tmp_path), max_index_bytes=one // 10)
+    for name in ("aaa", "bbb"):
+        s, _ = tiny.open(name, False)
+        assert s.text_search([name], SearchFilter(tiers=("short",)), 5)
+        assert s.vector_search(np.ones(384, dtype=np.float32), SearchFilter(tiers=("short",)), 1)
+        assert [h.name for h in tiny.opened()] == [name]
+    tiny.close()

@@ -35,6 +35,7 @@ class Stores:
         self._registry = StoreRegistry(
             open_backend(settings.storage, settings.data_dir),
             max_open=settings.storage.max_open_stores,
+            max_index_bytes=settings.storage.max_index_mb * 2**20,
         )
         self._checked: set[str] = set()
 

@@ -341,6 +341,13 @@ class Maintenance(Protocol):
         """Rows per kind: short, near, long, journal, briefs, forget_flags."""
         ...
 
+    def index_bytes(self) -> int:
+        """About how many bytes this store's in-memory search indexes hold (0 if none).
+
+        Cheap (no I/O): the registry sums it over open stores after every call.
+        """
+        ...
+
     def size_bytes(self) -> int:
         """What the store occupies on disk (or in its database)."""
         ...

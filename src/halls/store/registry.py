@@ -8,7 +8,10 @@ stores is the ``Backend``'s business; the registry knows none.
 Open stores hold file descriptors (a SQLite file, its WAL and shared
 memory, one connection per thread) and in-memory indexes, so at most
 ``max_open`` stay open: opening one more closes the least recently used
-idle one (``storage.max_open_stores``). Callers never see this: ``open``
+idle one (``storage.max_open_stores``). Their indexes also have a budget in
+bytes (``storage.max_index_mb``): past it, least recently used idle stores
+are closed too, but never the most recently used one, so that one store
+larger than the budget still serves (alone). Callers never see this: ``open``
 returns a handle whose every call takes the store (reopening it if it was
 closed) for the length of that call, so a store is only ever closed while
 no call is running on it, and never while this process holds its
@@ -125,11 +128,17 @@ class _Held:
 class StoreRegistry:
     """A bounded set of open stores of ``backend``, and handles on any of them."""
 
-    def __init__(self, backend: Backend, max_open: int = DEFAULT_MAX_OPEN) -> None:
+    def __init__(
+        self,
+        backend: Backend,
+        max_open: int = DEFAULT_MAX_OPEN,
+        max_index_bytes: int | None = None,
+    ) -> None:
         if max_open < 1:
             raise ValueError("max_open must be at least 1")
         self.backend = backend
         self.max_open = max_open
+        self.max_index_bytes = max_index_bytes
         # Least recently used first.
         self._open: OrderedDict[str, _Open] = OrderedDict()
         self._handles: dict[str, _Handle] = {}
@@ -238,6 +247,19 @@ class StoreRegistry:
             victim = next((n for n, e in self._open.items() if idle(e)), None)
             if victim is None:
                 return  # every open store is busy: over the bound until they finish
-            entry = self._open.pop(victim)
-            self._handles.pop(victim, None)
-            entry.store.close()
+            self._close(victim)
+        if self.max_index_bytes is None:
+            return
+        held = sum(e.store.index_bytes() for e in self._open.values())
+        while held > self.max_index_bytes:
+            # Never the most recently used: it is the store being served.
+            victim = next((n for n, e in list(self._open.items())[:-1] if idle(e)), None)
+            if victim is None:
+                return  # the rest is busy or the newest: over budget until they finish
+            held -= self._open[victim].store.index_bytes()
+            self._close(victim)
+
+    def _close(self, name: str) -> None:
+        entry = self._open.pop(name)
+        self._handles.pop(name, None)
+        entry.store.close()

@@ -36,6 +36,9 @@ _MIN_IDF = 1e-6
 # A word's postings are kept in chunks, one per refresh that added rows
 # holding it; past this many they are merged so a query concatenates few.
 _MAX_CHUNKS = 8
+# What one word's entry costs beside its arrays (dict slot, key, tuples,
+# two array headers): an estimate, for the memory budget of open stores.
+_TERM_OVERHEAD = 300
 
 
 class TextIndex:
@@ -59,6 +62,19 @@ class TextIndex:
         # Tuples, not lists: tuples of arrays drop out of the garbage
         # collector's sight, and a 100k store has ~30k words.
         self._postings: dict[str, tuple[tuple[np.ndarray, np.ndarray], ...]] = {}
+        self._posting_bytes = 0
+
+    @property
+    def nbytes(self) -> int:
+        """About how many bytes the index holds in memory."""
+        alive = self._alive.nbytes if self._alive is not None else 0
+        return (
+            self._rowid_buf.nbytes
+            + self._length_buf.nbytes
+            + alive
+            + self._posting_bytes
+            + _TERM_OVERHEAD * len(self._postings)
+        )
 
     def refresh(
         self,
@@ -122,6 +138,7 @@ class TextIndex:
         postings = dict(self._postings)  # copy-on-write: readers keep the old dict
         for term, (lo, hi) in terms.items():
             chunk = (positions[lo:hi], counts[lo:hi].astype(np.int32))
+            self._posting_bytes += 8 * (hi - lo)  # an int32 position and count each
             chunks = (*postings.get(term, ()), chunk)
             if len(chunks) > _MAX_CHUNKS:
                 merged = (

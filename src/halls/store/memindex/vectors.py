@@ -151,6 +151,11 @@ class VectorIndex:
                 self._max_rowid = int(ids.max())
             self._max_rowid = max(self._max_rowid, max_rowid)
 
+
+    @property
+    def nbytes(self) -> int:
+        """The bytes the index holds in memory (its buffers, spare capacity included)."""
+        return self._rowid_buf.nbytes + self._matrix_buf.nbytes + self._half_buf.nbytes
     def _append(self, ids: np.ndarray, mat: np.ndarray) -> None:
         n, grow = self._size, len(ids)
         if n + grow > len(self._rowid_buf):

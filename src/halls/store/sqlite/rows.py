@@ -34,10 +34,12 @@ from halls.models import (
 from halls.store.sqlite.db import blob, chunks, marks, ts
 
 # A fact row with its sources, in one statement: the search path reads facts
-# through this too, so the sources cost no extra query.
+# through this too, so the sources cost no extra query. Sources come oldest
+# first, ties by id (ids sort by time): the same order after an import,
+# whatever order the edges were written in.
 FACTS = (
     "SELECT l.*, (SELECT json_group_array(dst) FROM (SELECT e.dst FROM edges e "
-    "WHERE e.src = l.id AND e.kind = 'derived_from' ORDER BY e.created_at, e.rowid)) "
+    "WHERE e.src = l.id AND e.kind = 'derived_from' ORDER BY e.created_at, e.dst)) "
     "AS derived_from FROM long l"
 )
 

@@ -48,6 +48,9 @@ class Search:
     def _reader(self) -> sqlite3.Connection:
         return self._db.reader()
 
+    def index_bytes(self) -> int:
+        return sum(i.nbytes for i in (self._index, self._texts) if i is not None)
+
     @staticmethod
     def _filter_sql(filt: SearchFilter, alias: str = "d") -> tuple[str, list[Any]]:
         clauses = [f"{alias}.tier IN ({','.join('?' * len(filt.tiers))})"]

@@ -372,6 +372,9 @@ class SQLiteStore:
             out[table] = db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
         return out
 
+    def index_bytes(self) -> int:
+        return self._search.index_bytes()
+
     def size_bytes(self) -> int:
         return sum(p.stat().st_size for p in self.files() if p.exists())
 
