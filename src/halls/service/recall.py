@@ -139,7 +139,9 @@ def _associations(
     that pass the filter, with their vectors, for their cosine).
     """
     kinds = list(cfg.graph_edges)
-    limit = cfg.graph_fan_out + 1
+    # A node with more edges of a kind than graph_fan_out passes nothing
+    # (spread.fan): the store need not hand those over, and reads limit + 1.
+    limit = cfg.graph_fan_out
     bonus = {i: b.context + b.episode for i, b in boost.items()}
     frontier = spread.seeds(found, bonus, cfg.graph_seeds)
     reached: dict[str, float] = {}
