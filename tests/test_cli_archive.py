@@ -50,7 +50,8 @@ def test_export_import_round_trip_encrypted_via_env(
         "export", "--data-dir", str(data), "--store", "s", "--out", str(out), "--encrypt", env=env
     )
     assert r.returncode == 0, r.stderr
-    assert "exported 5 records of 's' to encrypted" in r.stdout
+    # 5 records and 1 edge: the first entry mentions Frankfurt (a graph edge).
+    assert "exported 6 records of 's' to encrypted" in r.stdout
     assert b"Frankfurt" not in out.read_bytes()
 
     r = run("export", "--data-dir", str(data), "--store", "s", "--out", str(out), env=env)
@@ -60,13 +61,13 @@ def test_export_import_round_trip_encrypted_via_env(
     res = invoke("import", "--data-dir", str(data), "--store", "t", "--in", str(out), "--dry-run",
                  env={"HALLS_PASSPHRASE": PASS})  # fmt: skip
     assert res.exit_code == 0, res.output
-    assert "would add 5 records to 't'" in res.output
+    assert "would add 6 records to 't'" in res.output
     assert "t" not in Memory(Settings(data_dir=data), embedder=embedder).stores()
 
     res = invoke("import", "--data-dir", str(data), "--store", "t", "--in", str(out),
                  env={"HALLS_PASSPHRASE": PASS})  # fmt: skip
     assert res.exit_code == 0, res.output
-    assert "added 5 records to 't', replaced 0, kept 0" in res.output
+    assert "added 6 records to 't', replaced 0, kept 0" in res.output
     assert ids(data, "t", embedder) == ids(data, "s", embedder) != []
 
     r = run("import", "--data-dir", str(data), "--store", "t", "--in", str(out), env=env)
@@ -74,7 +75,7 @@ def test_export_import_round_trip_encrypted_via_env(
     assert_one_line_error(r.stderr)
     res = invoke("import", "--data-dir", str(data), "--store", "t", "--in", str(out),
                  "--overwrite", env={"HALLS_PASSPHRASE": PASS})  # fmt: skip
-    assert res.exit_code == 0 and "added 0 records to 't', replaced 0, kept 5" in res.output
+    assert res.exit_code == 0 and "added 0 records to 't', replaced 0, kept 6" in res.output
 
 
 def test_import_with_a_wrong_passphrase_or_a_flipped_byte_changes_nothing(

@@ -57,7 +57,14 @@ def kept(storage: StorageSettings, data_dir: Path, store: str) -> dict[str, Any]
         facts = s.list_facts(None, 100, 0)
         ids = [e.id for e in s.list_short(N + 10, 0)] + [f.id for f in facts]
         ids += [lp.id for lp in s.list_loops(None, 100, 0)]
-        return {"facts": facts, "retention": s.retention(ids)}
+        # Every edge (sources, the names memories mention), as a set: each
+        # backend lists one instant's edges in its own write order.
+        edges = {
+            (e.key, e.created_at)
+            for i in range(0, len(ids), 900)
+            for e in s.edges(ids[i : i + 900])
+        }
+        return {"facts": facts, "retention": s.retention(ids), "edges": edges}
     finally:
         s.close()
         backend.close()
@@ -147,9 +154,13 @@ def test_sqlite_to_postgres_and_back_answers_alike(
     pg = f"postgres:{pg_dsn}"
     counted = cli("migrate", "--from", f"sqlite:{here}", "--to", pg, "--store", store, "--dry-run")
     recalls = len(held["retention"])
+    # The edges copied after the records: those the facts did not make as they
+    # were added (the names every memory mentions, here).
+    assert len(held["edges"]) > N
+    edges = len([e for e in held["edges"] if e[0][2] == "mentions"])
     whole = (
-        f"short {N}, near 2, long 2, recalls {recalls}, journal 1, briefs 1, flags 1, runs 1, "
-        "meta 2"
+        f"short {N}, near 2, long 2, recalls {recalls}, edges {edges}, journal 1, briefs 1, "
+        "flags 1, runs 1, meta 2"
     )
     assert f"{store}: would copy {whole}\n" in counted
     on_pg = Settings(data_dir=tmp_path / "unused", storage={"backend": "postgres", "dsn": pg_dsn})

@@ -21,6 +21,7 @@ from halls.store import base as protocols
 from halls.store import changes as ch
 from store_contract import (
     ALL,
+    T0,
     WITH_HIDDEN,
     Opened,
     at,
@@ -151,6 +152,55 @@ def test_supersedes_edges_are_the_facts_links(store: Store) -> None:
     store.apply_changes([ch.DeleteFact(new.id)], run())
     assert store.edges([old.id]) == []
     assert store.get_fact(old.id).superseded_by is None  # type: ignore[union-attr]
+
+
+def test_add_short_writes_its_edges_in_the_same_transaction(store: Store) -> None:
+    """add_short's edges land with the entries; a refused batch writes neither."""
+    a, b = short("Oliver chewed a shoe"), short("Oliver at the vet")
+    name = "e_0123456789abcdef0123"
+    edges = [Edge(a.id, name, "mentions", T0), Edge(b.id, name, "mentions", T0 + 1)]
+    store.add_short([a, b], np.stack([axis(0), axis(1)]), edges)
+    assert store.edges([name]) == edges
+    c = short("Oliver again")
+    with pytest.raises(AlreadyExists):
+        store.add_short([c, a], np.stack([axis(2), axis(0)]), [Edge(c.id, name, "mentions", T0)])
+    assert store.get_short(c.id) is None
+    assert store.edges([c.id]) == []
+    with pytest.raises(InvalidInput):
+        store.add_short([c], np.stack([axis(2)]), [Edge(c.id, a.id, "supersedes", T0)])
+    assert store.get_short(c.id) is None
+    assert store.delete_short(a.id)
+    assert store.edges([name]) == [edges[1]]
+
+
+def test_adjacent_gives_the_edges_of_nodes_within_the_limit(store: Store) -> None:
+    """adjacent(): both directions, each edge once, kinds filtered; an (id, kind) with
+    more than limit edges gives none, others all; supersedes refused."""
+    hub, other = "e_hub", "e_other"
+    entries = [short(f"m{n}") for n in range(6)]
+    store.add_short(entries, np.stack([axis(n) for n in range(6)]))
+    mention = [Edge(e.id, hub, "mentions", T0 + n) for n, e in enumerate(entries)]
+    pair = Edge(entries[0].id, entries[1].id, "co_recall", T0)
+    store.apply_changes(
+        [ch.AddEdges((*mention, Edge(entries[0].id, other, "mentions", T0), pair))], None
+    )
+    assert store.adjacent([hub], ["mentions"], 5) == []
+    assert sorted(store.adjacent([hub], ["mentions"], 6), key=lambda e: e.src) == mention
+    first = entries[0].id
+    assert set(store.adjacent([first, hub], ["mentions", "co_recall"], 2)) == {
+        mention[0],
+        Edge(first, other, "mentions", T0),
+        pair,
+    }
+    # From the other end of a directed edge, and once when both ends are asked.
+    assert store.adjacent([entries[1].id], ["co_recall"], 10) == [pair]
+    assert store.adjacent([first, entries[1].id], ["co_recall"], 10) == [pair]
+    # Per kind: a full kind does not hide another.
+    assert store.adjacent([first], ["mentions", "co_recall"], 1) == [pair]
+    assert store.adjacent([hub], ["derived_from"], 10) == []
+    assert store.adjacent([], ["mentions"], 10) == []
+    with pytest.raises(InvalidInput):
+        store.adjacent([first], ["supersedes"], 10)
 
 
 def test_fact_chain_follows_supersession_both_ways(store: Store) -> None:

@@ -125,6 +125,10 @@ class EmbedderSettings(BaseModel):
     threads: int = Field(default=0, ge=0, le=256)
 
 
+EdgeKind = Literal["mentions", "derived_from", "co_recall"]
+_DEFAULT_EDGES: tuple[EdgeKind, ...] = ("mentions", "derived_from")
+
+
 class RecallSettings(BaseModel):
     rrf_k: int = Field(default=60, ge=1)
     candidates: int = Field(default=100, ge=10, le=5000)
@@ -191,6 +195,18 @@ class RecallSettings(BaseModel):
     # / substance_words), so a memory that says something of its own wins a tie.
     substance_weight: float = Field(default=0.2, ge=0)
     substance_words: int = Field(default=20, ge=1, le=1000)
+    # Associations (halls.recall.spread): the graph_seeds best hits pass their
+    # relevance along the graph's edges of the kinds in graph_edges
+    # ("mentions": a name both memories mention; "derived_from": a fact and
+    # what it was distilled from; "co_recall": returned together near the top
+    # of a search, written only when listed), over graph_hops hops, shared
+    # out by ACT-R's fan effect: a node with more than graph_fan_out edges of
+    # a kind passes nothing; a memory gains graph_weight x its activation.
+    graph_weight: float = Field(default=0.2, ge=0)
+    graph_seeds: int = Field(default=5, ge=1, le=100)
+    graph_hops: int = Field(default=1, ge=0, le=3)
+    graph_fan_out: int = Field(default=20, ge=1, le=1000)
+    graph_edges: list[EdgeKind] = Field(default_factory=lambda: list(_DEFAULT_EDGES))
 
 
 class SqliteSettings(BaseModel):

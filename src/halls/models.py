@@ -390,7 +390,10 @@ class Edge:
     journal event (dst); a fact's ``derived_from`` list is read from these.
     ``supersedes``: a fact (src) replaced an older one (dst); read from the
     facts' ``supersedes`` links (stamped with the newer fact's creation),
-    never added as an edge. ``created_at`` is unix seconds from the service's
+    never added as an edge. ``mentions``: a record (src) names something
+    (dst: ``e_`` + a hash of the name, ``halls.recall.entities``).
+    ``co_recall``: two records (src < dst) were returned together at the top
+    of a search. ``created_at`` is unix seconds from the service's
     clock, never the database's. An edge is identified by (src, dst, kind);
     its time is when it was first made.
     """

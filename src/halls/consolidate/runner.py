@@ -37,6 +37,7 @@ from halls.models import (
     new_run_id,
     to_datetime,
 )
+from halls.recall.entities import mentions
 from halls.store import changes as ch
 from halls.store.base import Store
 
@@ -309,6 +310,11 @@ class Runner:
                     ch.AddFact(new, np.asarray(p.vector, dtype=np.float32)),
                     ch.MarkShort(tuple(p.members), fid),
                 ]
+                # The names it mentions link it in the association graph; a
+                # revert withdraws the fact and with it every edge touching it.
+                named = tuple(mentions(fid, new.content, now))
+                if named:
+                    changes.append(ch.AddEdges(named))
                 facts[fid] = new
                 undo: dict[str, Any] = {"members": p.members, "new_fact": fid}
                 if old is not None:

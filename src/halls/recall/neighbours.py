@@ -96,15 +96,26 @@ def with_neighbours(
     it can be scored (score fusion with a dense list): otherwise it only
     passes its place on to the hits around it.
     """
+    out = scored(found, written, query, norm)
+    totals = {i: sig.total for i, sig in out.items()}
+    placed = [Placed(w.id, w.tier, w.seq, w.occurred_at) for w in written]
+    return out, boosts(totals, placed, cfg)
+
+
+def scored(
+    found: Mapping[str, Signals], written: Sequence[Written], query: np.ndarray, norm: Normaliser
+) -> dict[str, Signals]:
+    """``found`` plus the records of ``written`` it lacks, scored by their cosine alone.
+
+    Only with score fusion and a dense list: rank fusion has no score to give
+    a record neither search ranked.
+    """
     out = dict(found)
-    totals = {i: sig.total for i, sig in found.items()}
     new = [w for w in written if w.id not in found]
     if new and norm.scores_unranked:
         for w, c in zip(new, cosines([w.vector for w in new], query), strict=True):
-            sig = out[w.id] = Signals(cosine=c, relevance=norm.relevance(None, c))
-            totals[w.id] = sig.total
-    placed = [Placed(w.id, w.tier, w.seq, w.occurred_at) for w in written]
-    return out, boosts(totals, placed, cfg)
+            out[w.id] = Signals(cosine=c, relevance=norm.relevance(None, c))
+    return out
 
 
 def _episode_best(

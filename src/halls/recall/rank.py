@@ -7,8 +7,9 @@
   reciprocal-rank fusion), plus, with the full retriever, the feedback
   bonus of ``halls.recall.feedback``, the context and episode bonuses of
   ``halls.recall.neighbours``, the speaker bonus of ``halls.recall.speakers``,
-  the date bonuses of ``halls.recall.when`` and the substance prior of
-  ``halls.recall.substance``.
+  the date bonuses of ``halls.recall.when``, the substance prior of
+  ``halls.recall.substance`` and the association bonus of
+  ``halls.recall.spread`` (spreading activation over the graph).
 - tier_weight: short 1.0, near 0.9, long 0.8 (configurable).
 - evidence (long only): 1 + gain x ln(evidence_count), so a fact confirmed
   10 times outranks a one-off mention; a demoted or superseded fact is
@@ -49,6 +50,7 @@ class Candidate:
     feedback: float = 0.0
     substance: float = 0.0
     retention: Retention | None = None
+    association: float = 0.0
 
 
 def tier_weight(record: Record, cfg: RecallSettings) -> tuple[float, float]:
@@ -89,7 +91,7 @@ def _weigh(c: Candidate, now: float, cfg: RecallSettings) -> _Weighed:
     tier, evidence = tier_weight(c.record, cfg)
     strong = strength(c.record, c.retention, now, cfg)
     fresh = weight(strong, cfg)
-    bonus = c.feedback + c.context + c.episode + c.speaker + c.time + c.substance
+    bonus = c.feedback + c.context + c.episode + c.speaker + c.time + c.substance + c.association
     total = (relevance + bonus) * tier * evidence * fresh
     return _Weighed(c, relevance, tier, evidence, strong, fresh, round(total, 6))
 
@@ -117,6 +119,7 @@ def _hit(w: _Weighed) -> Hit:
             "speaker": round(c.speaker, 6),
             "time": round(c.time, 6),
             "substance": round(c.substance, 6),
+            "association": round(c.association, 6),
             "tier_weight": w.weight,
             "evidence": round(w.evidence, 4),
             "strength": round(w.strength, 4),

@@ -19,9 +19,17 @@ from halls.recall.speakers import query_words, speaker_bonus
 from halls.recall.when import asks_when, tells_when, time_bonus, windows
 
 
-def shortlist(found: Mapping[str, Signals], boost: Mapping[str, Boost], n: int) -> list[str]:
-    """The ids of the ``n`` best records by total plus neighbour bonuses (ties by id)."""
+def shortlist(
+    found: Mapping[str, Signals],
+    boost: Mapping[str, Boost],
+    n: int,
+    association: Mapping[str, float] | None = None,
+) -> list[str]:
+    """The ids of the ``n`` best records by total plus neighbour and association
+    bonuses (ties by id)."""
     bonus = {i: b.context + b.episode for i, b in boost.items()}
+    for i, a in (association or {}).items():
+        bonus[i] = bonus.get(i, 0.0) + a
     return sorted(found, key=lambda i: (-(found[i].total + bonus.get(i, 0.0)), i))[:n]
 
 
@@ -33,12 +41,15 @@ def candidates(
     cfg: RecallSettings,
     full: bool,
     retention: Mapping[str, Retention] | None = None,
+    association: Mapping[str, float] | None = None,
 ) -> list[Candidate]:
     """A candidate per read record; ``full`` adds the speaker and date bonuses.
 
-    ``retention`` is the reinforcement of the records that have any.
+    ``retention`` is the reinforcement of the records that have any;
+    ``association`` the graph bonus of ``halls.recall.spread``.
     """
     retention = retention or {}
+    association = association or {}
     said = query_words(query)
     named = windows(query) if full else []
     when = cfg.when_weight if full and asks_when(query) else 0.0
@@ -64,6 +75,7 @@ def candidates(
                 time=(time_bonus(at, named, cfg) if named else 0.0)
                 + (when if when and tells_when(content) else 0.0),
                 retention=retention.get(i),
+                association=association.get(i, 0.0),
             )
         )
     return out

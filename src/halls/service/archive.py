@@ -56,6 +56,7 @@ from halls.models import (
     check_run_id,
     to_datetime,
 )
+from halls.service import graph
 from halls.service.archive_format import (
     ArchiveWriter,
     EncryptingSink,
@@ -385,6 +386,10 @@ class Archives:
             items = _items(lines, header)
             tick = _Ticker(progress, sum(archived.values()))
             _Importer(s, report, on_conflict, reembed, self._embedder, tick).run(items)
+        if s is not None and not dry_run:
+            # An archive from before the association graph has no mention
+            # edges; linking is idempotent, so a newer one gains nothing here.
+            graph.link_names(s)
         return report
 
     def _verify(
@@ -532,10 +537,7 @@ class _Importer:
         elif kind == "journal":
             self._journal(batch)
         elif kind == "edge":
-            edges = tuple(i.value for i in batch)
-            if not self.dry and self.s is not None:
-                self.s.apply_changes([ch.AddEdges(edges)], None)
-            _bump(self.report.added, "edge", len(edges))
+            self._edges(tuple(i.value for i in batch))
         elif kind == "brief":
             self._briefs(batch)
         elif kind == "flag":
@@ -543,6 +545,20 @@ class _Importer:
         elif kind == "run":
             self._runs(batch)
         self.tick(len(batch))
+
+    def _edges(self, edges: tuple[Edge, ...]) -> None:
+        # An edge already there (same ends and kind) is the same association:
+        # kept, not added (re-importing an archive adds nothing).
+        there = (
+            {e.key for e in self.s.edges(sorted({e.src for e in edges}))}
+            if self.s is not None
+            else set()
+        )
+        new = tuple(e for e in edges if e.key not in there)
+        _bump(self.report.kept, "edge", len(edges) - len(new))
+        _bump(self.report.added, "edge", len(new))
+        if new and not self.dry and self.s is not None:
+            self.s.apply_changes([ch.AddEdges(new)], None)
 
     def _journal(self, batch: list[_Item]) -> None:
         if self._journal_ids is None:

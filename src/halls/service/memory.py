@@ -406,8 +406,9 @@ class Memory:
             s, self.embedder, self.settings.recall, query, filt, n_results, retriever, now
         )
         if reinforce:
-            top = self.settings.recall.reinforce_top
-            self._reinforcer.note(s.name, [h.id for h in hits[:top]], now)
+            cfg = self.settings.recall
+            top = [h.id for h in hits[: cfg.reinforce_top]]
+            self._reinforcer.note(s.name, top, now, together="co_recall" in cfg.graph_edges)
         return hits
 
     def recall(self, query: str, *, store: str | None = None, **options: Any) -> Recall:

@@ -132,8 +132,14 @@ def _copy(
     # way): the runs themselves are copied below, and a store imported from an
     # archive may hold consolidated records with no run at all.
     new_runs = [r for r in reversed(runs) if dst is None or dst.get_run(r.id) != r]
-    edges = _edges(src, facts)
-    stamped = {e.key for e in edges if e.created_at == facts[e.src].created_at.timestamp()}
+    edges = _edges(src, ids, facts)
+    stamped = {
+        e.key
+        for e in edges
+        if e.kind == "derived_from"
+        and e.src in facts
+        and e.created_at == facts[e.src].created_at.timestamp()
+    }
     for start in range(0, len(ordered), _BATCH):
         chunk = ordered[start : start + _BATCH]
         vectors = src.vectors(chunk)
@@ -152,7 +158,7 @@ def _copy(
     if dst is None:  # a dry run into no store: each new fact makes its stamped edges
         theirs_edges = set(stamped)
     else:
-        theirs_edges = {e.key for e in _all_edges(dst, list(facts))}
+        theirs_edges = {e.key for e in _all_edges(dst, ids)}
         if dry_run:  # the facts this copy would add would make their stamped edges
             theirs_edges |= {k for k in stamped if k[0] not in have}
     missing = tuple(e for e in edges if e.key not in theirs_edges)
@@ -236,9 +242,9 @@ def _write_records(
     flush()
 
 
-def _edges(src: Store, facts: dict[str, LongFact]) -> list[Edge]:
-    """Every stored edge of the source's facts; a fact's sources in its order."""
-    found = [e for e in _all_edges(src, list(facts)) if e.kind != "supersedes"]
+def _edges(src: Store, ids: list[str], facts: dict[str, LongFact]) -> list[Edge]:
+    """Every stored edge of the source's records; a fact's sources in its order."""
+    found = [e for e in _all_edges(src, ids) if e.kind != "supersedes"]
     by_key = {e.key: e for e in found}
     out: list[Edge] = []
     for f in facts.values():
@@ -249,10 +255,11 @@ def _edges(src: Store, facts: dict[str, LongFact]) -> list[Edge]:
     return out + [e for e in found if e.key in by_key]
 
 
-def _all_edges(src: Store, fact_ids: list[str]) -> list[Edge]:
-    # Every edge halls makes starts at a fact (its sources).
+def _all_edges(src: Store, ids: list[str]) -> list[Edge]:
+    # Every edge halls makes starts at a record: a fact (its sources), an
+    # entry or a fact (the names it mentions), a memory (its co-recalls).
     out: list[Edge] = []
-    for start in range(0, len(fact_ids), _BATCH):
-        out += src.edges(fact_ids[start : start + _BATCH])
+    for start in range(0, len(ids), _BATCH):
+        out += src.edges(ids[start : start + _BATCH])
     seen: set[tuple[str, str, str]] = set()
     return [e for e in out if not (e.key in seen or seen.add(e.key))]  # type: ignore[func-returns-value]

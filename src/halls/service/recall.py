@@ -1,4 +1,7 @@
-"""The search pipeline: retrieve -> fuse -> expand (feedback, neighbours) -> weigh -> rank.
+"""The search pipeline: retrieve -> fuse -> expand -> weigh -> rank.
+
+Expansion is pseudo-relevance feedback, then neighbours, then associations
+(spreading activation over the graph).
 
 ``Memory.search`` validates the request; this module runs it against one
 store. Each stage is at most one store fetch followed by one pure function
@@ -17,7 +20,7 @@ import numpy as np
 from halls.config import RecallSettings
 from halls.embed import Embedder
 from halls.models import Hit, Match, SearchFilter
-from halls.recall import feedback, neighbours, query_terms, rank, weigh
+from halls.recall import feedback, neighbours, query_terms, rank, spread, weigh
 from halls.recall.fusion import Normaliser, Signals, fuse, signals, with_cosines
 from halls.recall.neighbours import Boost
 from halls.store.base import Store
@@ -68,11 +71,16 @@ def search(
             neighbours.around(found, cfg.context_candidates), cfg.context_radius, filt
         )
         found, boost = neighbours.with_neighbours(found, written, vector, norm, cfg)
+    linked: dict[str, float] = {}
+    if full and cfg.graph_weight > 0 and cfg.graph_edges and cfg.graph_hops > 0:
+        found, linked = _associations(s, cfg, found, boost, vector, norm, filt)
 
     # weigh: read only the records that can reach the top n, then rank them.
-    best = weigh.shortlist(found, boost, max(3 * n_results, cfg.weigh_candidates))
+    best = weigh.shortlist(found, boost, max(3 * n_results, cfg.weigh_candidates), linked)
     records = s.get_records(best)
-    candidates = weigh.candidates(found, boost, records, query, cfg, full, s.retention(best))
+    candidates = weigh.candidates(
+        found, boost, records, query, cfg, full, s.retention(best), linked
+    )
     return rank(candidates, now, cfg, n_results, substance=full)
 
 
@@ -113,3 +121,41 @@ def _feedback(
     new = feedback.unscored(found, hits, norm)
     stored = s.vectors(new) if new else {}
     return feedback.with_feedback(found, hits, stored, vector, norm, cfg)
+
+
+def _associations(
+    s: Store,
+    cfg: RecallSettings,
+    found: dict[str, Signals],
+    boost: dict[str, Boost],
+    vector: np.ndarray,
+    norm: Normaliser,
+    filt: SearchFilter,
+) -> tuple[dict[str, Signals], dict[str, float]]:
+    """Spreading activation from the best hits over the graph (``halls.recall.spread``).
+
+    Per hop two bounded reads — the frontier's edges, then its hubs' — and
+    at the end one read of the memories reached that no search found (those
+    that pass the filter, with their vectors, for their cosine).
+    """
+    kinds = list(cfg.graph_edges)
+    # A node with more edges of a kind than graph_fan_out passes nothing
+    # (spread.fan): the store need not hand those over, and reads limit + 1.
+    limit = cfg.graph_fan_out
+    bonus = {i: b.context + b.episode for i, b in boost.items()}
+    frontier = spread.seeds(found, bonus, cfg.graph_seeds)
+    reached: dict[str, float] = {}
+    done: set[str] = set()
+    for _ in range(cfg.graph_hops):
+        if not frontier:
+            break
+        done.update(frontier)
+        direct, hubs = spread.step_out(frontier, s.adjacent(list(frontier), kinds, limit), cfg)
+        through = spread.step_in(hubs, s.adjacent(list(hubs), kinds, limit), cfg) if hubs else {}
+        reached = spread.merge(reached, direct, through)
+        frontier = spread.next_frontier(spread.merge(direct, through), done, cfg.graph_seeds)
+    new = spread.unscored(found, reached)
+    if new and norm.scores_unranked:
+        written = s.neighbours(new, 0, filt)
+        found = neighbours.scored(found, written, vector, norm)
+    return found, spread.bonuses(found, reached, cfg)

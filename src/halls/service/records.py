@@ -3,7 +3,9 @@
 Each method validates its input, stamps ids and times, embeds what is
 searched, and writes through the store; ``Memory`` delegates to ``Records``.
 Long-term facts are read and flagged here, never written: only the
-consolidator writes them.
+consolidator writes them. A short-term entry is written with its
+``mentions`` edges (``halls.recall.entities``) in the same transaction, and
+an edit of its content replaces them.
 """
 
 from __future__ import annotations
@@ -37,8 +39,10 @@ from halls.models import (
     parse_time,
     to_datetime,
 )
+from halls.recall.entities import MENTIONS, mentions
 from halls.redact import redact
 from halls.service.stores import Stores
+from halls.store import changes as ch
 
 MAX_BATCH = 1000
 
@@ -129,7 +133,8 @@ class Records:
             )
         s = self._stores.embedded(store, create=True)
         vectors = self._embed([e.content for e in entries])
-        s.add_short(entries, vectors)
+        edges = [edge for e in entries for edge in mentions(e.id, e.content, now)]
+        s.add_short(entries, vectors, edges)
         return entries
 
     def list_short(
@@ -177,6 +182,12 @@ class Records:
         vector = self._embed([new.content])[0] if new.content != old.content else None
         if not s.update_short(new, vector):
             raise NotFound(f"no short-term entry {id}")
+        if vector is not None:
+            # New words, new names. A second transaction: were it lost, the
+            # entry would keep its old names' links (hashes, no text) until edited.
+            old_edges = tuple(s.edges([id], [MENTIONS]))
+            new_edges = tuple(mentions(id, new.content, self.clock()))
+            s.apply_changes([ch.RemoveEdges(old_edges), ch.AddEdges(new_edges)], None)
         return new
 
     def delete_short(self, id: str, *, store: str | None = None) -> None:

@@ -4,6 +4,8 @@ Every other service module asks ``Stores`` for a store by name; nothing else
 in the service touches the registry. A store whose vectors came from another
 embedder than the configured one is refused (``EmbedderMismatch``) before a
 vector is read or written: cosines between two models' vectors mean nothing.
+A store written before the association graph (or with an older name
+extractor) has its memories linked then too (``graph.link_names``).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from collections.abc import Callable
 from halls.config import Settings
 from halls.embed import Embedder, fingerprint
 from halls.errors import EmbedderMismatch, HallsError
+from halls.service import graph
 from halls.store import StoreRegistry, check_store_name, open_backend
 from halls.store.base import Store
 
@@ -59,6 +62,8 @@ class Stores:
                 f"{mine}; run `halls reembed --store {s.name}` to re-embed it with the "
                 "configured embedder"
             )
+        if not graph.up_to_date(s):
+            graph.link_names(s)
         self._checked.add(s.name)
         return s
 

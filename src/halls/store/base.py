@@ -75,11 +75,14 @@ class Records(Protocol):
         """Set (or overwrite) ``key``."""
         ...
 
-    def add_short(self, entries: list[ShortEntry], vectors: np.ndarray) -> None:
-        """Insert all entries atomically (all or none), committed on return.
+    def add_short(
+        self, entries: list[ShortEntry], vectors: np.ndarray, edges: Sequence[Edge] = ()
+    ) -> None:
+        """Insert all entries, and ``edges`` (their associations), atomically (all
+        or none), committed on return.
 
         An id already stored (or twice in the batch) is ``AlreadyExists``
-        and nothing is written.
+        and nothing is written; a ``supersedes`` edge is ``InvalidInput``.
         """
         ...
 
@@ -175,6 +178,16 @@ class Records(Protocol):
         """Every edge with ``src`` or ``dst`` among ``ids`` (of ``kinds``, when
         given), oldest first; each edge once. ``supersedes`` edges are the
         facts' ``supersedes`` links (time: the newer fact's ``created_at``)."""
+        ...
+
+    def adjacent(self, ids: Sequence[str], kinds: Sequence[str], limit: int) -> list[Edge]:
+        """The stored edges of ``kinds`` with ``src`` or ``dst`` among ``ids``, for
+        each (id, kind) that has at most ``limit`` of them (counting both
+        directions); an (id, kind) with more gives none. Each edge once, in no
+        set order. A read costs at most ``limit + 1`` rows per id and kind
+        whatever a node's degree: how association spreading bounds its fan-out.
+        ``ids`` may name graph nodes that are no record (a name's ``e_`` node).
+        ``supersedes`` is ``InvalidInput`` (read those through ``edges``)."""
         ...
 
 

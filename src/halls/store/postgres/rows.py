@@ -191,6 +191,50 @@ def add_edges(conn: Conn, store: int, edges: Iterable[Edge]) -> None:
         )
 
 
+# One leg per side of an edge: the first ``limit + 1`` edges of each (node,
+# kind), by an index either way (the primary key for src, edges_dst for dst).
+_ADJACENT = " UNION ALL ".join(
+    "SELECT l.node, l.kind, e.src, e.dst, e.created_at "
+    "FROM unnest(%(nodes)s::text[], %(kinds)s::text[]) AS l(node, kind) "
+    "CROSS JOIN LATERAL (SELECT src, dst, created_at FROM halls.edges "
+    f"WHERE store = %(store)s AND {side} = l.node AND kind = l.kind LIMIT %(more)s) e"
+    for side in ("src", "dst")
+)
+
+
+def adjacent(
+    conn: Conn, store: int, ids: Sequence[str], kinds: Sequence[str], limit: int
+) -> list[Edge]:
+    """The edges of each (id, kind) that has at most ``limit``; see ``Store.adjacent``."""
+    if "supersedes" in kinds:
+        raise InvalidInput("supersedes links are read through edges(), not adjacent()")
+    if not ids or not kinds or limit <= 0:
+        return []
+    legs = [(node, kind) for node in dict.fromkeys(ids) for kind in dict.fromkeys(kinds)]
+    found = conn.execute(
+        _ADJACENT,
+        {
+            "store": store,
+            "nodes": [n for n, _ in legs],
+            "kinds": [k for _, k in legs],
+            "more": limit + 1,
+        },
+    )
+    per: dict[tuple[str, str], list[tuple[str, str, str, float]]] = {}
+    for node, kind, src, dst, at in found:
+        per.setdefault((node, kind), []).append((src, dst, kind, at))
+    seen: set[tuple[str, str, str]] = set()
+    out = []
+    for rows in per.values():
+        if len(rows) > limit:
+            continue  # an over-full node links nothing
+        for src, dst, kind, at in rows:
+            if (src, dst, kind) not in seen:
+                seen.add((src, dst, kind))
+                out.append(Edge(src, dst, kind, float(at)))
+    return out
+
+
 def remove_edges(conn: Conn, store: int, edges: Iterable[Edge]) -> None:
     with conn.cursor() as cur:
         cur.executemany(

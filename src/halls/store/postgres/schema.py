@@ -217,7 +217,21 @@ def m002_retention() -> str:
     """
 
 
-MIGRATIONS: list[Callable[[], str]] = [m001_initial, m002_retention]
+def m003_edges_by_destination_and_kind() -> str:
+    return """
+        -- Association spreading reads "the first n edges of this kind into
+        -- this node" (Store.adjacent): with the kind beside dst in the index,
+        -- a name shared by many memories is answered without visiting them.
+        DROP INDEX halls.edges_dst;
+        CREATE INDEX edges_dst ON halls.edges (store, dst, kind);
+    """
+
+
+MIGRATIONS: list[Callable[[], str]] = [
+    m001_initial,
+    m002_retention,
+    m003_edges_by_destination_and_kind,
+]
 
 
 def migrate(dsn: str) -> None:

@@ -119,11 +119,15 @@ class PostgresStore(ComposedStore):
 
     # -- short-term --
 
-    def add_short(self, entries: list[ShortEntry], vectors: np.ndarray) -> None:
+    def add_short(
+        self, entries: list[ShortEntry], vectors: np.ndarray, edges: Sequence[Edge] = ()
+    ) -> None:
         if not entries:
             return
         with self._db.tx(self._id) as conn:
             rows.insert_short(conn, self._id, entries, list(vectors))
+            if edges:
+                rows.add_edges(conn, self._id, edges)
 
     def get_short(self, id: str) -> ShortEntry | None:
         row = self._one("SELECT * FROM halls.short WHERE store = %s AND id = %s", (self._id, id))
@@ -353,6 +357,10 @@ class PostgresStore(ComposedStore):
     def edges(self, ids: Sequence[str], kinds: Sequence[str] | None = None) -> list[Edge]:
         with self._db.read() as conn:
             return rows.edges_of(conn, self._id, ids, kinds)
+
+    def adjacent(self, ids: Sequence[str], kinds: Sequence[str], limit: int) -> list[Edge]:
+        with self._db.read() as conn:
+            return rows.adjacent(conn, self._id, ids, kinds, limit)
 
     # -- maintenance --
 

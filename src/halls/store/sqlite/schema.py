@@ -240,6 +240,17 @@ def m_retention() -> str:
     """
 
 
+def m007_edges_by_destination_and_kind() -> str:
+    return """
+        -- Association spreading reads "the first n edges of this kind into
+        -- this node" (Store.adjacent). With dst alone indexed, asking a name
+        -- shared by 10,000 memories for its derived_from edges visited all
+        -- 10,000 rows to find none; with the kind beside it, none.
+        DROP INDEX edges_dst;
+        CREATE INDEX edges_dst ON edges(dst, kind);
+    """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     m001_initial,
     m002_consolidation,
@@ -247,6 +258,7 @@ MIGRATIONS: list[Callable[[], str]] = [
     m004_deletions,
     m005_edges_are_the_sources,
     m_retention,
+    m007_edges_by_destination_and_kind,
 ]
 
 

@@ -91,10 +91,14 @@ class SQLiteStore(ComposedStore):
 
     # -- short-term --
 
-    def add_short(self, entries: list[ShortEntry], vectors: np.ndarray) -> None:
+    def add_short(
+        self, entries: list[ShortEntry], vectors: np.ndarray, edges: Sequence[Edge] = ()
+    ) -> None:
         with self._db.tx() as db:
             for entry, vector in zip(entries, vectors, strict=True):
                 rows.insert_short(db, entry, vector)
+            if edges:
+                rows.add_edges(db, edges)
 
     def get_short(self, id: str) -> ShortEntry | None:
         row = self._db.reader().execute("SELECT * FROM short WHERE id = ?", (id,)).fetchone()
@@ -306,6 +310,9 @@ class SQLiteStore(ComposedStore):
 
     def edges(self, ids: Sequence[str], kinds: Sequence[str] | None = None) -> list[Edge]:
         return rows.edges_of(self._db.reader(), ids, kinds)
+
+    def adjacent(self, ids: Sequence[str], kinds: Sequence[str], limit: int) -> list[Edge]:
+        return rows.adjacent(self._db.reader(), ids, kinds, limit)
 
     # -- maintenance --
 
