@@ -24,10 +24,10 @@ from halls.store.rowmap import marks, ts
 Conn = psycopg.Connection[Any]
 
 # A fact row with its sources, in one statement. Sources come oldest first,
-# ties by id (ids sort by time), as on SQLite: the same order after an
-# import, whatever order the edges were written in.
+# ties in the order they were written, as on SQLite; an export lists edges
+# in that order, so an import writes them back in it.
 FACTS = (
-    "SELECT l.*, COALESCE((SELECT json_agg(e.dst ORDER BY e.created_at, e.dst)::text "
+    "SELECT l.*, COALESCE((SELECT json_agg(e.dst ORDER BY e.created_at, e.n)::text "
     "FROM halls.edges e WHERE e.store = l.store AND e.src = l.id "
     "AND e.kind = 'derived_from'), '[]') AS derived_from FROM halls.long l"
 )

@@ -27,11 +27,11 @@ from halls.store.sqlite.db import blob, chunks, marks, ts
 
 # A fact row with its sources, in one statement: the search path reads facts
 # through this too, so the sources cost no extra query. Sources come oldest
-# first, ties by id (ids sort by time): the same order after an import,
-# whatever order the edges were written in.
+# first, ties in the order they were written (the cluster's order); an
+# export lists edges in that order, so an import writes them back in it.
 FACTS = (
     "SELECT l.*, (SELECT json_group_array(dst) FROM (SELECT e.dst FROM edges e "
-    "WHERE e.src = l.id AND e.kind = 'derived_from' ORDER BY e.created_at, e.dst)) "
+    "WHERE e.src = l.id AND e.kind = 'derived_from' ORDER BY e.created_at, e.rowid)) "
     "AS derived_from FROM long l"
 )
 
