@@ -56,12 +56,13 @@ _OPTIONAL = frozenset(n for n in vars(FileBackup) if not n.startswith("_"))
 class _Open:
     """A store open in this process: its handle, the calls running on it, its lock."""
 
-    __slots__ = ("store", "users", "locked")
+    __slots__ = ("store", "users", "locked", "index_bytes")
 
     def __init__(self, store: Store) -> None:
         self.store = store
         self.users = 0
         self.locked = False  # this process holds its consolidation lock
+        self.index_bytes = 0  # as of the end of its last call
 
 
 class _Handle:
@@ -148,6 +149,9 @@ class StoreRegistry:
         self.backend = backend
         self.max_open = max_open
         self.max_index_bytes = max_index_bytes
+        # The open stores' index bytes, summed as each call ends: checking
+        # the budget after a call asks only that call's store.
+        self._index_total = 0
         # Least recently used first.
         self._open: OrderedDict[str, _Open] = OrderedDict()
         self._handles: dict[str, _Handle] = {}
@@ -190,6 +194,7 @@ class StoreRegistry:
             entry = self._open.pop(name, None)
             self._handles.pop(name, None)
             if entry is not None:
+                self._index_total -= entry.index_bytes
                 entry.store.close()
             return self.backend.delete(name)
 
@@ -197,6 +202,7 @@ class StoreRegistry:
         with self._cond:
             entries, self._open = list(self._open.values()), OrderedDict()
             self._handles.clear()
+            self._index_total = 0
         for entry in entries:
             entry.store.close()
         self.backend.close()
@@ -245,6 +251,10 @@ class StoreRegistry:
                 entry.users -= 1
                 if entry.users == 0:
                     self._cond.notify_all()
+                    if self.max_index_bytes is not None:
+                        now = entry.store.index_bytes()
+                        self._index_total += now - entry.index_bytes
+                        entry.index_bytes = now
                     self._make_room(over=0)
 
     def _set_locked(self, name: str, locked: bool) -> None:
@@ -266,16 +276,15 @@ class StoreRegistry:
             self._close(victim)
         if self.max_index_bytes is None:
             return
-        held = sum(e.store.index_bytes() for e in self._open.values())
-        while held > self.max_index_bytes:
+        while self._index_total > self.max_index_bytes:
             # Never the most recently used: it is the store being served.
             victim = next((n for n, e in list(self._open.items())[:-1] if idle(e)), None)
             if victim is None:
                 return  # the rest is busy or the newest: over budget until they finish
-            held -= self._open[victim].store.index_bytes()
             self._close(victim)
 
     def _close(self, name: str) -> None:
         entry = self._open.pop(name)
         self._handles.pop(name, None)
+        self._index_total -= entry.index_bytes
         entry.store.close()
