@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import random
-from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -112,7 +111,7 @@ def test_rank_skips_only_candidates_that_cannot_reach_the_top() -> None:
             text += "?"
         when = NOW - rng.uniform(0, 90) * 86400
         cands.append(_cand(f"P{i % 3}: {text}", rng.uniform(0.0, 1.0), when))
-    full = [replace(c, substance=substance_bonus(c.record.content, CFG)) for c in cands]
+    full = [c._replace(substance=substance_bonus(c.record.content, CFG)) for c in cands]
     for n in (1, 5, 10, 20, 100):
         expected = [(h.id, h.score) for h in rank(full, NOW, CFG, n)]
         got = [(h.id, h.score) for h in rank(cands, NOW, CFG, n, substance=True)]

