@@ -85,11 +85,12 @@ def _context_best(
     # most ``radius`` positions away in this order.
     for step in range(1, radius + 1):
         distance = (s[step:] - s[:-step]).astype(np.float64)
-        near = (
-            (t[step:] == t[:-step]) & (distance <= radius) & (np.abs(a[step:] - a[:-step]) <= gap)
-        )
-        best[:-step] = np.maximum(best[:-step], np.where(near, r[step:] / distance, 0.0))
-        best[step:] = np.maximum(best[step:], np.where(near, r[:-step] / distance, 0.0))
+        near = t[step:] == t[:-step]
+        near &= (distance <= radius) & (np.abs(a[step:] - a[:-step]) <= gap)
+        later = np.divide(r[step:], distance, out=np.zeros(len(near)), where=near)
+        earlier = np.divide(r[:-step], distance, out=np.zeros(len(near)), where=near)
+        best[:-step] = np.maximum(best[:-step], later)
+        best[step:] = np.maximum(best[step:], earlier)
     out = np.empty_like(best)
     out[order] = best
     return out
@@ -143,8 +144,9 @@ def _episode_best(
     of its tier whose times chain within ``gap`` seconds of each other."""
     order = np.lexsort((seq, at, tier))
     t, a = tier[order], at[order]
-    starts = np.flatnonzero(np.r_[True, (t[1:] != t[:-1]) | (np.diff(a) > gap)])
-    group = np.cumsum(np.r_[False, (t[1:] != t[:-1]) | (np.diff(a) > gap)])
+    breaks = np.r_[False, (t[1:] != t[:-1]) | (np.diff(a) > gap)]
+    starts = np.flatnonzero(breaks | (np.arange(len(t)) == 0))
+    group = np.cumsum(breaks)
     best = np.maximum.reduceat(rel[order], starts)[group]
     out = np.empty_like(best)
     out[order] = best
