@@ -84,7 +84,7 @@ def _case(rng: random.Random) -> Case:
 
 def _ranked(
     case: Case, ids: list[str], query: str, cfg: RecallSettings, n: int, full: bool
-) -> list:
+) -> list[Hit]:
     found, boost, linked, records = case
     read = {i: records[i] for i in ids}
     cands = weigh.candidates(found, boost, read, query, cfg, full, {}, linked)
