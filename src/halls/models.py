@@ -12,7 +12,7 @@ import threading
 import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, get_args, overload
+from typing import Any, Literal, NamedTuple, get_args, overload
 
 import numpy as np
 from pydantic import BaseModel, Field
@@ -339,10 +339,11 @@ Record.model_rebuild()
 
 
 # -- what the store's primitive searches return ----------------------------------
+# Named tuples: a search builds several hundred of these, and a tuple is built
+# in a third of the time of a frozen dataclass.
 
 
-@dataclass(frozen=True, slots=True)
-class Match:
+class Match(NamedTuple):
     """A primitive search result: which record, and the backend's raw score."""
 
     id: str
@@ -350,8 +351,7 @@ class Match:
     score: float
 
 
-@dataclass(frozen=True, slots=True)
-class Written:
+class Written(NamedTuple):
     """A searchable record as written: its place in the write order, time and vector.
 
     ``seq`` is the store's write sequence: it increases with every record

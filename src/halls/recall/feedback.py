@@ -10,6 +10,7 @@ bonus) reaches turns the question itself does not match.
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Mapping, Sequence
 
@@ -61,7 +62,7 @@ def choose(
 
 def top(found: Mapping[str, Signals], n: int) -> list[str]:
     """The ids of the ``n`` most relevant records (ties by id): the feedback documents."""
-    return sorted(found, key=lambda i: (-found[i].relevance, i))[:n]
+    return heapq.nsmallest(n, found, key=lambda i: (-found[i].relevance, i))
 
 
 def query_exclusions(query: str) -> frozenset[str]:

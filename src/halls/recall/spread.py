@@ -34,6 +34,7 @@ its steps, and a memory keeps its best path:
 
 from __future__ import annotations
 
+import heapq
 import math
 from collections.abc import Iterable, Mapping
 
@@ -64,7 +65,7 @@ def fan(degree: int, fan_out: int) -> float:
 
 def seeds(found: Mapping[str, Signals], bonus: Mapping[str, float], n: int) -> dict[str, float]:
     """The ``n`` best records (total plus neighbour bonuses, ties by id): their relevance."""
-    best = sorted(found, key=lambda i: (-(found[i].total + bonus.get(i, 0.0)), i))[:n]
+    best = heapq.nsmallest(n, found, key=lambda i: (-(found[i].total + bonus.get(i, 0.0)), i))
     return {i: found[i].total for i in best if found[i].total > 0}
 
 
