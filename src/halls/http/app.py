@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import gc
 import logging
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -45,11 +44,6 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
             if mcp is not None:
                 # The MCP session manager's task group lives as long as the app.
                 await stack.enter_async_context(mcp.session_manager.run())
-            # What exists now (modules, the app, the model) lives as long as
-            # the process. Frozen, it is out of the cyclic collector's sight:
-            # a full collection no longer walks its ~80k objects, which took
-            # ~30 ms and landed on whichever request was running.
-            gc.freeze()
             yield
         memory.close()  # stops the timer first
 
