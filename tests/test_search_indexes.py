@@ -11,11 +11,12 @@ import numpy as np
 import pytest
 
 from halls.bench import corpus
+from halls.embed import Embedder
 from halls.embed.local import LocalEmbedder, packaged_model_path, traced_encoder
 from halls.models import SearchFilter, ShortEntry, new_id, to_datetime
 from halls.recall import query_terms
 from halls.store.memindex.terms import TOKENS, tokenised_rows
-from halls.store.memindex.vectors import Snapshot, VectorIndex
+from halls.store.memindex.vectors import Bound, Scan, Snapshot, VectorIndex
 from halls.store.sqlite import SQLiteStore
 from halls.store.sqlite.search import _fts_query
 
@@ -137,13 +138,13 @@ def test_tokenised_rows_count_each_word_per_row() -> None:
 
 
 def test_vector_scan_finds_the_float32_best_rows_and_scores() -> None:
-    """The float16 scan plus exact rescoring returns the float32 top k, ties included."""
+    """The int8 scan plus exact rescoring returns the float32 top k, ties included."""
     rng = np.random.default_rng(4)
     dim = 48
     base = rng.standard_normal((60_000, dim)).astype(np.float32)
     base[1000:1010] = base[5]  # exact ties around a likely top row
-    # 300 rows within float16's rounding of each other around one direction:
-    # their float16 order is noise, so only the rescoring finds the true best.
+    # 300 rows within int8's rounding of each other around one direction:
+    # their int8 order is noise, so only the rescoring finds the true best.
     base[2000:2300] = base[9] + 2e-3 * rng.standard_normal((300, dim)).astype(np.float32)
     base /= np.linalg.norm(base, axis=1, keepdims=True)
     index = VectorIndex(dim)
@@ -165,16 +166,123 @@ def test_vector_scan_finds_the_float32_best_rows_and_scores() -> None:
         assert set(pos.tolist()) <= set(some.tolist())
 
 
-def test_vector_scan_falls_back_to_float32_for_vectors_float16_cannot_hold() -> None:
-    """Vectors too long for float16 are scanned in float32, with exact scores."""
+def _bound_ratio(row: np.ndarray, query: np.ndarray) -> float:
+    """|true score - approximate score| / eps for one row and query."""
+    index = VectorIndex(len(row))
+    index.refresh(Snapshot(0, 0, 1, 1), lambda after: [(1, row.tobytes())][after:], _no_deletions)
+    scan = index.scan(query)
+    assert scan.bound is not None
+    true = float(row.astype(np.float64) @ query.astype(np.float64))
+    return abs(true - float(scan.approx[0])) / float(scan.bound.at(np.array([0]))[0])
+
+
+def test_int8_error_bound_is_reached_by_aligned_rounding() -> None:
+    """Rows and queries whose rounding errors all point one way come within 1% of
+    the bound (so a bound any tighter would be wrong), and never past it."""
+    dim = 64
+    sign = np.where(np.random.default_rng(1).random(dim) < 0.5, -1.0, 1.0)
+    # The query's rounding along a row of equal-magnitude codes: the s |xi| |eq| term.
+    row = (127 / 1024 * sign).astype(np.float32)  # codes +-127, nothing left over
+    query = (sign * (60.49 / 128)).astype(np.float32)
+    query[0] = sign[0] * 127 / 128  # sets the query's scale to 1/128
+    first = _bound_ratio(row, query)
+    # The row's rounding along a query of equal-magnitude codes: the |ex| t |qi| term.
+    second = _bound_ratio(query, row)
+    assert 0.98 < first <= 1.0 and 0.98 < second <= 1.0
+
+
+def test_rescoring_keeps_every_row_whose_bound_reaches_the_line() -> None:
+    """A row whose approximate score is low but whose bound reaches the k-th best
+    lower bound is rescored, and wins if its true score is best."""
+    matrix = np.array([[1.0, 0.0], [0.7, 0.0], [0.69, 0.0], [0.1, 0.0]], np.float32)
+    query = np.array([1.0, 0.0], np.float32)
+    approx = np.array([0.5, 0.7, 0.69, 0.1])  # row 0 looks worse than it is...
+    eps = np.array([0.5, 0.01, 0.01, 0.01])  # ...within its error bound
+    zero = np.zeros(4)
+    bound = Bound(eps, zero, zero, np.array([0.5, 0.0, 0.0]), query=1.0, row=0.0)
+    scan = Scan(np.arange(1, 5), matrix, query, approx, bound)
+    pos, scores = scan.best(1)
+    assert pos.tolist() == [0] and scores.tolist() == [1.0]
+    assert scan.best(2, np.array([1, 2, 3]))[0].tolist() == [1, 2]
+
+
+def test_vector_scan_is_exact_on_real_embeddings(embedder: Embedder) -> None:
+    """On the shipped model's vectors (duplicates included), the int8 scan returns
+    exactly the float32-rounded top k in the same order, filtered or not."""
+    rng = random.Random(2)
+    texts = corpus.memories(rng, 1500)
+    vectors = embedder.embed(texts + texts[:100])  # 100 exact duplicates: tied scores
+    rows = [(i + 1, v.tobytes()) for i, v in enumerate(vectors)]
+    index = VectorIndex(vectors.shape[1])
+    index.refresh(Snapshot(0, 0, 1, len(rows)), lambda after: rows[after:], _no_deletions)
+    some = np.arange(0, len(rows), 3)
+    for query in embedder.embed(corpus.questions(rng, 20)):
+        exact = (vectors.astype(np.float64) @ query.astype(np.float64)).astype(np.float32)
+        pos, scores = index.scan(query).best(100)
+        want = VectorIndex.top(exact, 100)
+        assert pos.tolist() == want.tolist() and scores.tolist() == exact[want].tolist()
+        pos, scores = index.scan(query).best(10, some)
+        assert pos.tolist() == some[VectorIndex.top(exact[some], 10)].tolist()
+
+
+def test_vector_scan_is_exact_for_long_short_and_zero_vectors() -> None:
+    """Each row has its own int8 scale: very long, very short and zero rows score exactly."""
     index = VectorIndex(4)
-    vectors = np.array([[1e5, 0, 0, 0], [0, 2e5, 0, 0], [1, 1, 1, 1]], dtype=np.float32)
+    vectors = np.array(
+        [[1e5, 0, 0, 0], [0, 2e5, 0, 0], [1, 1, 1, 1], [0, 0, 0, 0], [3e-6, 1e-7, 0, 0]],
+        dtype=np.float32,
+    )
+    rows = [(i + 1, v.tobytes()) for i, v in enumerate(vectors)]
+    index.refresh(Snapshot(0, 0, 1, 5), lambda after: rows[after:], _no_deletions)
+    scan = index.scan(np.array([1, 1, 0, 0], dtype=np.float32))
+    pos, scores = scan.best(5)
+    assert scan.bound is not None
+    assert pos.tolist() == [1, 0, 2, 4, 3]
+    exact = vectors[[1, 0, 2, 4, 3]].astype(np.float64) @ np.float64([1, 1, 0, 0])
+    assert scores.tolist() == exact.astype(np.float32).tolist()
+    zero = index.scan(np.zeros(4, np.float32)).best(2)
+    assert zero[1].tolist() == [0.0, 0.0] and zero[0].tolist() == [0, 1]  # ties by position
+
+
+def test_vector_scan_falls_back_to_float32_for_vectors_that_are_not_finite() -> None:
+    """A row that is not finite (no int8 scale) turns the scan to float32 for the generation."""
+    index = VectorIndex(2)
+    vectors = np.array([[1, 0], [np.inf, 0], [0, 1]], dtype=np.float32)
     rows = [(i + 1, v.tobytes()) for i, v in enumerate(vectors)]
     index.refresh(Snapshot(0, 0, 1, 3), lambda after: rows[after:], _no_deletions)
-    scan = index.scan(np.array([1, 1, 0, 0], dtype=np.float32))
-    pos, scores = scan.best(3)
-    assert scan.eps == 0.0
-    assert pos.tolist() == [1, 0, 2] and scores.tolist() == [2e5, 1e5, 2.0]
+    scan = index.scan(np.array([1, 1], dtype=np.float32))
+    assert scan.bound is None
+    pos, scores = scan.best(2)
+    assert pos.tolist() == [1, 0] and scores.tolist() == [np.inf, 1.0]
+
+
+def test_int8_error_bound_holds_row_by_row() -> None:
+    """|float32 score - approximate score| <= eps for every row, on varied rows and queries."""
+    rng = np.random.default_rng(8)
+    dim = 384
+    rows = rng.standard_normal((5000, dim)).astype(np.float32)
+    rows[:1000] *= rng.uniform(1e-3, 1e3, (1000, 1)).astype(np.float32)  # any length
+    rows[1000:1100, 7] = 50.0  # one huge component: a coarse scale for the rest
+    rows[1100:1200] = rng.choice([-1.0, 0.0, 1.0], (100, dim)).astype(np.float32)
+    rows[1200] = 0.0
+    index = VectorIndex(dim)
+    batches = [(i + 1, v.tobytes()) for i, v in enumerate(rows)]
+    for upto in (700, 2900, 5000):  # appended in several refreshes
+        part = batches[:upto]
+        index.refresh(Snapshot(0, 0, 1, upto), lambda after, p=part: p[after:], _no_deletions)
+    worst = 0.0
+    for query in [rows[3], rows[1050], rng.standard_normal(dim).astype(np.float32) * 1e-4]:
+        scan = index.scan(query)
+        assert scan.bound is not None
+        eps = scan.bound.at(np.arange(len(rows)))
+        assert (eps <= scan.bound.ceiling).all()
+        error = np.abs(rows.astype(np.float64) @ query.astype(np.float64) - scan.approx)
+        assert (error <= eps).all()
+        float32 = np.abs((rows @ query).astype(np.float64) - scan.approx)
+        assert (float32 <= eps).all()
+        some = eps > 0  # a zero row's score is exact
+        worst = max(worst, float((error[some] / eps[some]).max()))
+    assert worst > 0.05  # the bound is not vacuous
 
 
 def test_vector_lookup_is_empty_for_another_generation() -> None:

@@ -178,8 +178,10 @@ class Search:
             order, scores = scan.best(limit, pos)
             return self._matches(db, rowids[order], scores, "1", [])
         # Otherwise take the best candidates and drop the filtered-out ones,
-        # widening the pool until enough survive or every row was seen.
-        pool = max(limit * 2, 64)
+        # widening the pool until enough survive or every row was seen. A
+        # quarter more than asked: every row read costs, and with the default
+        # filter (every tier, active rows) few are filtered out.
+        pool = max(limit + limit // 4, 64)
         while True:
             order, scores = scan.best(pool)
             found = self._matches(db, rowids[order], scores, where, args)
