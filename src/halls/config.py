@@ -238,7 +238,7 @@ class StorageSettings(BaseModel):
     # closed to open another, and reopened when it is used again.
     max_open_stores: int = Field(default=64, ge=1, le=100_000)
     # A budget for the in-memory search indexes of the open stores (about
-    # 2.4 MB per 1,000 memories): past it, least recently used idle stores
+    # 2.1 MB per 1,000 memories): past it, least recently used idle stores
     # are closed, never the one in use.
     max_index_mb: int = Field(default=1024, ge=16, le=1_048_576)
     # Encryption at rest (SQLite only: SQLCipher, the halls[encryption] extra).
