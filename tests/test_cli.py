@@ -185,7 +185,7 @@ def test_stats_prints_json(data: Path) -> None:
     assert stats["store"] == "s1"
     assert stats["counts"]["short"] == 2 and stats["counts"]["near"] == 0
     assert stats["size_bytes"] > 0
-    assert stats["embedder"] == "all-MiniLM-L6-v2/onnx-int8:384"
+    assert stats["embedder"] == "all-MiniLM-L6-v2/onnx-int8-v2:384"
 
 
 def test_stats_of_missing_store_is_one_line_error(data: Path) -> None:
@@ -209,9 +209,9 @@ def test_doctor_on_a_good_setup(data: Path, embedder: Embedder) -> None:
     lines = res.stdout.splitlines()
     assert lines and all(line.startswith("ok ") for line in lines), res.stdout
     text = res.stdout
-    assert "embedder loads and embeds: all-MiniLM-L6-v2/onnx-int8:384" in text
+    assert "embedder loads and embeds: all-MiniLM-L6-v2/onnx-int8-v2:384" in text
     assert "data directory is writable" in text
-    assert "store 'fine': embedder all-MiniLM-L6-v2/onnx-int8:384" in text
+    assert "store 'fine': embedder all-MiniLM-L6-v2/onnx-int8-v2:384" in text
     assert "is free" in text
 
 

@@ -39,7 +39,7 @@ def test_the_shipped_model_is_the_pinned_file() -> None:
 def test_default_backend_is_onnx_with_its_own_fingerprint(embedder: Embedder) -> None:
     """Zero config builds the ONNX embedder; its fingerprint is not the torch model's."""
     assert isinstance(embedder, OnnxEmbedder)
-    assert fingerprint(embedder) == "all-MiniLM-L6-v2/onnx-int8:384"
+    assert fingerprint(embedder) == "all-MiniLM-L6-v2/onnx-int8-v2:384"
 
 
 def test_tokens_match_sentence_transformers(
