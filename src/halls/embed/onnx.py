@@ -9,9 +9,11 @@ sentence-transformers does for this model), run by ``tokenizers`` (Rust).
 
 Its vectors are close to the torch float32 model's (cosine 0.991 on average
 over a varied set) but not within 0.99 everywhere: one- or two-word texts
-drift to 0.97 (docs/benchmarks.md). So the two backends have distinct
+drift to 0.96 (docs/benchmarks.md). So the two backends have distinct
 fingerprints, and a store keeps the backend that embedded it until
-``halls reembed`` (re-embedding 10,000 memories takes under a minute).
+``halls reembed`` (re-embedding 10,000 memories takes under a minute). The
+name carries the graph's version: "-v2" is the graph with fused attention,
+whose vectors differ from the first export's by up to cosine 0.013.
 """
 
 from __future__ import annotations
