@@ -188,6 +188,30 @@ def test_stats_prints_json(data: Path) -> None:
     assert stats["embedder"] == "all-MiniLM-L6-v2/onnx-int8-v2:384"
 
 
+def test_serve_on_a_store_of_another_embedder_exits_with_one_line(
+    data: Path, embedder: Embedder
+) -> None:
+    """A default store embedded by an earlier graph stops `halls serve` in one line
+    that says how to re-embed it, before it listens, and is left as it was."""
+    import sqlite3
+
+    with Memory(Settings(data_dir=data), embedder=embedder) as m:
+        m.remember("hello")
+    db = data / "default.sqlite3"
+    with sqlite3.connect(db) as conn:
+        conn.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", ("older-model:384",))
+    conn.close()
+    out = run("serve", "--data-dir", str(data), "--port", str(free_port()))
+    assert out.returncode == 1
+    assert_one_line_error(out.stderr)
+    assert "halls reembed --store default" in out.stderr
+    assert "Traceback" not in out.stdout + out.stderr
+    with sqlite3.connect(db) as conn:
+        kept = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
+    conn.close()
+    assert kept == ("older-model:384",)
+
+
 def test_stats_of_missing_store_is_one_line_error(data: Path) -> None:
     """Reading a store that does not exist exits 1 with one line naming it, no path."""
     res = invoke("stats", "--store", "ghost", "--data-dir", str(data))

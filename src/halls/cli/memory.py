@@ -56,6 +56,10 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
     memory = Memory(settings)
     try:
         memory.open_stores()  # a wrong encryption key stops here, in one line
+        # The app opens the default store at startup; a store embedded by
+        # another embedder (an earlier graph) is refused here, in one line,
+        # rather than in the app's startup with a traceback.
+        memory.create_store(settings.default_store)
     except HallsError as exc:
         memory.close()
         raise click.ClickException(exc.message) from None
