@@ -15,8 +15,10 @@ from click.testing import CliRunner, Result
 import halls
 from halls import Memory, Settings
 from halls.cli import main
-from halls.config import EmbedderSettings
+from halls.config import EmbedderSettings, StorageSettings
 from halls.embed import Embedder
+from halls.service.stores import FINGERPRINT_KEY
+from halls.store import open_backend
 from openai_stub import OpenAIStub
 
 REPO = Path(__file__).resolve().parent.parent
@@ -188,28 +190,55 @@ def test_stats_prints_json(data: Path) -> None:
     assert stats["embedder"] == "all-MiniLM-L6-v2/onnx-int8-v2:384"
 
 
+def _mark_embedded_by(data: Path, store: str, fingerprint: str) -> None:
+    """Record ``fingerprint`` as the embedder of ``store``, as an earlier graph would have."""
+    backend = open_backend(StorageSettings(), data)
+    try:
+        backend.open(store, False).set_meta(FINGERPRINT_KEY, fingerprint)
+    finally:
+        backend.close()
+
+
+def _embedded_by(data: Path, store: str) -> str | None:
+    backend = open_backend(StorageSettings(), data)
+    try:
+        return backend.open(store, False).get_meta(FINGERPRINT_KEY)
+    finally:
+        backend.close()
+
+
 def test_serve_on_a_store_of_another_embedder_exits_with_one_line(
     data: Path, embedder: Embedder
 ) -> None:
     """A default store embedded by an earlier graph stops `halls serve` in one line
     that says how to re-embed it, before it listens, and is left as it was."""
-    import sqlite3
-
     with Memory(Settings(data_dir=data), embedder=embedder) as m:
         m.remember("hello")
-    db = data / "default.sqlite3"
-    with sqlite3.connect(db) as conn:
-        conn.execute("UPDATE meta SET value = ? WHERE key = 'embedder'", ("older-model:384",))
-    conn.close()
+    _mark_embedded_by(data, "default", "older-model:384")
     out = run("serve", "--data-dir", str(data), "--port", str(free_port()))
     assert out.returncode == 1
     assert_one_line_error(out.stderr)
     assert "halls reembed --store default" in out.stderr
     assert "Traceback" not in out.stdout + out.stderr
-    with sqlite3.connect(db) as conn:
-        kept = conn.execute("SELECT value FROM meta WHERE key = 'embedder'").fetchone()
-    conn.close()
-    assert kept == ("older-model:384",)
+    assert _embedded_by(data, "default") == "older-model:384"
+
+
+def test_serve_with_another_store_of_another_embedder_answers_409_for_it(
+    data: Path, embedder: Embedder, server_factory
+) -> None:
+    """Only the default store is checked at startup: another store of an earlier
+    graph does not stop the server; a request to it is a 409 naming `halls reembed`."""
+    with Memory(Settings(data_dir=data), embedder=embedder) as m:
+        m.remember("the boiler is serviced every October")
+        m.remember("the boiler is serviced every October", store="old")
+    _mark_embedded_by(data, "old", "older-model:384")
+    live = server_factory(data_dir=data)
+    c = live.client()
+    refused = c.post("/search", params={"store": "old"}, json={"query": "boiler"})
+    assert refused.status_code == 409
+    assert "halls reembed --store old" in refused.text and str(data) not in refused.text
+    fine = c.post("/search", json={"query": "boiler"})
+    assert fine.status_code == 200 and fine.json()["results"]
 
 
 def test_stats_of_missing_store_is_one_line_error(data: Path) -> None:
