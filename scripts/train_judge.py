@@ -36,6 +36,7 @@ from halls.consolidate.judge import (
     features,
     held_out,
     load_pairs,
+    mlp_inputs,
 )
 from halls.consolidate.reconcile import STOP
 from halls.embed import build_embedder
@@ -59,6 +60,7 @@ def train_mlp(
     x: np.ndarray, y: np.ndarray, hidden: int, l2: float, epochs: int, seed: int
 ) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(seed)
+    x = mlp_inputs(x)  # the rules' own columns are not the MLP's
     mean, std = x.mean(axis=0), x.std(axis=0) + 1e-4
     xs = (x - mean) / std
     k = len(LABELS)

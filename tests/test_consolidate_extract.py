@@ -111,6 +111,15 @@ def test_notes_pass_through_unchanged() -> None:
     assert said("OK") == []
 
 
+def test_a_note_opening_with_the_letters_of_a_greeting_is_kept() -> None:
+    """A greeting is a whole word: "History ..." and "Hiking ..." are statements."""
+    assert said("History books are another thing Tom reads") == [
+        "History books are another thing Tom reads"
+    ]
+    assert said("Hiking is what Mia does on Sundays") == ["Hiking is what Mia does on Sundays"]
+    assert said("Hi there") == [] and said("Hey!") == [] and said("Bye for now") == []
+
+
 def test_speaker_labels_and_sentences() -> None:
     assert speaker_of("Ana Lima: I code in Rust") == ("Ana Lima", "I code in Rust")
     assert speaker_of("TODO: write the docs") == (None, "TODO: write the docs")

@@ -7,11 +7,13 @@ from typing import Any
 import numpy as np
 
 from halls.consolidate.judge import (
+    _SAME_VALUES,
     LABELS,
     LocalJudge,
     Pair,
     WordJudge,
     default_judge,
+    features,
     held_out,
     load_pairs,
 )
@@ -57,3 +59,43 @@ def test_the_issue_pairs(embedder) -> None:
     assert [j.label for j in got] == labels, got
     assert all(0.25 < j.confidence <= 1.0 for j in got)
     assert default_judge().judge([]) == []
+
+
+def test_the_same_names_and_numbers_are_no_new_value(embedder) -> None:
+    """An update gives a new value: read as one, a statement naming exactly the
+    earlier one's names, numbers and addresses says the same thing; a number
+    word, an address or another subject is a new value, and stays an update."""
+    items, _ = _pairs(
+        embedder,
+        [
+            ("same", "Noah upgraded to a Pixel 8", "Noah has a Pixel 8 these days"),
+            (
+                "update",
+                "The meeting room Atlas seats twelve people",
+                "The meeting room Atlas seats twenty people",
+            ),
+            (
+                "update",
+                "The staging URL is staging.example.com",
+                "The staging URL is stage.example.org",
+            ),
+        ],
+    )
+    judge = default_judge()
+    assert isinstance(judge, LocalJudge)
+    x = features(items, judge.projection)
+    assert x[:, _SAME_VALUES].tolist() == [1.0, 0.0, 0.0]
+    got = judge.judge(items)
+    assert [j.label for j in got] == ["same", "update", "update"], got
+    # The rule alone: the model's own reading of the first pair was an update.
+    raw = judge.probabilities(x.copy())
+    x[0, _SAME_VALUES] = 0.0
+    assert LABELS[int(judge.probabilities(x)[0].argmax())] == "update"
+    assert raw[0, LABELS.index("update")] == 0.0
+
+
+def test_another_named_subject_is_not_the_same_values(embedder) -> None:
+    items, _ = _pairs(embedder, [("unrelated", "Lena works at Siemens", "Jonas works at Siemens")])
+    assert features(items)[0, _SAME_VALUES] == 0.0
+    items, _ = _pairs(embedder, [("same", "Lena works at Siemens", "Lena has a job at Siemens")])
+    assert features(items)[0, _SAME_VALUES] == 1.0

@@ -96,11 +96,12 @@ _CONJUNCTIONS = frozenset(["and", "but", "so", "also", "plus", "then", "anyway"]
 # Greetings, thanks, farewells, apologies, acknowledgements, congratulations
 # and wishes: a sentence that opens with one is a social formula.
 _FORMULA = re.compile(
-    r"(?i)^(?:hi|hello|hey|greetings|good (?:morning|afternoon|evening|night|day)|"
+    # Whole words: "hi" also opens "History", "Hiking" and "Highway".
+    r"(?i)^(?:(?:hi|hiya|hello|hey|heya|greetings)\b|good (?:morning|afternoon|evening|night|day)|"
     r"(?:nice|good|great|glad|lovely|so good) (?:to|that you) (?:see|meet|hear|chat|talk|catch)|"
     r"long time no|what'?s up|how are you|how'?s it going|"
     r"thanks?\b|thank you|thx|ty\b|much appreciated|cheers|"
-    r"bye|goodbye|good-?bye|see (?:you|ya)|take care|talk (?:soon|later|to you)|catch you|"
+    r"(?:bye|goodbye|good-?bye)\b|see (?:you|ya)|take care|talk (?:soon|later|to you)|catch you|"
     r"have (?:a|an|fun)\b|enjoy (?:your|the|it)|until next time|later\b|"
     r"sorry|my apologies|apologies|"
     r"ok\b|okay|sure\b|no problem|no worries|of course|absolutely|definitely|exactly|"

@@ -32,6 +32,7 @@ from halls.consolidate.judge import (
     decide_judged,
     default_judge,
     judge_rows,
+    marked,
 )
 from halls.consolidate.pii import detect, forget_class
 from halls.consolidate.reconcile import Decision, Known
@@ -41,6 +42,7 @@ NEAREST = 5
 UNSURE = 0.8  # an "unrelated" this unsure does not keep two very close statements apart
 SAME, UNRELATED = LABELS.index("same"), LABELS.index("unrelated")
 JUDGE_BATCH = 4096  # pairs per judge call while clustering (memory of the batch features)
+READINGS = 8  # distinct statements of a cluster the judge reads against each fact
 LINK_MARGIN = 0.15  # clustering asks the judge about pairs down to cluster_threshold - this
 _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}
 
@@ -57,6 +59,9 @@ class Candidate:
     gate: str | None  # why it may be promoted (evidence, hint, pin), or None
     journal: list[str] = field(default_factory=list)
     brief_id: str | None = None
+    # The statements' own embeddings (rows as ``entries``): reconciliation
+    # asks the judge about each, not the representative alone.
+    vectors: np.ndarray | None = None
 
     @property
     def ids(self) -> list[str]:
@@ -95,16 +100,63 @@ class HeuristicDecider:
 
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
         related = [k for k in known if k.similarity >= self.cfg.related_threshold]
-        pairs = [Pair(k.text, cand.text, k.vector, cand.vector) for k in related]
-        judged = [
-            (k, _close(j, k.similarity, self.cfg.cluster_threshold))
-            for k, j in zip(related, self.judge.judge(pairs), strict=True)
-        ]
-        return Verdict(decide_judged(known, judged, cand.text), cand.text)
+        said = _statements(cand)
+        pairs = [Pair(k.text, t, k.vector, v) for k in related for t, v in said]
+        got = self.judge.judge(pairs)
+        judged = []
+        for n, k in enumerate(related):
+            mine = got[n * len(said) : (n + 1) * len(said)]
+            close = [
+                _close(j, float(k.vector @ v), self.cfg.cluster_threshold)
+                if k.vector is not None
+                else j
+                for j, (_, v) in zip(mine, said, strict=True)
+            ]
+            judged.append((k, _consensus(close)))
+        # A change said in any phrasing ("no longer", "switched") is explicit.
+        change = next((t for t, _ in said if marked(t)), cand.text)
+        return Verdict(decide_judged(known, judged, change), cand.text)
 
     def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]:
         kind, why = forget_class(flag.reason, fact.content)
         return kind, why, None
+
+
+def _statements(cand: Candidate) -> list[tuple[str, np.ndarray]]:
+    """The cluster's distinct statements with their vectors, the representative first;
+    at most ``READINGS`` (a statement repeated a hundred times is read once)."""
+    out = [(cand.text, cand.vector)]
+    if cand.vectors is not None:
+        seen = {cand.text}
+        for u, v in zip(cand.entries, cand.vectors, strict=True):
+            if len(out) == READINGS:
+                break
+            if u.content not in seen:
+                seen.add(u.content)
+                out.append((u.content, v))
+    return out
+
+
+def _consensus(judged: list[Judgement]) -> Judgement:
+    """One answer from the answers about each statement of a cluster.
+
+    The statements of a cluster say one thing in several phrasings, so each
+    answer is a reading of the same claim: the label with the largest summed
+    confidence wins, and its confidence is that sum over the statements.
+    """
+    if len(judged) == 1:
+        return judged[0]
+    labels = {j.label for j in judged}
+    if "retract" in labels and labels & {"update", "unrelated"} and "same" not in labels:
+        # One phrasing ends the fact ("no longer drinks green tea"), another
+        # says what holds instead ("he has rooibos"): together, a change.
+        sure = max(j.confidence for j in judged if j.label == "retract")
+        return Judgement("update", sure, judged[0].by)
+    total: dict[str, float] = {}
+    for j in judged:
+        total[j.label] = total.get(j.label, 0.0) + j.confidence
+    label = max(total, key=lambda k: total[k])
+    return Judgement(label, total[label] / len(judged), judged[0].by)  # type: ignore[arg-type]
 
 
 def _close(j: Judgement, similarity: float, threshold: float) -> Judgement:
@@ -350,6 +402,7 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
                 gate=gate,
                 journal=list(dict.fromkeys(j for u in group for j in u.journal)),
                 brief_id=hint.source if hint else None,
+                vectors=vectors[members],
             )
         )
     if skipped:

@@ -45,6 +45,7 @@ Label = Literal["same", "update", "retract", "unrelated"]
 LABELS: tuple[Label, ...] = ("same", "update", "retract", "unrelated")
 
 _TOKEN = re.compile(r"[A-Za-z0-9~][A-Za-z0-9~./:-]*")
+_ADDRESS = re.compile(r"\w[./:@]\w")
 ADDITIVE = frozenset(
     "also too well another addition besides second either extra both additionally more".split()  # noqa: SIM905
 )
@@ -106,6 +107,15 @@ SINGLE = frozenset(
         "password deadline due current capital boss lead"
     ).split()
 )
+# Number words are values like digits ("seats twelve", "twice a week"); "one"
+# is left out, it is mostly a pronoun ("the one I use").
+NUMBER_WORDS = frozenset(
+    (  # noqa: SIM905 - a string reads better
+        "zero two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+        "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
+        "eighty ninety hundred thousand million billion dozen twice once half"
+    ).split()
+)
 # Words after which a value is a contrast, not a claim ("Ubuntu, not Debian").
 CONTRAST = frozenset(["not", "never", "no", "than", "without", "nor"])
 MAX_WORDS = 24  # content words compared per statement (a statement is a sentence)
@@ -120,6 +130,8 @@ class _Parsed:
     ids: np.ndarray  # int64, unique, sentence order, at most MAX_WORDS
     roots: np.ndarray  # int64 per id: the word's first PREFIX letters ("allergic", "allergy")
     name: np.ndarray  # bool per id: capitalised past the first word
+    capital: np.ndarray  # bool per id: capitalised anywhere (a subject's name too)
+    value: np.ndarray  # bool per id: a name, number or address (what a fact states)
     number: np.ndarray  # bool per id: has a digit
     contrast: np.ndarray  # bool per id: follows not/never/than...
     flags: np.ndarray  # float32: change negated additive retract episodic multi single length
@@ -140,6 +152,8 @@ def _parse(text: str) -> _Parsed:
     ids: list[int] = []
     roots: list[int] = []
     name: list[bool] = []
+    capital: list[bool] = []
+    value: list[bool] = []
     number: list[bool] = []
     contrast: list[bool] = []
     after = False
@@ -157,7 +171,13 @@ def _parse(text: str) -> _Parsed:
                 # A name: capitalised past the first word, or a capital inside
                 # a word anywhere ("macOS", "iPhone", "TypeScript").
                 name.append((bool(n) and r[:1].isupper()) or any(c.isupper() for c in r[1:]))
+                capital.append(any(c.isupper() for c in r))
                 number.append(any(ch.isdigit() for ch in w))
+                # A value: a name, a number (digits or words), an address,
+                # host or version ("stage.example.org", "v2.1").
+                value.append(
+                    name[-1] or number[-1] or w in NUMBER_WORDS or _ADDRESS.search(w) is not None
+                )
                 contrast.append(after)
         if w in CONTRAST or low[n] in CONTRAST:
             after = True
@@ -177,6 +197,8 @@ def _parse(text: str) -> _Parsed:
         np.array(ids, dtype=np.int64),
         np.array(roots, dtype=np.int64),
         np.array(name, dtype=bool),
+        np.array(capital, dtype=bool),
+        np.array(value, dtype=bool),
         np.array(number, dtype=bool),
         np.array(contrast, dtype=bool),
         np.array(flags, dtype=np.float32),
@@ -184,11 +206,14 @@ def _parse(text: str) -> _Parsed:
 
 
 def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
-    """Statements as (P x MAX_WORDS) arrays: roots (``fill`` if empty), name, number, contrast."""
+    """Statements as (P x MAX_WORDS) arrays: roots (``fill`` if empty), name, number,
+    contrast, capital, value."""
     ids = np.full((len(parsed), MAX_WORDS), fill, dtype=np.int64)
     name = np.zeros((len(parsed), MAX_WORDS), dtype=bool)
     number = np.zeros_like(name)
     contrast = np.zeros_like(name)
+    capital = np.zeros_like(name)
+    value = np.zeros_like(name)
     for r, p in enumerate(parsed):
         k = len(p.ids)
         ids[r, :k], name[r, :k], number[r, :k], contrast[r, :k] = (
@@ -197,7 +222,8 @@ def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
             p.number,
             p.contrast,
         )
-    return ids, name, number, contrast
+        capital[r, :k], value[r, :k] = p.capital, p.value
+    return ids, name, number, contrast, capital, value
 
 
 def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
@@ -208,9 +234,26 @@ def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
     return np.where(missing.any(axis=1), at, 1.0)  # type: ignore[no-any-return]
 
 
-N_LEXICAL = 34
+def _same_values(
+    a_in_b: np.ndarray, b_in_a: np.ndarray, values_a: np.ndarray, values_b: np.ndarray
+) -> np.ndarray:
+    """Both statements have names or numbers, and each one's are all in the other."""
+    some = values_a.any(axis=1) & values_b.any(axis=1)
+    return some & ~(values_a & ~a_in_b).any(axis=1) & ~(values_b & ~b_in_a).any(axis=1)  # type: ignore[no-any-return]
+
+
+N_LEXICAL = 35
 # Columns of ``lexical`` that ``_never_an_update`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
+# ... and those only the rules read: the MLP does not see them (``mlp_inputs``).
+_SAME_VALUES = 34
+RULE_ONLY = (_SAME_VALUES,)
+N_MLP_LEXICAL = N_LEXICAL - len(RULE_ONLY)
+
+
+def mlp_inputs(x: np.ndarray) -> np.ndarray:
+    """The columns of ``features`` the MLP reads: all but the rules' own."""
+    return np.delete(x, RULE_ONLY, axis=1)
 
 
 class Statements:
@@ -242,8 +285,8 @@ def lexical_rows(
     first: Statements, second: Statements, a: np.ndarray, b: np.ndarray, similarity: np.ndarray
 ) -> np.ndarray:
     """The lexical features of pairs (first[a[i]], second[b[i]]), numpy over the batch."""
-    ia, na_, ua, ca = (m[a] for m in first.words)
-    ib, nb_, ub, cb = (m[b] for m in second.words)
+    ia, na_, ua, ca, capa, vala = (m[a] for m in first.words)
+    ib, nb_, ub, cb, capb, valb = (m[b] for m in second.words)
     ib = np.where(ib >= 0, ib, -2)  # empty slots never match the other side's
     va, vb = ia >= 0, ib >= 0
     # Which of one statement's words the other has: (P x W x W) equality, any.
@@ -306,6 +349,13 @@ def lexical_rows(
         np.minimum(claimed, 3) / 3,
         np.minimum(novel_contrast + dropped_contrast, 3) / 3,
         ((novel == 0) & (dropped == 0)),
+        # The values a statement gives are mostly its names and numbers: two
+        # statements naming the same ones and no others give the same values.
+        _same_values(a_in_b, b_in_a, va & vala, vb & valb)
+        # ... about the same named subject: "Lena" and "Jonas" opening their
+        # sentences are two people.
+        & ~(va & capa & ~a_in_b).any(axis=1)
+        & ~(vb & capb & ~b_in_a).any(axis=1),
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
 
@@ -370,6 +420,15 @@ def _never_an_update(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     nothing_new = (x[:, _CLAIMED] == 0) & ~(change | negation | retraction)
     out[nothing_new, _SAME] += out[nothing_new, _UPDATE]
     out[nothing_new, _UPDATE] = 0.0
+    # An update gives a new value. Read as one, a later statement that names
+    # exactly the earlier one's names, numbers and addresses (and the same
+    # capitalised subject), with no word of change, gives none: it says the
+    # same thing ("exposes a REST API", "has a REST interface"). Its
+    # ``update`` probability moves to ``same``; other readings stand.
+    kept = (x[:, _SAME_VALUES] > 0) & ~(change | negation | retraction)
+    kept &= out.argmax(axis=1) == _UPDATE
+    out[kept, _SAME] += out[kept, _UPDATE]
+    out[kept, _UPDATE] = 0.0
     return out
 
 
@@ -389,7 +448,8 @@ class LocalJudge:
         self.b2 = weights["b2"].astype(np.float32)
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
-        h = np.maximum(((x - self.mean) / self.std) @ self.w1 + self.b1, 0.0)
+        m = mlp_inputs(x)
+        h = np.maximum(((m - self.mean) / self.std) @ self.w1 + self.b1, 0.0)
         z = h @ self.w2 + self.b2
         z -= z.max(axis=1, keepdims=True)
         e = np.exp(z)
@@ -478,7 +538,7 @@ def default_judge(match_threshold: float = 0.75, related_threshold: float = 0.55
     """The shipped local judge; the word lists only if its weights are missing."""
     weights = _weights()
     k = weights["projection"].shape[1] if weights and "projection" in weights else 0
-    if weights is None or weights["w1"].shape[0] != N_LEXICAL + 2 * k:
+    if weights is None or weights["w1"].shape[0] != N_MLP_LEXICAL + 2 * k:
         return WordJudge(match_threshold, related_threshold)
     return LocalJudge(weights)
 
@@ -522,10 +582,14 @@ def decide_judged(
     # Explicit: the candidate says it is a change ("now", "switched", "no
     # longer", "quit"...); an implicit one waits for evidence like any
     # statement, so a one-off remark never replaces a fact on its own.
-    flags = _parse(later).flags if later is not None else None
-    marked = flags is None or bool(flags[0] or flags[1] or flags[3])
-    explicit = kind != "NONE" and j.confidence >= EXPLICIT and marked
+    explicit = kind != "NONE" and j.confidence >= EXPLICIT and (later is None or marked(later))
     return Decision(kind, k.id, why, explicit=explicit)
+
+
+def marked(text: str) -> bool:
+    """Whether ``text`` says it is a change: a word of change, negation or retraction."""
+    flags = _parse(text).flags
+    return bool(flags[0] or flags[1] or flags[3])
 
 
 def load_pairs() -> list[tuple[str, str, str]]:

@@ -1,0 +1,69 @@
+"""A cluster's statements are each asked about the fact they may change, and agree.
+
+Reconciliation asks the judge about every distinct statement of a cluster,
+not about its representative alone (``heuristic._consensus``): one phrasing
+may say a fact ended and another what holds instead, which together is a
+change. With the real embedder and judge.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import UTC, datetime
+from types import SimpleNamespace
+
+from halls.config import ConsolidatorSettings
+from halls.consolidate.distill import Unit
+from halls.consolidate.heuristic import Candidate, HeuristicDecider, _consensus
+from halls.consolidate.judge import Judgement
+from halls.consolidate.reconcile import Known
+
+
+def test_an_ended_fact_and_what_holds_instead_supersede_it(embedder) -> None:
+    """The representative alone reads as another fact; with the statement that
+    ends the old one, the cluster changes it, and says so without repetition."""
+    fact = "Mira drinks black coffee in the morning"
+    said = [
+        "Mira switched her morning coffee to matcha",  # the representative
+        "Mira no longer drinks black coffee",
+        "she has matcha in the morning instead",
+    ]
+    v = embedder.embed([fact, *said])
+    when = datetime(2026, 11, 20, tzinfo=UTC)
+    cand = Candidate(
+        entries=[Unit(t, when, entries=["s_1"]) for t in said],
+        text=said[0],
+        vector=v[1],
+        topic=None,
+        score=2.0,
+        gate="evidence",
+        vectors=v[1:],
+    )
+    known = [Known("l_1", fact, float(v[0] @ v[1]), v[0])]
+    decider = HeuristicDecider(SimpleNamespace(settings=ConsolidatorSettings()))  # type: ignore[arg-type]
+    got = decider.reconcile(cand, known, {"l_1": fact}).decision
+    assert (got.kind, got.target_id, got.explicit) == ("UPDATE", "l_1", True), got
+    alone = replace(cand, entries=cand.entries[:1], vectors=v[1:2])
+    assert decider.reconcile(alone, known, {"l_1": fact}).decision.kind == "ADD"
+
+
+def j(label: str, confidence: float) -> Judgement:
+    return Judgement(label, confidence, "local")  # type: ignore[arg-type]
+
+
+def test_consensus_of_one_statement_is_its_answer() -> None:
+    assert _consensus([j("update", 0.6)]) == j("update", 0.6)
+
+
+def test_consensus_sums_the_confidence_of_each_reading() -> None:
+    got = _consensus([j("same", 0.6), j("update", 0.7), j("same", 0.8)])
+    assert got.label == "same" and abs(got.confidence - 1.4 / 3) < 1e-9
+
+
+def test_a_retraction_beside_something_new_is_a_change() -> None:
+    got = _consensus([j("unrelated", 0.98), j("retract", 0.9)])
+    assert got == j("update", 0.9)
+    # Only retractions: the fact ended, nothing new was said.
+    assert _consensus([j("retract", 0.9), j("retract", 0.7)]).label == "retract"
+    # A restatement among them: no change is read from the retraction.
+    assert _consensus([j("retract", 0.6), j("same", 0.9), j("unrelated", 0.3)]).label == "same"
