@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from halls.consolidate.judge import (
+    _RETRACT_B,
     _SAME_VALUES,
     LABELS,
     LocalJudge,
@@ -15,6 +16,7 @@ from halls.consolidate.judge import (
     default_judge,
     features,
     held_out,
+    lexical,
     load_pairs,
 )
 
@@ -99,3 +101,29 @@ def test_another_named_subject_is_not_the_same_values(embedder) -> None:
     assert features(items)[0, _SAME_VALUES] == 0.0
     items, _ = _pairs(embedder, [("same", "Lena works at Siemens", "Lena has a job at Siemens")])
     assert features(items)[0, _SAME_VALUES] == 1.0
+
+
+# The column of ``lexical``: the share of the earlier statement's words the later drops.
+_DROPPED = 4
+
+
+def test_give_retracts_only_as_give_up_or_away() -> None:
+    """'Gives times in UTC' retracts nothing; 'gave up the cello' does."""
+    earlier = ["Our API returns timestamps in UTC", "Ines plays the cello", "Ines keeps bees"]
+    later = [
+        "The API always gives times in UTC",
+        "Ines gave up the cello",
+        "Ines gave away her bees",
+    ]
+    x = lexical(earlier, later, np.full(3, 0.8))
+    assert x[:, _RETRACT_B].tolist() == [0.0, 1.0, 1.0]
+
+
+def test_an_agent_noun_shares_its_verb() -> None:
+    """'A guitar player' plays; 'a drummer' drums: the words count as shared."""
+    x = lexical(
+        ["Omar plays the guitar", "Teo drums in a band", "Ana plays chess"],
+        ["Omar is a guitar player", "Teo is a drummer in a band", "Ana is a teacher"],
+        np.full(3, 0.8),
+    )
+    assert x[:2, _DROPPED].tolist() == [0.0, 0.0] and x[2, _DROPPED] > 0

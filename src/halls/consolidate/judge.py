@@ -45,13 +45,15 @@ Label = Literal["same", "update", "retract", "unrelated"]
 LABELS: tuple[Label, ...] = ("same", "update", "retract", "unrelated")
 
 _TOKEN = re.compile(r"[A-Za-z0-9~][A-Za-z0-9~./:-]*")
+# "Give" retracts only as "give up" / "give away": "the API gives times in UTC".
+_GAVE_UP = re.compile(r"\b(?:give|gives|gave|given|giving) (?:up|away)\b")
 _ADDRESS = re.compile(r"\w[./:@]\w")
 ADDITIVE = frozenset(
     "also too well another addition besides second either extra both additionally more".split()  # noqa: SIM905
 )
 RETRACT = frozenset(
     (  # noqa: SIM905 - a string reads better
-        "stopped stop quit gave give left leave cancelled canceled dropped drop removed sold "
+        "stopped stop quit left leave cancelled canceled dropped drop removed sold "
         "anymore longer ended discontinued abandoned rid died passed shut closed off ex former "
         "retired resigned"
     ).split()
@@ -166,7 +168,8 @@ def _parse(text: str) -> _Parsed:
             i = _VOCAB.setdefault(w, len(_VOCAB))
             if i not in ids:
                 ids.append(i)
-                root = w[:PREFIX] if len(w) >= PREFIX else w
+                root = _agent(w)
+                root = root[:PREFIX] if len(root) >= PREFIX else root
                 roots.append(_VOCAB.setdefault("\x00" + root, len(_VOCAB)))
                 # A name: capitalised past the first word, or a capital inside
                 # a word anywhere ("macOS", "iPhone", "TypeScript").
@@ -187,7 +190,7 @@ def _parse(text: str) -> _Parsed:
         any(w in CHANGE for w in stems),
         any(w in NEGATION for w in stems) or "no longer" in joined,
         any(w in ADDITIVE for w in stems) or "as well" in joined or "in addition" in joined,
-        any(w in RETRACT for w in stems),
+        any(w in RETRACT for w in stems) or _GAVE_UP.search(joined) is not None,
         any(w in EPISODIC for w in stems),
         any(w in MULTI for w in stems),
         any(w in SINGLE for w in stems),
@@ -203,6 +206,16 @@ def _parse(text: str) -> _Parsed:
         np.array(contrast, dtype=bool),
         np.array(flags, dtype=np.float32),
     )
+
+
+def _agent(word: str) -> str:
+    """The verb of an agent noun: "player" -> "play", "drummer" -> "drum"."""
+    if len(word) < 6 or not word.endswith("er"):
+        return word
+    base = word[:-2]
+    if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiouls":
+        base = base[:-1]
+    return base
 
 
 def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
