@@ -3,7 +3,8 @@
 Reconciliation asks the judge about every distinct statement of a cluster,
 not about its representative alone (``heuristic._consensus``): one phrasing
 may say a fact ended and another what holds instead, which together is a
-change. With the real embedder and judge.
+change. A brief's hint that gates a cluster is one more reading of it. With
+the real embedder and judge.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from datetime import UTC, datetime
 from types import SimpleNamespace
 
 from halls.config import ConsolidatorSettings
+from halls.consolidate.briefs import Phrase
 from halls.consolidate.distill import Unit
 from halls.consolidate.heuristic import Candidate, HeuristicDecider, _consensus
 from halls.consolidate.judge import Judgement
@@ -45,6 +47,35 @@ def test_an_ended_fact_and_what_holds_instead_supersede_it(embedder) -> None:
     assert (got.kind, got.target_id, got.explicit) == ("UPDATE", "l_1", True), got
     alone = replace(cand, entries=cand.entries[:1], vectors=v[1:2])
     assert decider.reconcile(alone, known, {"l_1": fact}).decision.kind == "ADD"
+
+
+def test_a_briefs_hint_is_read_beside_the_statements_it_gates(embedder) -> None:
+    """The hint names the change in words near the old fact; the statement alone
+    is too far from it (cosine under the related threshold) to be judged."""
+    fact, said, hint = (
+        "The team chats on Slack",
+        "We switched our chat to Zulip",
+        "Team chat happens on Zulip",
+    )
+    v = embedder.embed([fact, said, hint])
+    cfg = ConsolidatorSettings()
+    assert float(v[0] @ v[1]) < cfg.related_threshold <= float(v[0] @ v[2])
+    when = datetime(2026, 11, 20, tzinfo=UTC)
+    cand = Candidate(
+        entries=[Unit(said, when, entries=["s_1"])],
+        text=said,
+        vector=v[1],
+        topic=None,
+        score=1.0,
+        gate="brief b_1 hint",
+        vectors=v[1:2],
+        hint=Phrase(hint, v[2], "b_1"),
+    )
+    known = [Known("l_1", fact, float(v[0] @ v[1]), v[0])]
+    decider = HeuristicDecider(SimpleNamespace(settings=cfg))  # type: ignore[arg-type]
+    got = decider.reconcile(cand, known, {"l_1": fact}).decision
+    assert (got.kind, got.target_id) == ("UPDATE", "l_1"), got
+    assert decider.reconcile(replace(cand, hint=None), known, {}).decision.kind == "ADD"
 
 
 def j(label: str, confidence: float) -> Judgement:

@@ -62,6 +62,9 @@ class Candidate:
     # The statements' own embeddings (rows as ``entries``): reconciliation
     # asks the judge about each, not the representative alone.
     vectors: np.ndarray | None = None
+    # The brief's hint that gates it, if any: the session's own words for
+    # what the statements say, read beside them.
+    hint: briefs_mod.Phrase | None = None
 
     @property
     def ids(self) -> list[str]:
@@ -99,8 +102,13 @@ class HeuristicDecider:
         self.judge = judge or default_judge(self.cfg.cluster_threshold, self.cfg.related_threshold)
 
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
-        related = [k for k in known if k.similarity >= self.cfg.related_threshold]
         said = _statements(cand)
+        # A fact is related when any reading is near it, not the representative alone.
+        related = [
+            k
+            for k in known
+            if max(k.similarity, *(_near(k, v) for _, v in said)) >= self.cfg.related_threshold
+        ]
         pairs = [Pair(k.text, t, k.vector, v) for k in related for t, v in said]
         got = self.judge.judge(pairs)
         judged = []
@@ -122,12 +130,18 @@ class HeuristicDecider:
         return kind, why, None
 
 
+def _near(k: Known, v: np.ndarray) -> float:
+    return float(k.vector @ v) if k.vector is not None else k.similarity
+
+
 def _statements(cand: Candidate) -> list[tuple[str, np.ndarray]]:
     """The cluster's distinct statements with their vectors, the representative first;
     at most ``READINGS`` (a statement repeated a hundred times is read once)."""
     out = [(cand.text, cand.vector)]
+    if cand.hint is not None and cand.hint.text != cand.text:
+        out.append((cand.hint.text, cand.hint.vector))
     if cand.vectors is not None:
-        seen = {cand.text}
+        seen = {t for t, _ in out}
         for u, v in zip(cand.entries, cand.vectors, strict=True):
             if len(out) == READINGS:
                 break
@@ -403,6 +417,7 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
                 journal=list(dict.fromkeys(j for u in group for j in u.journal)),
                 brief_id=hint.source if hint else None,
                 vectors=vectors[members],
+                hint=hint,
             )
         )
     if skipped:
