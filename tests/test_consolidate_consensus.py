@@ -13,10 +13,18 @@ from dataclasses import replace
 from datetime import UTC, datetime
 from types import SimpleNamespace
 
+import numpy as np
+
 from halls.config import ConsolidatorSettings
 from halls.consolidate.briefs import Phrase
 from halls.consolidate.distill import Unit
-from halls.consolidate.heuristic import Candidate, HeuristicDecider, _consensus
+from halls.consolidate.heuristic import (
+    READINGS,
+    Candidate,
+    HeuristicDecider,
+    _consensus,
+    _statements,
+)
 from halls.consolidate.judge import Judgement
 from halls.consolidate.reconcile import Known
 
@@ -76,6 +84,26 @@ def test_a_briefs_hint_is_read_beside_the_statements_it_gates(embedder) -> None:
     got = decider.reconcile(cand, known, {"l_1": fact}).decision
     assert (got.kind, got.target_id) == ("UPDATE", "l_1"), got
     assert decider.reconcile(replace(cand, hint=None), known, {}).decision.kind == "ADD"
+
+
+def test_a_cluster_is_read_once_per_distinct_statement_at_most_readings() -> None:
+    """The representative first, then the hint, then each other text once, up to READINGS."""
+    when = datetime(2026, 11, 20, tzinfo=UTC)
+    texts = ["rep", "rep", "b", "b", *[f"s{n}" for n in range(20)]]
+    v = np.eye(len(texts), dtype=np.float32)
+    cand = Candidate(
+        entries=[Unit(t, when, entries=[f"s_{n}"]) for n, t in enumerate(texts)],
+        text="rep",
+        vector=v[0],
+        topic=None,
+        score=2.0,
+        gate="evidence",
+        vectors=v,
+        hint=Phrase("hint", v[1], "b_1"),
+    )
+    got = [t for t, _ in _statements(cand)]
+    assert got == ["rep", "hint", "b", "s0", "s1", "s2", "s3", "s4"]
+    assert len(got) == READINGS
 
 
 def j(label: str, confidence: float) -> Judgement:

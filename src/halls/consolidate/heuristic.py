@@ -32,7 +32,6 @@ from halls.consolidate.judge import (
     decide_judged,
     default_judge,
     judge_rows,
-    marked,
 )
 from halls.consolidate.pii import detect, forget_class
 from halls.consolidate.reconcile import Decision, Known
@@ -104,26 +103,18 @@ class HeuristicDecider:
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
         said = _statements(cand)
         # A fact is related when any reading is near it, not the representative alone.
-        related = [
-            k
-            for k in known
-            if max(k.similarity, *(_near(k, v) for _, v in said)) >= self.cfg.related_threshold
-        ]
-        pairs = [Pair(k.text, t, k.vector, v) for k in related for t, v in said]
-        got = self.judge.judge(pairs)
+        near = [(k, [_near(k, v) for _, v in said]) for k in known]
+        related = [(k, sims) for k, sims in near if max(sims) >= self.cfg.related_threshold]
+        got = self.judge.judge([Pair(k.text, t, k.vector, v) for k, _ in related for t, v in said])
         judged = []
-        for n, k in enumerate(related):
+        for n, (k, sims) in enumerate(related):
             mine = got[n * len(said) : (n + 1) * len(said)]
             close = [
-                _close(j, float(k.vector @ v), self.cfg.cluster_threshold)
-                if k.vector is not None
-                else j
-                for j, (_, v) in zip(mine, said, strict=True)
+                _close(j, sim, self.cfg.cluster_threshold)
+                for j, sim in zip(mine, sims, strict=True)
             ]
             judged.append((k, _consensus(close)))
-        # A change said in any phrasing ("no longer", "switched") is explicit.
-        change = next((t for t, _ in said if marked(t)), cand.text)
-        return Verdict(decide_judged(known, judged, change), cand.text)
+        return Verdict(decide_judged(known, judged, cand.text), cand.text)
 
     def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]:
         kind, why = forget_class(flag.reason, fact.content)
@@ -131,6 +122,8 @@ class HeuristicDecider:
 
 
 def _near(k: Known, v: np.ndarray) -> float:
+    """The cosine of a fact and a reading (the fact's nearness to the representative
+    when its vector is not at hand)."""
     return float(k.vector @ v) if k.vector is not None else k.similarity
 
 

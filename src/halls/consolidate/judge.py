@@ -248,11 +248,16 @@ def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
 
 
 def _same_values(
-    a_in_b: np.ndarray, b_in_a: np.ndarray, values_a: np.ndarray, values_b: np.ndarray
+    a_in_b: np.ndarray,
+    b_in_a: np.ndarray,
+    values: tuple[np.ndarray, np.ndarray],
+    named: tuple[np.ndarray, np.ndarray],
 ) -> np.ndarray:
-    """Both statements have names or numbers, and each one's are all in the other."""
-    some = values_a.any(axis=1) & values_b.any(axis=1)
-    return some & ~(values_a & ~a_in_b).any(axis=1) & ~(values_b & ~b_in_a).any(axis=1)  # type: ignore[no-any-return]
+    """Both statements give values (names, numbers, addresses), and each one's values
+    and capitalised words (a subject's name opening the sentence too) are all in the other."""
+    some = values[0].any(axis=1) & values[1].any(axis=1)
+    kept_a, kept_b = values[0] | named[0], values[1] | named[1]
+    return some & ~(kept_a & ~a_in_b).any(axis=1) & ~(kept_b & ~b_in_a).any(axis=1)  # type: ignore[no-any-return]
 
 
 N_LEXICAL = 35
@@ -363,12 +368,9 @@ def lexical_rows(
         np.minimum(novel_contrast + dropped_contrast, 3) / 3,
         ((novel == 0) & (dropped == 0)),
         # The values a statement gives are mostly its names and numbers: two
-        # statements naming the same ones and no others give the same values.
-        _same_values(a_in_b, b_in_a, va & vala, vb & valb)
-        # ... about the same named subject: "Lena" and "Jonas" opening their
-        # sentences are two people.
-        & ~(va & capa & ~a_in_b).any(axis=1)
-        & ~(vb & capb & ~b_in_a).any(axis=1),
+        # statements naming the same ones and no others, about the same named
+        # subject ("Lena" and "Jonas" opening them are two people), give the same.
+        _same_values(a_in_b, b_in_a, (va & vala, vb & valb), (va & capa, vb & capb)),
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
 
@@ -595,14 +597,10 @@ def decide_judged(
     # Explicit: the candidate says it is a change ("now", "switched", "no
     # longer", "quit"...); an implicit one waits for evidence like any
     # statement, so a one-off remark never replaces a fact on its own.
-    explicit = kind != "NONE" and j.confidence >= EXPLICIT and (later is None or marked(later))
+    flags = _parse(later).flags if later is not None else None
+    marked = flags is None or bool(flags[0] or flags[1] or flags[3])
+    explicit = kind != "NONE" and j.confidence >= EXPLICIT and marked
     return Decision(kind, k.id, why, explicit=explicit)
-
-
-def marked(text: str) -> bool:
-    """Whether ``text`` says it is a change: a word of change, negation or retraction."""
-    flags = _parse(text).flags
-    return bool(flags[0] or flags[1] or flags[3])
 
 
 def load_pairs() -> list[tuple[str, str, str]]:
