@@ -127,3 +127,20 @@ def test_an_agent_noun_shares_its_verb() -> None:
         np.full(3, 0.8),
     )
     assert x[:2, _DROPPED].tolist() == [0.0, 0.0] and x[2, _DROPPED] > 0
+
+
+def test_an_acronym_of_a_kind_of_thing_is_no_name(embedder) -> None:
+    """'A REST API' is 'a REST interface': API names a kind of thing, not a value;
+    a format or product in capitals (CSV, JSON) still is one."""
+    items, _ = _pairs(
+        embedder,
+        [
+            ("same", "The service exposes a REST API", "The service has a REST interface"),
+            ("update", "Exports are written as CSV", "Exports are written as JSON"),
+        ],
+    )
+    judge = default_judge()
+    assert isinstance(judge, LocalJudge)
+    x = features(items, judge.projection)
+    assert x[:, _SAME_VALUES].tolist() == [1.0, 0.0]
+    assert [j.label for j in judge.judge(items)] == ["same", "update"]

@@ -118,6 +118,13 @@ NUMBER_WORDS = frozenset(
         "eighty ninety hundred thousand million billion dozen twice once half"
     ).split()
 )
+# Acronyms of kinds of thing (an API, a URL, a VPN), written in capitals but
+# common nouns: no name, no value ("a REST API" is "a REST interface").
+GENERIC = frozenset(
+    (  # noqa: SIM905 - a string reads better
+        "api url uri ui gui cli sdk ide os vm ci cd db cpu gpu ram ttl id pr faq vpn sso"
+    ).split()
+)
 # Words after which a value is a contrast, not a claim ("Ubuntu, not Debian").
 CONTRAST = frozenset(["not", "never", "no", "than", "without", "nor"])
 MAX_WORDS = 24  # content words compared per statement (a statement is a sentence)
@@ -173,8 +180,12 @@ def _parse(text: str) -> _Parsed:
                 roots.append(_VOCAB.setdefault("\x00" + root, len(_VOCAB)))
                 # A name: capitalised past the first word, or a capital inside
                 # a word anywhere ("macOS", "iPhone", "TypeScript").
-                name.append((bool(n) and r[:1].isupper()) or any(c.isupper() for c in r[1:]))
-                capital.append(any(c.isupper() for c in r))
+                common = w in GENERIC
+                name.append(
+                    not common
+                    and ((bool(n) and r[:1].isupper()) or any(c.isupper() for c in r[1:]))
+                )
+                capital.append(not common and any(c.isupper() for c in r))
                 number.append(any(ch.isdigit() for ch in w))
                 # A value: a name, a number (digits or words), an address,
                 # host or version ("stage.example.org", "v2.1").
