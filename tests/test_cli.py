@@ -187,7 +187,7 @@ def test_stats_prints_json(data: Path) -> None:
     assert stats["store"] == "s1"
     assert stats["counts"]["short"] == 2 and stats["counts"]["near"] == 0
     assert stats["size_bytes"] > 0
-    assert stats["embedder"] == "all-MiniLM-L6-v2/onnx-int8-v2:384"
+    assert stats["embedder"] == "all-MiniLM-L6-v2/onnx-int8-v3:384"
 
 
 def _mark_embedded_by(data: Path, store: str, fingerprint: str) -> None:
@@ -262,9 +262,9 @@ def test_doctor_on_a_good_setup(data: Path, embedder: Embedder) -> None:
     lines = res.stdout.splitlines()
     assert lines and all(line.startswith("ok ") for line in lines), res.stdout
     text = res.stdout
-    assert "embedder loads and embeds: all-MiniLM-L6-v2/onnx-int8-v2:384" in text
+    assert "embedder loads and embeds: all-MiniLM-L6-v2/onnx-int8-v3:384" in text
     assert "data directory is writable" in text
-    assert "store 'fine': embedder all-MiniLM-L6-v2/onnx-int8-v2:384" in text
+    assert "store 'fine': embedder all-MiniLM-L6-v2/onnx-int8-v3:384" in text
     assert "is free" in text
 
 

@@ -48,7 +48,7 @@ def test_local_embedder_gives_unit_float32_384(local: Embedder) -> None:
     assert np.linalg.norm(vectors, axis=1) == pytest.approx([1.0, 1.0], abs=1e-5)
     assert local.dim == 384
     torch = isinstance(local, LocalEmbedder)
-    want = "all-MiniLM-L6-v2:384" if torch else "all-MiniLM-L6-v2/onnx-int8-v2:384"
+    want = "all-MiniLM-L6-v2:384" if torch else "all-MiniLM-L6-v2/onnx-int8-v3:384"
     assert fingerprint(local) == want
     assert local.embed([]).shape == (0, 384)
 

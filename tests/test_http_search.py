@@ -207,7 +207,7 @@ def test_stats_counts_every_tier(server, store_name) -> None:
     assert body["counts"] == {"short": 3, "near": 1, "long": 0, "journal": 2, "briefs": 1,
                               "forget_flags": 0}  # fmt: skip
     assert isinstance(body["size_bytes"], int) and body["size_bytes"] > 0
-    assert body["embedder"] == "all-MiniLM-L6-v2/onnx-int8-v2:384"
+    assert body["embedder"] == "all-MiniLM-L6-v2/onnx-int8-v3:384"
 
 
 def test_stores_and_healthz(server, store_name) -> None:

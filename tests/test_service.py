@@ -233,7 +233,7 @@ def test_created_store_is_empty_and_readable(memory: Memory) -> None:
     assert memory.list_short(store="fresh") == []
     stats = memory.stats(store="fresh")
     assert stats["counts"]["short"] == 0
-    assert stats["embedder"] == "all-MiniLM-L6-v2/onnx-int8-v2:384"
+    assert stats["embedder"] == "all-MiniLM-L6-v2/onnx-int8-v3:384"
 
 
 # -- search --
@@ -396,7 +396,7 @@ def test_stats(memory: Memory) -> None:
     assert s["store"] == "default"
     assert s["counts"]["short"] == 2 and s["counts"]["near"] == 1 and s["counts"]["long"] == 0
     assert s["size_bytes"] > 0
-    assert s["embedder"] == "all-MiniLM-L6-v2/onnx-int8-v2:384"
+    assert s["embedder"] == "all-MiniLM-L6-v2/onnx-int8-v3:384"
 
 
 def test_memories_survive_a_new_memory_object(tmp_path: Path, embedder: Embedder) -> None:

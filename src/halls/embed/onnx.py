@@ -12,8 +12,11 @@ over a varied set) but not within 0.99 everywhere: one- or two-word texts
 drift to 0.96 (docs/benchmarks.md). So the two backends have distinct
 fingerprints, and a store keeps the backend that embedded it until
 ``halls reembed`` (re-embedding 10,000 memories takes under a minute). The
-name carries the graph's version: "-v2" is the graph with fused attention,
-whose vectors differ from the first export's by up to cosine 0.013.
+name carries the graph's version: "-v2" was the graph with fused attention;
+"-v3" is that graph with 7-bit weights, whose vectors are the same on every
+x86 CPU (AVX2 or AVX-512 VNNI: onnxruntime's int8 kernels there differ only
+in how they overflow, and 7-bit weights never do). A -v2 store asks for
+``halls reembed``.
 """
 
 from __future__ import annotations
@@ -29,13 +32,13 @@ from halls.embed.base import normalise
 from halls.errors import EmbeddingFailed
 
 PACKAGED = "all-MiniLM-L6-v2"
-NAME = "all-MiniLM-L6-v2/onnx-int8-v2"  # the fingerprint's name: not the torch model's
+NAME = "all-MiniLM-L6-v2/onnx-int8-v3"  # the fingerprint's name: not the torch model's
 HERE = Path(__file__).resolve().parent / "minilm"
 MODEL_PATH = HERE / "model.onnx"
 TOKENIZER_PATH = HERE / "tokenizer.json"
 # Checked by tests/test_embed_onnx.py; re-pinned by hand after a deliberate
 # re-export (scripts/export_onnx.py), so a changed file never goes unnoticed.
-MODEL_SHA256 = "3b27f59d2fc42f35cc2795dd961b50c431ac31950d618d2f75b9124abcb449f8"
+MODEL_SHA256 = "71c310ce5d574cefc0bfdca10d60032bb2f1c2c543421901359fb5ea3fa7ab19"
 MAX_TOKENS = 256
 DIM = 384
 # Up to this many texts run on the calling thread: handing a few short texts
