@@ -9,6 +9,7 @@ import numpy as np
 from halls.consolidate.judge import (
     _RETRACT_B,
     _SAME_VALUES,
+    _SWAPPED_NUMBERS,
     LABELS,
     LocalJudge,
     Pair,
@@ -144,3 +145,30 @@ def test_an_acronym_of_a_kind_of_thing_is_no_name(embedder) -> None:
     x = features(items, judge.projection)
     assert x[:, _SAME_VALUES].tolist() == [1.0, 0.0]
     assert [j.label for j in judge.judge(items)] == ["same", "update"]
+
+
+def test_swapped_numbers_are_never_the_same(embedder) -> None:
+    """Each statement claiming a number the other lacks (number words read as numbers)
+    is a change or another fact, not a restatement; a number word and its digits, or a
+    number only in a contrast, is no swap."""
+    items, _ = _pairs(
+        embedder,
+        [
+            ("update", "We release every two weeks", "We release once a month"),
+            ("same", "The cache expires after five minutes", "The cache TTL is 5 minutes"),
+            (
+                "same",
+                "Our invoices are due within 30 days",
+                "Payment is due 30 days after the invoice, not 60",
+            ),
+        ],
+    )
+    judge = default_judge()
+    assert isinstance(judge, LocalJudge)
+    x = features(items, judge.projection)
+    assert x[:, _SWAPPED_NUMBERS].tolist() == [1.0, 0.0, 0.0]
+    p = judge.probabilities(x.copy())
+    assert p[0, LABELS.index("same")] == 0.0 and abs(float(p[0].sum()) - 1.0) < 1e-5
+    # Without the rule the model's own reading of the first pair is "same".
+    x[0, _SWAPPED_NUMBERS] = 0.0
+    assert LABELS[int(judge.probabilities(x)[0].argmax())] == "same"

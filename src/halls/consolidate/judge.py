@@ -125,6 +125,22 @@ GENERIC = frozenset(
         "api url uri ui gui cli sdk ide os vm ci cd db cpu gpu ram ttl id pr faq vpn sso"
     ).split()
 )
+# The numbers number words stand for, so that "every two weeks" and "2 weeks"
+# give the same number and "once a month" another.
+_UNITS = "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"  # noqa: E501
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety"
+NUMBER_VALUES: dict[str, float] = {
+    **{w: float(n) for n, w in enumerate(_UNITS.split()) if w != "_"},  # "one" is a pronoun
+    **{w: float(10 * n) for n, w in enumerate(_TENS.split(), 2)},
+    "once": 1.0,
+    "twice": 2.0,
+    "dozen": 12.0,
+    "hundred": 100.0,
+    "thousand": 1e3,
+    "million": 1e6,
+    "billion": 1e9,
+}
+_DIGITS = re.compile(r"\d+(?:\.\d+)?")
 # Words after which a value is a contrast, not a claim ("Ubuntu, not Debian").
 CONTRAST = frozenset(["not", "never", "no", "than", "without", "nor"])
 MAX_WORDS = 24  # content words compared per statement (a statement is a sentence)
@@ -144,6 +160,7 @@ class _Parsed:
     number: np.ndarray  # bool per id: has a digit
     contrast: np.ndarray  # bool per id: follows not/never/than...
     flags: np.ndarray  # float32: change negated additive retract episodic multi single length
+    numbers: frozenset[float]  # the numbers it claims (digits and number words; contrasts aside)
 
 
 N_FLAGS = 8
@@ -166,7 +183,12 @@ def _parse(text: str) -> _Parsed:
     number: list[bool] = []
     contrast: list[bool] = []
     after = False
+    numbers: set[float] = set()
     for n, (w, r) in enumerate(zip(stems, raw, strict=True)):
+        if not after:
+            if low[n] in NUMBER_VALUES:
+                numbers.add(NUMBER_VALUES[low[n]])
+            numbers.update(float(d) for d in _DIGITS.findall(low[n]))
         # One capital letter past the first word is a value ("size M", "type B").
         short = w.isdigit() or (n > 0 and len(r) == 1 and r.isupper() and r != "I")
         keep = (len(w) > 1 or short) and w not in STOP and w not in CHANGE
@@ -216,6 +238,7 @@ def _parse(text: str) -> _Parsed:
         np.array(number, dtype=bool),
         np.array(contrast, dtype=bool),
         np.array(flags, dtype=np.float32),
+        frozenset(numbers),
     )
 
 
@@ -271,12 +294,12 @@ def _same_values(
     return some & ~(kept_a & ~a_in_b).any(axis=1) & ~(kept_b & ~b_in_a).any(axis=1)  # type: ignore[no-any-return]
 
 
-N_LEXICAL = 35
+N_LEXICAL = 36
 # Columns of ``lexical`` that ``_never_an_update`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
 # ... and those only the rules read: the MLP does not see them (``mlp_inputs``).
-_SAME_VALUES = 34
-RULE_ONLY = (_SAME_VALUES,)
+_SAME_VALUES, _SWAPPED_NUMBERS = 34, 35
+RULE_ONLY = (_SAME_VALUES, _SWAPPED_NUMBERS)
 N_MLP_LEXICAL = N_LEXICAL - len(RULE_ONLY)
 
 
@@ -293,6 +316,7 @@ class Statements:
         self.vectors = vectors
         parsed = [_parse(t) for t in texts]
         self.words = _pad(parsed, -1)
+        self.numbers = [p.numbers for p in parsed]
         self.flags = (
             np.stack([p.flags for p in parsed]) if parsed else np.zeros((0, N_FLAGS), np.float32)
         )
@@ -382,8 +406,23 @@ def lexical_rows(
         # statements naming the same ones and no others, about the same named
         # subject ("Lena" and "Jonas" opening them are two people), give the same.
         _same_values(a_in_b, b_in_a, (va & vala, vb & valb), (va & capa, vb & capb)),
+        _swapped(first.numbers, second.numbers, a, b),
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
+
+
+def _swapped(
+    first: list[frozenset[float]], second: list[frozenset[float]], a: np.ndarray, b: np.ndarray
+) -> np.ndarray:
+    """Each statement claims a number the other does not ("every two weeks" / "once a
+    month"; number words read as numbers, contrasts aside)."""
+    return np.array(
+        [
+            bool(x - y and y - x)
+            for x, y in ((first[i], second[j]) for i, j in zip(a.tolist(), b.tolist(), strict=True))
+        ],
+        dtype=bool,
+    )
 
 
 def semantic(u: np.ndarray, v: np.ndarray, projection: np.ndarray | None) -> np.ndarray:
@@ -455,6 +494,13 @@ def _never_an_update(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     kept &= out.argmax(axis=1) == _UPDATE
     out[kept, _SAME] += out[kept, _UPDATE]
     out[kept, _UPDATE] = 0.0
+    # A restatement gives the same numbers: when each statement claims a
+    # number the other lacks ("every two weeks", "once a month"), the two
+    # are a change or two facts, never the same one (none of the 50 such
+    # labelled pairs is). ``same`` goes; the other readings keep their odds.
+    swapped = x[:, _SWAPPED_NUMBERS] > 0
+    out[swapped, _SAME] = 0.0
+    out[swapped] /= np.maximum(out[swapped].sum(axis=1, keepdims=True), 1e-12)
     return out
 
 
