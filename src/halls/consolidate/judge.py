@@ -295,7 +295,7 @@ def _same_values(
 
 
 N_LEXICAL = 36
-# Columns of ``lexical`` that ``_never_an_update`` reads.
+# Columns of ``lexical`` that ``_kind_rules`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
 # ... and those only the rules read: the MLP does not see them (``mlp_inputs``).
 _SAME_VALUES, _SWAPPED_NUMBERS = 34, 35
@@ -455,8 +455,8 @@ def features(pairs: Sequence[Pair], projection: np.ndarray | None = None) -> np.
 _SAME, _UPDATE, _RETRACT, _UNRELATED = (LABELS.index(k) for k in LABELS)
 
 
-def _never_an_update(x: np.ndarray, p: np.ndarray) -> np.ndarray:
-    """Two readings the model may not make, whatever its training pairs say.
+def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
+    """Readings the model may not make, whatever its training pairs say.
 
     A second value of a many-valued verb (likes, plays, speaks...) without a
     word of change, negation or retraction is another fact, not a change;
@@ -464,8 +464,10 @@ def _never_an_update(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     something new and neither negates nor retracts is another fact too.
     Their probability of ``update`` (and, for additions, ``retract``; for
     additions sharing under half their words, ``same``) moves to
-    ``unrelated``. And a statement that claims nothing new and marks no
-    change is no update: that probability moves to ``same``.
+    ``unrelated``. A statement that claims nothing new and marks no
+    change is no update: that probability moves to ``same`` (so does one
+    naming exactly the same values). And two statements that each claim a
+    number the other lacks are never ``same``.
     """
     change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
     addition = (x[:, _ADDITION] > 0) & ~negation & ~retraction
@@ -525,7 +527,7 @@ class LocalJudge:
         z = h @ self.w2 + self.b2
         z -= z.max(axis=1, keepdims=True)
         e = np.exp(z)
-        return _never_an_update(x, e / e.sum(axis=1, keepdims=True))
+        return _kind_rules(x, e / e.sum(axis=1, keepdims=True))
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
         if not pairs:
