@@ -241,6 +241,31 @@ def test_serve_with_another_store_of_another_embedder_answers_409_for_it(
     assert fine.status_code == 200 and fine.json()["results"]
 
 
+def test_reembed_all_takes_every_store_of_another_embedder(data: Path, embedder: Embedder) -> None:
+    """After an upgrade that changed the model, `halls reembed --all` re-embeds each
+    store an earlier graph wrote, and only those; a second run has nothing to do."""
+    with Memory(Settings(data_dir=data), embedder=embedder) as m:
+        for store in ("old-a", "old-b", "current"):
+            m.remember(f"the boiler in {store} is serviced every October", store=store)
+    mine = _embedded_by(data, "current")
+    for store in ("old-a", "old-b"):
+        _mark_embedded_by(data, store, "older-model:384")
+    res = invoke("reembed", "--all", "--data-dir", str(data))
+    assert res.exit_code == 0, res.output
+    done = [line for line in res.stdout.splitlines() if line.startswith("re-embedded")]
+    assert sorted(done) == [
+        f"re-embedded 1 records of 'old-a' with {mine}",
+        f"re-embedded 1 records of 'old-b' with {mine}",
+    ]
+    assert {_embedded_by(data, s) for s in ("old-a", "old-b", "current")} == {mine}
+    with Memory(Settings(data_dir=data), embedder=embedder) as m:
+        assert m.search("boiler service", store="old-a")[0].content.startswith("the boiler")
+    again = invoke("reembed", "--all", "--data-dir", str(data))
+    assert again.exit_code == 0 and "nothing to do" in again.stdout
+    both = invoke("reembed", "--all", "--store", "old-a", "--data-dir", str(data))
+    assert both.exit_code == 2 and "not both" in both.output
+
+
 def test_stats_of_missing_store_is_one_line_error(data: Path) -> None:
     """Reading a store that does not exist exits 1 with one line naming it, no path."""
     res = invoke("stats", "--store", "ghost", "--data-dir", str(data))
@@ -285,5 +310,5 @@ def test_doctor_flags_a_store_from_another_embedder(data: Path, embedder: Embedd
     fails = [line for line in res.stdout.splitlines() if line.startswith("FAIL")]
     assert len(fails) == 1, res.stdout
     assert "store 'foreign'" in fails[0] and "openai/stub-embed:16" in fails[0]
-    assert "halls reembed --store foreign" in fails[0]
+    assert "halls reembed --store foreign" in fails[0] and "halls reembed --all" in fails[0]
     assert "ok    store 'native'" in res.stdout or "ok   store 'native'" in res.stdout

@@ -301,22 +301,41 @@ def stats(
 @main.command()
 @_common
 @click.option("--store", help="Store name (default: the configured store).")
-def reembed(config: Path | None, data_dir: Path | None, store: str | None) -> None:
+@click.option(
+    "--all",
+    "every",
+    is_flag=True,
+    help="Every store embedded by another embedder than the configured one "
+    "(after an upgrade that changed the model).",
+)
+def reembed(config: Path | None, data_dir: Path | None, store: str | None, every: bool) -> None:
     """Re-embed a store with the configured embedder (after changing models)."""
     from rich.progress import MofNCompleteColumn, Progress, TimeRemainingColumn
 
+    if every and store:
+        raise click.UsageError("give --store or --all, not both")
     with _memory(_settings(config, data_dir)) as memory:
-        name = store or memory.settings.default_store
-        total = memory.count_embedded(store=name)
+        if every:
+            mine = memory.probe_embedder()
+            names = [n for n in memory.stores() if memory.fingerprint_of(n) not in (None, mine)]
+            if not names:
+                click.echo(f"every store is embedded with {mine}: nothing to do")
+                return
+        else:
+            names = [store or memory.settings.default_store]
         columns = (
             *Progress.get_default_columns()[:-1],
             MofNCompleteColumn(),
             TimeRemainingColumn(),
         )
-        with Progress(*columns, transient=False) as progress:
-            task = progress.add_task(f"re-embedding {name}", total=total)
-            done = memory.reembed(store=name, progress=lambda n: progress.advance(task, n))
-        click.echo(f"re-embedded {done} records of '{name}' with {memory.fingerprint_of(name)}")
+        for name in names:
+            total = memory.count_embedded(store=name)
+            with Progress(*columns, transient=False) as progress:
+                task = progress.add_task(f"re-embedding {name}", total=total)
+                done = memory.reembed(
+                    store=name, progress=lambda n, task=task: progress.advance(task, n)
+                )
+            click.echo(f"re-embedded {done} records of '{name}' with {memory.fingerprint_of(name)}")
 
 
 @main.command()
@@ -354,7 +373,7 @@ def doctor(config: Path | None, data_dir: Path | None) -> None:
         for name in memory.stores():
             theirs = memory.fingerprint_of(name)
             good = theirs is None or mine is None or theirs == mine
-            hint = "" if good else f" (run `halls reembed --store {name}`)"
+            hint = "" if good else f" (run `halls reembed --store {name}` or `halls reembed --all`)"
             report(good, f"store '{name}': embedder {theirs or 'not set yet'}{hint}")
 
     host, port = settings.server.host, settings.server.port
