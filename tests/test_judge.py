@@ -28,6 +28,21 @@ def _pairs(embedder: Any, items: list[tuple[str, str, str]]) -> tuple[list[Pair]
     return [Pair(a, b, vecs[a], vecs[b]) for _, a, b in items], [label for label, _, _ in items]
 
 
+def _local(embedder: Any, items: list[tuple[str, str, str]]) -> tuple[LocalJudge, Any]:
+    """The shipped local judge and the features of ``items``' pairs."""
+    judge = default_judge()
+    assert isinstance(judge, LocalJudge)
+    pairs, _ = _pairs(embedder, items)
+    return judge, (pairs, features(pairs, judge.projection))
+
+
+def _own_reading(judge: LocalJudge, x: np.ndarray, row: int, column: int) -> str:
+    """The judge's reading of pair ``row`` with rule column ``column`` cleared."""
+    x = x.copy()
+    x[row, column] = 0.0
+    return LABELS[int(judge.probabilities(x)[row].argmax())]
+
+
 def test_the_shipped_judge_beats_the_word_lists_on_held_out_pairs(embedder) -> None:
     """A sanity bound: >= 70% on pairs it never saw (about facts it never saw), words < 55%."""
     pairs = load_pairs()
@@ -68,7 +83,7 @@ def test_the_same_names_and_numbers_are_no_new_value(embedder) -> None:
     """An update gives a new value: read as one, a statement naming exactly the
     earlier one's names, numbers and addresses says the same thing; a number
     word, an address or another subject is a new value, and stays an update."""
-    items, _ = _pairs(
+    judge, (items, x) = _local(
         embedder,
         [
             ("same", "Noah upgraded to a Pixel 8", "Noah has a Pixel 8 these days"),
@@ -84,17 +99,12 @@ def test_the_same_names_and_numbers_are_no_new_value(embedder) -> None:
             ),
         ],
     )
-    judge = default_judge()
-    assert isinstance(judge, LocalJudge)
-    x = features(items, judge.projection)
     assert x[:, _SAME_VALUES].tolist() == [1.0, 0.0, 0.0]
     got = judge.judge(items)
     assert [j.label for j in got] == ["same", "update", "update"], got
     # The rule alone: the model's own reading of the first pair was an update.
-    raw = judge.probabilities(x.copy())
-    x[0, _SAME_VALUES] = 0.0
-    assert LABELS[int(judge.probabilities(x)[0].argmax())] == "update"
-    assert raw[0, LABELS.index("update")] == 0.0
+    assert judge.probabilities(x.copy())[0, LABELS.index("update")] == 0.0
+    assert _own_reading(judge, x, 0, _SAME_VALUES) == "update"
 
 
 def test_another_named_subject_is_not_the_same_values(embedder) -> None:
@@ -133,16 +143,13 @@ def test_an_agent_noun_shares_its_verb() -> None:
 def test_an_acronym_of_a_kind_of_thing_is_no_name(embedder) -> None:
     """'A REST API' is 'a REST interface': API names a kind of thing, not a value;
     a format or product in capitals (CSV, JSON) still is one."""
-    items, _ = _pairs(
+    judge, (items, x) = _local(
         embedder,
         [
             ("same", "The service exposes a REST API", "The service has a REST interface"),
             ("update", "Exports are written as CSV", "Exports are written as JSON"),
         ],
     )
-    judge = default_judge()
-    assert isinstance(judge, LocalJudge)
-    x = features(items, judge.projection)
     assert x[:, _SAME_VALUES].tolist() == [1.0, 0.0]
     assert [j.label for j in judge.judge(items)] == ["same", "update"]
 
@@ -151,7 +158,7 @@ def test_swapped_numbers_are_never_the_same(embedder) -> None:
     """Each statement claiming a number the other lacks (number words read as numbers)
     is a change or another fact, not a restatement; a number word and its digits, or a
     number only in a contrast, is no swap."""
-    items, _ = _pairs(
+    judge, (_, x) = _local(
         embedder,
         [
             ("update", "We release every two weeks", "We release once a month"),
@@ -163,12 +170,8 @@ def test_swapped_numbers_are_never_the_same(embedder) -> None:
             ),
         ],
     )
-    judge = default_judge()
-    assert isinstance(judge, LocalJudge)
-    x = features(items, judge.projection)
     assert x[:, _SWAPPED_NUMBERS].tolist() == [1.0, 0.0, 0.0]
     p = judge.probabilities(x.copy())
     assert p[0, LABELS.index("same")] == 0.0 and abs(float(p[0].sum()) - 1.0) < 1e-5
     # Without the rule the model's own reading of the first pair is "same".
-    x[0, _SWAPPED_NUMBERS] = 0.0
-    assert LABELS[int(judge.probabilities(x)[0].argmax())] == "same"
+    assert _own_reading(judge, x, 0, _SWAPPED_NUMBERS) == "same"

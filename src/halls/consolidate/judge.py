@@ -109,15 +109,23 @@ SINGLE = frozenset(
         "password deadline due current capital boss lead"
     ).split()
 )
-# Number words are values like digits ("seats twelve", "twice a week"); "one"
-# is left out, it is mostly a pronoun ("the one I use").
-NUMBER_WORDS = frozenset(
-    (  # noqa: SIM905 - a string reads better
-        "zero two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-        "fifteen sixteen seventeen eighteen nineteen twenty thirty forty fifty sixty seventy "
-        "eighty ninety hundred thousand million billion dozen twice once half"
-    ).split()
-)
+# Number words are values like digits ("seats twelve", "twice a week"), and
+# stand for their numbers, so that "every two weeks" and "2 weeks" give the
+# same number and "once a month" another. "one" is left out, it is mostly a
+# pronoun ("the one I use").
+_UNITS = (  # noqa: SIM905 - a string reads better
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+    "fourteen fifteen sixteen seventeen eighteen nineteen"
+).split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()  # noqa: SIM905
+NUMBER_VALUES: dict[str, float] = {
+    **{w: float(n) for n, w in enumerate(_UNITS) if w != "one"},
+    **{w: float(10 * n) for n, w in enumerate(_TENS, 2)},
+    **{"once": 1.0, "twice": 2.0, "dozen": 12.0, "hundred": 100.0, "thousand": 1e3},
+    **{"million": 1e6, "billion": 1e9},
+}
+# "half" is a value but no number of its own ("half an hour" is "30 minutes").
+NUMBER_WORDS = frozenset(NUMBER_VALUES) | {"half"}
 # Acronyms of kinds of thing (an API, a URL, a VPN), written in capitals but
 # common nouns: no name, no value ("a REST API" is "a REST interface").
 GENERIC = frozenset(
@@ -125,21 +133,6 @@ GENERIC = frozenset(
         "api url uri ui gui cli sdk ide os vm ci cd db cpu gpu ram ttl id pr faq vpn sso"
     ).split()
 )
-# The numbers number words stand for, so that "every two weeks" and "2 weeks"
-# give the same number and "once a month" another.
-_UNITS = "zero _ two three four five six seven eight nine ten eleven twelve thirteen fourteen fifteen sixteen seventeen eighteen nineteen"  # noqa: E501
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety"
-NUMBER_VALUES: dict[str, float] = {
-    **{w: float(n) for n, w in enumerate(_UNITS.split()) if w != "_"},  # "one" is a pronoun
-    **{w: float(10 * n) for n, w in enumerate(_TENS.split(), 2)},
-    "once": 1.0,
-    "twice": 2.0,
-    "dozen": 12.0,
-    "hundred": 100.0,
-    "thousand": 1e3,
-    "million": 1e6,
-    "billion": 1e9,
-}
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 # Words after which a value is a contrast, not a claim ("Ubuntu, not Debian").
 CONTRAST = frozenset(["not", "never", "no", "than", "without", "nor"])
