@@ -92,6 +92,20 @@ def test_a_seed_offers_the_judge_only_its_nearest_neighbours() -> None:
     assert all((min(g[0], j), max(g[0], j)) in nearest for g in groups for j in g[1:])
 
 
+def test_two_members_of_a_cluster_are_never_far_apart() -> None:
+    """Both near the seed and accepted by the judge, but unlike each other: two clusters."""
+    seed = np.array([1.0, 0.0, 0.0])
+    left = np.array([0.8, 0.6, 0.0])  # cosine 0.8 to the seed
+    right = np.array([0.8, -0.6, 0.0])  # cosine 0.8 to the seed, 0.28 to left
+    v = np.stack([seed, left, right]).astype(np.float32)
+
+    def yes(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.ones(len(a), dtype=bool)
+
+    assert sorted(sorted(g) for g in cluster(v, 0.6, yes)) == [[0, 1], [2]]
+    assert sorted(sorted(g) for g in cluster(v, 0.25, yes)) == [[0, 1, 2]]
+
+
 @pytest.mark.parametrize(
     ("fact", "candidate", "kind"),
     [

@@ -2,9 +2,12 @@
 
 Star clustering over the similarity graph: the entry with the most
 neighbours above the threshold seeds a cluster and takes its unassigned
-neighbours, then the next densest, and so on. Every member is within the
-threshold of its seed (no single-link chaining from topic to topic), and the
-seed is a natural representative. ``joins(seed, others)`` says which of a
+neighbours, nearest first, then the next densest, and so on. Every member is
+within the threshold of its seed *and of every other member* (complete
+linkage: no chaining from topic to topic, and no cluster of statements that
+are each a little like the seed but unlike one another — long chatty turns
+about one person otherwise gather into one "fact"), and the seed is a
+natural representative. ``joins(seed, others)`` says which of a
 seed's unassigned neighbours may join it, in one batch per seed: the runner
 asks the pair judge (``judge``), which refuses a neighbour that would
 *change* the seed's content ("now prefers tildes" is close to "prefers
@@ -73,7 +76,10 @@ def cluster(
         taken[seed] = True
         members = [seed]
         for j in near[seed].tolist():
-            if not taken[j]:
+            # Complete linkage: the judge reads seed pairs only, so a member
+            # must also be near every member before it (two "same as the
+            # seed" readings far apart are two statements, not one).
+            if not taken[j] and bool((vectors[members] @ vectors[j] >= threshold).all()):
                 taken[j] = True
                 members.append(j)
         clusters.append(members)
