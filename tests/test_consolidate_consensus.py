@@ -3,14 +3,15 @@
 Reconciliation asks the judge about every distinct statement of a cluster,
 not about its representative alone (``heuristic._consensus``): one phrasing
 may say a fact ended and another what holds instead, which together is a
-change. A brief's hint that gates a cluster is one more reading of it. With
+change. A brief's hint that gates a cluster is one more reading of it. And
+an unsure reading never merges statements that claim different numbers. With
 the real embedder and judge.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from types import SimpleNamespace
 
 import numpy as np
@@ -126,3 +127,14 @@ def test_a_retraction_beside_something_new_is_a_change() -> None:
     assert _consensus([j("retract", 0.9), j("retract", 0.7)]).label == "retract"
     # A restatement among them: no change is read from the retraction.
     assert _consensus([j("retract", 0.6), j("same", 0.9), j("unrelated", 0.3)]).label == "same"
+
+
+def test_statements_claiming_different_numbers_never_make_one_fact(memory) -> None:
+    """Close (cosine > 0.75) and judged only unsurely apart, yet each claims a number the
+    other lacks: two days of them are two statements, not the evidence of one fact."""
+    now = datetime.now(UTC)
+    memory.remember("We release every two weeks", store="n", occurred_at=now - timedelta(days=2))
+    memory.remember("We release once a month", store="n", occurred_at=now - timedelta(days=1))
+    run = memory.consolidate(store="n")
+    assert [a.kind for a in run.actions if a.kind in ("promote", "supersede")] == []
+    assert memory.list_long(store="n") == []

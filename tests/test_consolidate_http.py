@@ -385,3 +385,31 @@ def test_second_concurrent_run_gets_409(make_server, clock) -> None:
         t.join(60)
         assert first["r"].status_code == 201, first["r"].text
         assert len(facts(c)) == 1
+
+
+def test_a_pinned_fact_is_retired_only_by_a_statement_that_says_it_changed(
+    make_server, clock
+) -> None:
+    """Two pinned notes on two days: the judge reads the second as a change of the
+    first (no word says so), yet both stay, pinned; "now" then retires the first."""
+    c = make_server().client
+    remember(c, "Reports go to Pia as PDF, not Word", pinned=True)
+    clock.advance(DAY)
+    remember(c, "Pia reads her reports on Monday mornings", pinned=True)
+    first = run(c)
+    assert kinds(first) == ["promote", "promote"], first
+    assert "pinned and nothing says it changed" in first["actions"][1]["reason"]
+    both = facts(c)
+    assert sorted(f["content"] for f in both) == [
+        "Pia reads her reports on Monday mornings",
+        "Reports go to Pia as PDF, not Word",
+    ]
+    assert all(f["pinned"] for f in both)
+    clock.advance(DAY)
+    remember(c, "Pia now wants her reports as Word files")
+    changed = run(c)
+    assert kinds(changed) == ["supersede"], changed
+    assert sorted(f["content"] for f in facts(c, "active")) == [
+        "Pia now wants her reports as Word files",
+        "Pia reads her reports on Monday mornings",
+    ]

@@ -81,6 +81,9 @@ class Proposal:
     note: str | None = None
     # The new fact's category when the engine names one (else decided by form).
     category: str | None = None
+    # The new fact comes from a pinned entry: it is pinned too (never fades,
+    # and only a statement that says it changed retires it).
+    pinned: bool = False
 
 
 @dataclass

@@ -32,6 +32,8 @@ from halls.consolidate.judge import (
     decide_judged,
     default_judge,
     judge_rows,
+    numbers_differ,
+    swapped_numbers,
 )
 from halls.consolidate.pii import detect, forget_class
 from halls.consolidate.reconcile import Decision, Known
@@ -110,8 +112,8 @@ class HeuristicDecider:
         for n, (k, sims) in enumerate(related):
             mine = got[n * len(said) : (n + 1) * len(said)]
             close = [
-                _close(j, sim, self.cfg.cluster_threshold)
-                for j, sim in zip(mine, sims, strict=True)
+                _close(j, sim, self.cfg.cluster_threshold, numbers_differ(k.text, t))
+                for j, sim, (t, _) in zip(mine, sims, said, strict=True)
             ]
             judged.append((k, _consensus(close)))
         return Verdict(decide_judged(known, judged, cand.text), cand.text)
@@ -166,9 +168,10 @@ def _consensus(judged: list[Judgement]) -> Judgement:
     return Judgement(label, total[label] / len(judged), judged[0].by)  # type: ignore[arg-type]
 
 
-def _close(j: Judgement, similarity: float, threshold: float) -> Judgement:
-    """As in clustering: above the cluster threshold an unsure "unrelated" is the same."""
-    if j.label == "unrelated" and j.confidence < UNSURE and similarity >= threshold:
+def _close(j: Judgement, similarity: float, threshold: float, differ: bool = False) -> Judgement:
+    """As in clustering: above the cluster threshold an unsure "unrelated" is the same,
+    unless the two ``differ`` in the numbers they claim."""
+    if j.label == "unrelated" and j.confidence < UNSURE and similarity >= threshold and not differ:
         return Judgement("same", 1.0 - j.confidence, j.by)
     return j
 
@@ -235,6 +238,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     pool = _Pool([inputs.facts[n] for n in keep], inputs.fact_vectors[keep], dim or 1)
     consumed: set[str] = set()
     created: dict[str, Proposal] = {}
+    pinned = {f.id for f in inputs.facts if f.pinned}  # and those made this run pinned
     for cand in sorted(_candidates(inputs, plan, decider.judge), key=lambda c: c.last_seen):
         verdict = decider.reconcile(cand, pool.nearest(cand.vector, NEAREST), pool.texts)
         d = verdict.decision
@@ -243,6 +247,10 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             # A change comes after what it changes: statements made at the
             # same time (pinned notes written together) are different facts.
             d = Decision("ADD", None, f"{d.reason}, but not said later than it; a separate fact")
+        elif d.kind in ("UPDATE", "DELETE") and d.target_id in pinned and not d.explicit:
+            # What the user pinned is retired by a statement that says it
+            # changed ("now", "switched", "no longer"), not by an inference.
+            d = Decision("ADD", None, f"{d.reason}, but it is pinned and nothing says it changed")
         if cand.gate is None and not (d.kind == "NONE" or d.explicit):
             continue  # not enough evidence yet: the entries wait, or age out
         why = d.reason if cand.gate is None else f"{d.reason}; promoted by {cand.gate}"
@@ -255,12 +263,16 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             journal=cand.journal,
             brief_id=cand.brief_id,
             note=verdict.note,
+            pinned=any(u.pinned for u in cand.entries),
         )
         if d.kind == "NONE" and d.target_id in created:
             merged = created[d.target_id]  # a second cluster restating a fact made this run
             merged.members += cand.ids
             merged.journal += cand.journal
             merged.evidence += evidence_count(cand.score)
+            merged.pinned |= base["pinned"]
+            if merged.pinned:
+                pinned.add(d.target_id)
         elif d.kind == "NONE" and d.target_id:
             plan.proposals.append(Proposal("confirm", why, d.target_id, **base))
         elif d.kind == "ADD":
@@ -270,6 +282,8 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             plan.proposals.append(p)
             created[fid] = p
             pool.add(fid, verdict.text, cand.vector)
+            if p.pinned:
+                pinned.add(fid)
         elif d.kind == "UPDATE" and d.target_id:
             fid = new_id("long")
             vector = cand.vector if verdict.text == cand.text else None
@@ -280,6 +294,8 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             created[fid] = p
             pool.remove(d.target_id)
             pool.add(fid, verdict.text, cand.vector)
+            if p.pinned:
+                pinned.add(fid)
         elif d.kind == "DELETE" and d.target_id:
             plan.proposals.append(Proposal("obsolete", why, d.target_id, **base))
             pool.remove(d.target_id)
@@ -340,8 +356,10 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
             # A neighbour joins when the judge reads the same statement;
             # above the cluster threshold also when it is unsure the two
             # differ (a change, a retraction, another subject or a second
-            # value read with confidence never joins).
+            # value read with confidence never joins, nor do two that each
+            # claim a number the other lacks: "every two weeks" / "once a month").
             unsure = (labels == UNRELATED) & (conf < UNSURE) & high[part]
+            unsure &= ~swapped_numbers(statements, early[part], late[part])
             out[part] = (labels == SAME) | unsure
         return out
 

@@ -294,6 +294,7 @@ class Runner:
                     last_confirmed=when,
                     status="active",
                     supersedes=old.id if old else None,
+                    pinned=p.pinned,
                     derived_from=sources,
                     created_at=when,
                     occurred_at=_at(p.last_seen or now),
@@ -337,6 +338,8 @@ class Runner:
                         "last_confirmed": when,
                         # Facts from before categories get theirs when confirmed.
                         "category": old.category or categorize(old.content),
+                        # A pinned entry that restates a fact pins the fact.
+                        "pinned": old.pinned or p.pinned,
                     }
                 else:
                     upd = {"status": "superseded", "superseded_by": None}
