@@ -7,6 +7,7 @@ from typing import Any
 import numpy as np
 
 from halls.consolidate.judge import (
+    _ONLY_NAMES,
     _RETRACT_B,
     _SAME_VALUES,
     _SWAPPED_NUMBERS,
@@ -175,3 +176,33 @@ def test_swapped_numbers_are_never_the_same(embedder) -> None:
     assert p[0, LABELS.index("same")] == 0.0 and abs(float(p[0].sum()) - 1.0) < 1e-5
     # Without the rule the model's own reading of the first pair is "same".
     assert _own_reading(judge, x, 0, _SWAPPED_NUMBERS) == "same"
+
+
+def test_an_implicit_change_sharing_only_a_name_is_of_a_one_at_a_time_attribute(
+    embedder,
+) -> None:
+    """Two statements about one person on two subjects are two facts; sharing only the
+    name, a change is read where the attribute holds one value at a time, or where a
+    word says it changed."""
+    judge, (_, x) = _local(
+        embedder,
+        [
+            (
+                "unrelated",
+                "Even though it can be hard, it's so rewarding to know John is making a "
+                "difference.",
+                "John's goal is to get conversations going and get people involved by "
+                "sharing ideas.",
+            ),
+            ("update", "Priscilla works at Deloitte", "Priscilla's employer is KPMG"),
+            ("update", "Liam commutes by bike", "Liam takes the train to work now"),
+        ],
+    )
+    assert x[:, _ONLY_NAMES].tolist() == [1.0, 1.0, 1.0]
+    assert [LABELS[int(k)] for k in judge.probabilities(x.copy()).argmax(axis=1)] == [
+        "unrelated",
+        "update",
+        "update",
+    ]
+    # Without the rule the model's own reading of the first pair is a change.
+    assert _own_reading(judge, x, 0, _ONLY_NAMES) == "update"

@@ -287,12 +287,13 @@ def _same_values(
     return some & ~(kept_a & ~a_in_b).any(axis=1) & ~(kept_b & ~b_in_a).any(axis=1)  # type: ignore[no-any-return]
 
 
-N_LEXICAL = 36
+N_LEXICAL = 37
 # Columns of ``lexical`` that ``_kind_rules`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
+_SINGLE = 30
 # ... and those only the rules read: the MLP does not see them (``mlp_inputs``).
-_SAME_VALUES, _SWAPPED_NUMBERS = 34, 35
-RULE_ONLY = (_SAME_VALUES, _SWAPPED_NUMBERS)
+_SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES = 34, 35, 36
+RULE_ONLY = (_SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES)
 N_MLP_LEXICAL = N_LEXICAL - len(RULE_ONLY)
 
 
@@ -400,6 +401,8 @@ def lexical_rows(
         # subject ("Lena" and "Jonas" opening them are two people), give the same.
         _same_values(a_in_b, b_in_a, (va & vala, vb & valb), (va & capa, vb & capb)),
         _swapped(first.numbers, second.numbers, a, b),
+        # The two share no word but capitalised ones (names, a subject).
+        ~(a_in_b & va & ~capa).any(axis=1),
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
 
@@ -470,8 +473,11 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     additions sharing under half their words, ``same``) moves to
     ``unrelated``. A statement that claims nothing new and marks no
     change is no update: that probability moves to ``same`` (so does one
-    naming exactly the same values). And two statements that each claim a
-    number the other lacks are never ``same``.
+    naming exactly the same values). Two statements that each claim a
+    number the other lacks are never ``same``. And a change that shares
+    only names with what it changes, says no word of change and names no
+    one-at-a-time attribute (lives in, works at, car, version...) is
+    another fact: ``update`` and ``retract`` move to ``unrelated``.
     """
     change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
     addition = (x[:, _ADDITION] > 0) & ~negation & ~retraction
@@ -504,6 +510,14 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     # number the other lacks ("every two weeks", "once a month"), the two
     # are a change or two facts, never the same one (none of the 50 such
     # labelled pairs is). ``same`` goes; the other readings keep their odds.
+    # An implicit change that shares only a name with what it changes is a
+    # new value of a one-at-a-time attribute ("works at Deloitte" /
+    # "employer is KPMG") or nothing: two statements about one person on
+    # two subjects are two facts.
+    loose = (x[:, _ONLY_NAMES] > 0) & (x[:, _SINGLE] == 0) & ~(change | negation | retraction)
+    for k in (_UPDATE, _RETRACT):
+        out[loose, _UNRELATED] += out[loose, k]
+        out[loose, k] = 0.0
     swapped = x[:, _SWAPPED_NUMBERS] > 0
     out[swapped, _SAME] = 0.0
     out[swapped] /= np.maximum(out[swapped].sum(axis=1, keepdims=True), 1e-12)
