@@ -506,10 +506,6 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     kept &= out.argmax(axis=1) == _UPDATE
     out[kept, _SAME] += out[kept, _UPDATE]
     out[kept, _UPDATE] = 0.0
-    # A restatement gives the same numbers: when each statement claims a
-    # number the other lacks ("every two weeks", "once a month"), the two
-    # are a change or two facts, never the same one (none of the 50 such
-    # labelled pairs is). ``same`` goes; the other readings keep their odds.
     # An implicit change that shares only a name with what it changes is a
     # new value of a one-at-a-time attribute ("works at Deloitte" /
     # "employer is KPMG") or nothing: two statements about one person on
@@ -518,6 +514,10 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     for k in (_UPDATE, _RETRACT):
         out[loose, _UNRELATED] += out[loose, k]
         out[loose, k] = 0.0
+    # A restatement gives the same numbers: when each statement claims a
+    # number the other lacks ("every two weeks", "once a month"), the two
+    # are a change or two facts, never the same one (none of the 50 such
+    # labelled pairs is). ``same`` goes; the other readings keep their odds.
     swapped = x[:, _SWAPPED_NUMBERS] > 0
     out[swapped, _SAME] = 0.0
     out[swapped] /= np.maximum(out[swapped].sum(axis=1, keepdims=True), 1e-12)
