@@ -138,3 +138,25 @@ def test_statements_claiming_different_numbers_never_make_one_fact(memory) -> No
     run = memory.consolidate(store="n")
     assert [a.kind for a in run.actions if a.kind in ("promote", "supersede")] == []
     assert memory.list_long(store="n") == []
+
+
+def test_a_fact_is_never_confirmed_by_an_unsure_reading_with_other_numbers(embedder) -> None:
+    """Above the cluster threshold an unsure "unrelated" confirms a fact, but not a
+    statement that claims a number the fact lacks and lacks the fact's."""
+    fact, said = "We release every two weeks", "We release once a month"
+    v = embedder.embed([fact, said])
+    assert float(v[0] @ v[1]) >= ConsolidatorSettings().cluster_threshold
+    when = datetime(2026, 11, 20, tzinfo=UTC)
+    cand = Candidate(
+        entries=[Unit(said, when, entries=["s_1"])],
+        text=said,
+        vector=v[1],
+        topic=None,
+        score=2.0,
+        gate="evidence",
+        vectors=v[1:],
+    )
+    known = [Known("l_1", fact, float(v[0] @ v[1]), v[0])]
+    decider = HeuristicDecider(SimpleNamespace(settings=ConsolidatorSettings()))  # type: ignore[arg-type]
+    got = decider.reconcile(cand, known, {"l_1": fact}).decision
+    assert got.kind != "NONE", got

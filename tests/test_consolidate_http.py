@@ -413,3 +413,22 @@ def test_a_pinned_fact_is_retired_only_by_a_statement_that_says_it_changed(
         "Pia now wants her reports as Word files",
         "Pia reads her reports on Monday mornings",
     ]
+
+
+def test_a_pinned_restatement_pins_the_fact_it_confirms(make_server, clock) -> None:
+    """A fact from two days' entries is unpinned; a pinned entry saying it again
+    confirms and pins it; reverting that run unpins it."""
+    c = make_server().client
+    for text in ["Ivan's standing desk is in room 204", "Ivan works at the standing desk in 204"]:
+        remember(c, text)
+        clock.advance(DAY)
+    run(c)
+    [fact] = facts(c, "active")
+    assert fact["pinned"] is False
+    remember(c, "Ivan's desk is the standing one in room 204", pinned=True)
+    confirmed = run(c)
+    assert kinds(confirmed) == ["confirm"], confirmed
+    assert c.get(f"/long/{fact['id']}", params=S).json()["pinned"] is True
+    r = c.post(f"/consolidate/runs/{confirmed['id']}/revert", params=S)
+    assert r.status_code == 200, r.text
+    assert c.get(f"/long/{fact['id']}", params=S).json()["pinned"] is False

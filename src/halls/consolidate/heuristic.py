@@ -32,7 +32,6 @@ from halls.consolidate.judge import (
     decide_judged,
     default_judge,
     judge_rows,
-    numbers_differ,
     swapped_numbers,
 )
 from halls.consolidate.pii import detect, forget_class
@@ -108,12 +107,17 @@ class HeuristicDecider:
         near = [(k, [_near(k, v) for _, v in said]) for k in known]
         related = [(k, sims) for k, sims in near if max(sims) >= self.cfg.related_threshold]
         got = self.judge.judge([Pair(k.text, t, k.vector, v) for k, _ in related for t, v in said])
+        # Which fact and reading claim numbers the other lacks (each text parsed once).
+        facts = np.repeat(np.arange(len(related)), len(said))
+        readings = np.tile(np.arange(len(said)), len(related)) + len(related)
+        parsed = Statements([k.text for k, _ in related] + [t for t, _ in said])
+        differ = swapped_numbers(parsed, facts, readings).tolist()
         judged = []
         for n, (k, sims) in enumerate(related):
-            mine = got[n * len(said) : (n + 1) * len(said)]
+            part = slice(n * len(said), (n + 1) * len(said))
             close = [
-                _close(j, sim, self.cfg.cluster_threshold, numbers_differ(k.text, t))
-                for j, sim, (t, _) in zip(mine, sims, said, strict=True)
+                _close(j, sim, self.cfg.cluster_threshold, apart)
+                for j, sim, apart in zip(got[part], sims, differ[part], strict=True)
             ]
             judged.append((k, _consensus(close)))
         return Verdict(decide_judged(known, judged, cand.text), cand.text)
@@ -238,7 +242,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     pool = _Pool([inputs.facts[n] for n in keep], inputs.fact_vectors[keep], dim or 1)
     consumed: set[str] = set()
     created: dict[str, Proposal] = {}
-    pinned = {f.id for f in inputs.facts if f.pinned}  # and those made this run pinned
+    pinned = {f.id for f in inputs.facts if f.pinned}  # (those made this run: ``made.pinned``)
     for cand in sorted(_candidates(inputs, plan, decider.judge), key=lambda c: c.last_seen):
         verdict = decider.reconcile(cand, pool.nearest(cand.vector, NEAREST), pool.texts)
         d = verdict.decision
@@ -247,7 +251,11 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             # A change comes after what it changes: statements made at the
             # same time (pinned notes written together) are different facts.
             d = Decision("ADD", None, f"{d.reason}, but not said later than it; a separate fact")
-        elif d.kind in ("UPDATE", "DELETE") and d.target_id in pinned and not d.explicit:
+        elif (
+            d.kind in ("UPDATE", "DELETE")
+            and (d.target_id in pinned or (made is not None and made.pinned))
+            and not d.explicit
+        ):
             # What the user pinned is retired by a statement that says it
             # changed ("now", "switched", "no longer"), not by an inference.
             d = Decision("ADD", None, f"{d.reason}, but it is pinned and nothing says it changed")
@@ -271,8 +279,6 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             merged.journal += cand.journal
             merged.evidence += evidence_count(cand.score)
             merged.pinned |= base["pinned"]
-            if merged.pinned:
-                pinned.add(d.target_id)
         elif d.kind == "NONE" and d.target_id:
             plan.proposals.append(Proposal("confirm", why, d.target_id, **base))
         elif d.kind == "ADD":
@@ -282,8 +288,6 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             plan.proposals.append(p)
             created[fid] = p
             pool.add(fid, verdict.text, cand.vector)
-            if p.pinned:
-                pinned.add(fid)
         elif d.kind == "UPDATE" and d.target_id:
             fid = new_id("long")
             vector = cand.vector if verdict.text == cand.text else None
@@ -294,8 +298,6 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             created[fid] = p
             pool.remove(d.target_id)
             pool.add(fid, verdict.text, cand.vector)
-            if p.pinned:
-                pinned.add(fid)
         elif d.kind == "DELETE" and d.target_id:
             plan.proposals.append(Proposal("obsolete", why, d.target_id, **base))
             pool.remove(d.target_id)

@@ -413,23 +413,17 @@ def _swapped(
     """Each statement claims a number the other does not ("every two weeks" / "once a
     month"; number words read as numbers, contrasts aside)."""
     return np.array(
-        [_apart(first[i], second[j]) for i, j in zip(a.tolist(), b.tolist(), strict=True)],
+        [
+            bool(x - y and y - x)
+            for x, y in ((first[i], second[j]) for i, j in zip(a.tolist(), b.tolist(), strict=True))
+        ],
         dtype=bool,
     )
-
-
-def _apart(x: frozenset[float], y: frozenset[float]) -> bool:
-    return bool(x - y and y - x)
 
 
 def swapped_numbers(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per pair of rows: each statement claims a number the other lacks (see ``_swapped``)."""
     return _swapped(statements.numbers, statements.numbers, a, b)
-
-
-def numbers_differ(earlier: str, later: str) -> bool:
-    """Each of two texts claims a number the other lacks: never one statement."""
-    return _apart(_parse(earlier).numbers, _parse(later).numbers)
 
 
 def semantic(u: np.ndarray, v: np.ndarray, projection: np.ndarray | None) -> np.ndarray:
