@@ -26,7 +26,7 @@ from halls.consolidate.heuristic import (
     _consensus,
     _statements,
 )
-from halls.consolidate.judge import Judgement
+from halls.consolidate.judge import Judgement, decide_judged
 from halls.consolidate.reconcile import Known
 
 
@@ -127,6 +127,25 @@ def test_a_retraction_beside_something_new_is_a_change() -> None:
     assert _consensus([j("retract", 0.9), j("retract", 0.7)]).label == "retract"
     # A restatement among them: no change is read from the retraction.
     assert _consensus([j("retract", 0.6), j("same", 0.9), j("unrelated", 0.3)]).label == "same"
+
+
+def test_an_implicit_change_most_readings_do_not_see_is_another_fact() -> None:
+    """With no word of change in any phrasing, a change retires a fact only when the
+    readings lean to it (mean confidence >= 0.5); a phrasing that says "now" marks
+    the whole cluster, and then its reading stands (waiting for evidence when unsure)."""
+    fact = Known("l_1", "Jon is looking for a spot for his dance studio", 0.7)
+    plain = ["Jon is getting ready for a dance competition", "Jon rehearses every night"]
+    assert decide_judged([fact], [(fact, j("update", 0.45))], plain).kind == "ADD"
+    assert decide_judged([fact], [(fact, j("retract", 0.45))], plain).kind == "ADD"
+    leaning = decide_judged([fact], [(fact, j("update", 0.55))], plain)
+    assert (leaning.kind, leaning.explicit) == ("UPDATE", False)
+    # A restatement needs no majority: an unsure "same" still confirms.
+    assert decide_judged([fact], [(fact, j("same", 0.3))], plain).kind == "NONE"
+    marked = [*plain, "Jon now rents a studio downtown"]
+    unsure = decide_judged([fact], [(fact, j("update", 0.45))], marked)
+    assert (unsure.kind, unsure.explicit) == ("UPDATE", False)
+    sure = decide_judged([fact], [(fact, j("update", 0.6))], marked)
+    assert (sure.kind, sure.explicit) == ("UPDATE", True)
 
 
 def test_statements_claiming_different_numbers_never_make_one_fact(memory) -> None:

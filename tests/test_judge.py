@@ -131,6 +131,23 @@ def test_give_retracts_only_as_give_up_or_away() -> None:
     assert x[:, _RETRACT_B].tolist() == [0.0, 1.0, 1.0]
 
 
+def test_a_negated_retraction_word_retracts_nothing() -> None:
+    """'Never quit' and 'won't stop' affirm; 'no longer', 'not ... anymore', 'quit'
+    and 'passed away' retract; 'passed the interviews' does not."""
+    later = [
+        "I'm gonna keep on going and never quit",
+        "We won't stop playing on Fridays",
+        "I'm not gonna leave Berlin",
+        "Tom no longer smokes",
+        "Tom doesn't smoke anymore",
+        "Tom quit smoking",
+        "Anna's cat Miso passed away",
+        "Caroline passed the adoption agency interviews",
+    ]
+    x = lexical(["Tom smokes"] * len(later), later, np.full(len(later), 0.8))
+    assert x[:, _RETRACT_B].tolist() == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0]
+
+
 def test_an_agent_noun_shares_its_verb() -> None:
     """'A guitar player' plays; 'a drummer' drums: the words count as shared."""
     x = lexical(

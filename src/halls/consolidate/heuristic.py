@@ -120,7 +120,7 @@ class HeuristicDecider:
                 for j, sim, apart in zip(got[part], sims, differ[part], strict=True)
             ]
             judged.append((k, _consensus(close)))
-        return Verdict(decide_judged(known, judged, cand.text), cand.text)
+        return Verdict(decide_judged(known, judged, [t for t, _ in said]), cand.text)
 
     def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]:
         kind, why = forget_class(flag.reason, fact.content)

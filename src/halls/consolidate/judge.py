@@ -216,7 +216,7 @@ def _parse(text: str) -> _Parsed:
         any(w in CHANGE for w in stems),
         any(w in NEGATION for w in stems) or "no longer" in joined,
         any(w in ADDITIVE for w in stems) or "as well" in joined or "in addition" in joined,
-        any(w in RETRACT for w in stems) or _GAVE_UP.search(joined) is not None,
+        _retracts(stems, low) or _GAVE_UP.search(joined) is not None,
         any(w in EPISODIC for w in stems),
         any(w in MULTI for w in stems),
         any(w in SINGLE for w in stems),
@@ -233,6 +233,23 @@ def _parse(text: str) -> _Parsed:
         np.array(flags, dtype=np.float32),
         frozenset(numbers),
     )
+
+
+def _retracts(stems: list[str], low: list[str]) -> bool:
+    """A word of retraction that is not negated ("never quit", "won't stop" affirm)."""
+    for n, w in enumerate(stems):
+        if w not in RETRACT or (w == "passed" and low[n + 1 : n + 2] != ["away"]):
+            continue  # "passed" retracts only as "passed away" ("passed the exam")
+        if w in _NEGATED_ONLY or not _NEGATORS.intersection(low[max(n - 2, 0) : n]):
+            return True
+    return False
+
+
+# A retraction verb after one of these (within two words) is negated: "I'll
+# never quit", "we won't stop", "I'm not gonna leave". "Longer" and
+# "anymore" retract *because* of the negation ("no longer", "not anymore").
+_NEGATORS = frozenset(["not", "never", "no"])
+_NEGATED_ONLY = frozenset(["longer", "anymore"])
 
 
 def _agent(word: str) -> str:
@@ -631,25 +648,38 @@ def default_judge(match_threshold: float = 0.75, related_threshold: float = 0.55
 
 _KIND = {"same": "NONE", "update": "UPDATE", "retract": "DELETE"}
 EXPLICIT = 0.5  # an update or retraction judged this sure needs no repetition
+# An implicit change (no word of change) retires a fact on the judge's word
+# alone, so that word must be more likely than not: over a cluster's
+# readings, the change's summed confidence is at least half the readings.
+MAJORITY = 0.5
 
 
 def decide_judged(
     known: Sequence[Known],
     judged: Sequence[tuple[Known, Judgement]],
-    later: str | None = None,
+    later: Sequence[str] | None = None,
 ) -> Decision:
     """Reconcile a candidate from the judge's answers about it and known facts.
 
     ``known`` are the nearest facts, ``judged`` those the judge was asked
     about (the ones above the related threshold) with its answers, ``later``
-    the candidate's text. The most
+    the candidate's statements (its phrasings). The most
     confident answer other than ``unrelated`` names the fact the candidate
     confirms, changes or retracts; none: ``ADD``.
     """
+    # Explicit: the candidate says it is a change ("now", "switched", "no
+    # longer", "quit"...) in any of its phrasings (they are one claim); an
+    # implicit one waits for evidence like any statement, so a one-off
+    # remark never replaces a fact on its own.
+    marked = later is None or any(
+        bool(f[0] or f[1] or f[3]) for f in (_parse(t).flags for t in later)
+    )
     best: tuple[float, Known, Judgement] | None = None
     for k, j in judged:
         if j.label == "unrelated":
             continue
+        if j.label != "same" and not marked and j.confidence < MAJORITY:
+            continue  # a change most readings do not see: another fact
         if best is None or j.confidence > best[0]:
             best = (j.confidence, k, j)
     if best is None:
@@ -665,11 +695,6 @@ def decide_judged(
     kind = _KIND[j.label]
     how = {"NONE": "restates", "UPDATE": "changes", "DELETE": "retracts"}[kind]
     why = f"{how} {k.id} (judge {j.by}: {j.label} {j.confidence:.2f}, cosine {k.similarity:.2f})"
-    # Explicit: the candidate says it is a change ("now", "switched", "no
-    # longer", "quit"...); an implicit one waits for evidence like any
-    # statement, so a one-off remark never replaces a fact on its own.
-    flags = _parse(later).flags if later is not None else None
-    marked = flags is None or bool(flags[0] or flags[1] or flags[3])
     explicit = kind != "NONE" and j.confidence >= EXPLICIT and marked
     return Decision(kind, k.id, why, explicit=explicit)
 
