@@ -100,3 +100,21 @@ def test_an_addition_is_a_new_fact(client) -> None:
     assert old["id"] in facts and len(facts) == 2
     [new] = [f for f in facts.values() if f["id"] != old["id"]]
     assert set(new_ids) <= set(new["derived_from"])
+
+
+def test_the_same_words_about_two_people_make_two_facts(client) -> None:
+    """Written on four days, mixed: what Marek does and what his wife does are two
+    facts, each from its own two statements."""
+    c, clock = client
+    ids = say(
+        c,
+        clock,
+        [
+            "Marek teaches at the university",
+            "Marek's wife teaches at the university",
+            "Marek is a lecturer at the university",
+            "Marek's wife is a lecturer at the university",
+        ],
+    )
+    got = sorted(sorted(f["derived_from"]) for f in active(c))
+    assert got == sorted([sorted(ids[0::2]), sorted(ids[1::2])])

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from halls.consolidate.briefs import Phrase, completed
-from halls.consolidate.cluster import cluster, medoid
+from halls.consolidate.cluster import APART, JOIN, cluster, medoid
 from halls.consolidate.decay import decayed_evidence
 from halls.consolidate.evidence import DAY, evidence_count, evidence_score
 from halls.consolidate.judge import Pair, default_judge
@@ -104,6 +104,23 @@ def test_two_members_of_a_cluster_are_never_far_apart() -> None:
 
     assert sorted(sorted(g) for g in cluster(v, 0.6, yes)) == [[0, 1], [2]]
     assert sorted(sorted(g) for g in cluster(v, 0.25, yes)) == [[0, 1, 2]]
+
+
+def test_two_statements_read_apart_never_share_a_cluster_through_a_seed() -> None:
+    """Each is like the seed ("Priya's sister lives in Toronto" and "Priya's brother
+    is based in Toronto" both like "Priya's sister is based in Toronto"), but the judge
+    reads the two apart: the second starts a cluster of its own."""
+    v = np.array([[1.0, 0.0], [0.95, 0.31], [0.95, -0.31]], dtype=np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+
+    def judged(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where((a == 1) & (b == 2), APART, JOIN)
+
+    def unsure(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where((a == 1) & (b == 2), 0, JOIN)  # not read apart: no veto
+
+    assert sorted(sorted(g) for g in cluster(v, 0.6, judged)) == [[0, 1], [2]]
+    assert sorted(sorted(g) for g in cluster(v, 0.6, unsure)) == [[0, 1, 2]]
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ import numpy as np
 
 from halls.consolidate.judge import (
     _ONLY_NAMES,
+    _OTHER_PERSON,
     _RETRACT_B,
     _SAME_VALUES,
     _SWAPPED_NUMBERS,
@@ -223,3 +224,24 @@ def test_an_implicit_change_sharing_only_a_name_is_of_a_one_at_a_time_attribute(
     ]
     # Without the rule the model's own reading of the first pair is a change.
     assert _own_reading(judge, x, 0, _ONLY_NAMES) == "update"
+
+
+def test_the_same_words_about_another_person_are_another_fact(embedder) -> None:
+    """'Marek's wife teaches at the university' is not Marek: statements that differ
+    only in a relation to someone are two facts; other words, or two words for one
+    relation ("boss", "manager"), leave the reading to the model."""
+    judge, (_, x) = _local(
+        embedder,
+        [
+            ("unrelated", "I drive a Honda Civic", "My dad drives a Honda Civic"),
+            ("unrelated", "Marek teaches at university", "Marek's wife teaches at university"),
+            ("unrelated", "Dan's boss is Fiona", "Dan's mentor is Fiona"),
+            ("same", "Tom's manager is Ana", "Tom's boss is Ana"),
+            ("same", "Paulo's manager is Ingrid", "Paulo reports to Ingrid"),
+        ],
+    )
+    assert x[:, _OTHER_PERSON].tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]
+    p = judge.probabilities(x.copy())
+    assert p[:3, LABELS.index("unrelated")].tolist() == [1.0, 1.0, 1.0]
+    # Without the rule the model's own reading of the first pair is "same".
+    assert _own_reading(judge, x, 0, _OTHER_PERSON) == "same"

@@ -3,10 +3,12 @@
 Star clustering over the similarity graph: the entry with the most
 neighbours above the threshold seeds a cluster and takes its unassigned
 neighbours, nearest first, then the next densest, and so on. Every member is
-within the threshold of its seed *and of every other member* (complete
-linkage: no chaining from topic to topic, and no cluster of statements that
-are each a little like the seed but unlike one another — long chatty turns
-about one person otherwise gather into one "fact"), and the seed is a
+within the threshold of its seed *and of every other member*, and no pair of
+members is read apart by ``joins`` (complete linkage: no chaining from topic
+to topic, and no cluster of statements that are each a little like the seed
+but unlike one another — long chatty turns about one person otherwise
+gather into one "fact", "Priya's sister" and "Priya's brother" into one
+person), and the seed is a
 natural representative. ``joins(seed, others)`` says which of a
 seed's unassigned neighbours may join it, in one batch per seed: the runner
 asks the pair judge (``judge``), which refuses a neighbour that would
@@ -28,6 +30,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+JOIN, APART = 1, -1  # answers of ``joins`` beside 0 (neither)
 BLOCK = 1024
 CAP = 48  # neighbours a seed offers ``joins`` (nearest first)
 
@@ -52,7 +55,9 @@ def cluster(
     """Clusters as lists of row indices, seed first; every row is in exactly one.
 
     ``joins(a, b)`` answers, for arrays of row pairs (a < b), whether the two
-    may share a cluster; it is asked once, in one batch, about every pair
+    may share a cluster: ``JOIN`` (or True) yes, ``APART`` the two are read as
+    different things (then no cluster holds both, even through a seed), 0 (or
+    False) not as its seed's neighbour. It is asked once, in one batch, about every pair
     of a row and its ``cap`` nearest neighbours (it must not depend on
     which of the two is the seed).
     """
@@ -61,9 +66,10 @@ def cluster(
         return []
     near = neighbours(vectors, threshold)
     degree = np.array([len(x) for x in near])
+    apart = np.zeros(0, dtype=np.int64)  # keys (a * n + b, a < b) of pairs read APART
     if joins is not None:
         near = [row[row != i][:cap] for i, row in enumerate(near)]
-        near = _judged(near, n, joins)
+        near, apart = _judged(near, n, joins)
     else:
         near = [row[row != i] for i, row in enumerate(near)]
     # Densest first; ties keep input order (the caller sorts oldest first).
@@ -76,33 +82,47 @@ def cluster(
         taken[seed] = True
         members = [seed]
         for j in near[seed].tolist():
-            # Complete linkage: the judge reads seed pairs only, so a member
-            # must also be near every member before it (two "same as the
-            # seed" readings far apart are two statements, not one).
-            if not taken[j] and bool((vectors[members] @ vectors[j] >= threshold).all()):
-                taken[j] = True
-                members.append(j)
+            # Complete linkage: a member must also be near every member
+            # before it (two "same as the seed" readings far apart are two
+            # statements, not one), and not be read apart from any of them
+            # ("Priya's brother" beside "Priya's sister", both like a seed).
+            if taken[j] or not bool((vectors[members] @ vectors[j] >= threshold).all()):
+                continue
+            if apart.size and _any_of(apart, members, j, n):
+                continue
+            taken[j] = True
+            members.append(j)
         clusters.append(members)
     return clusters
 
 
 def _judged(
     near: list[np.ndarray], n: int, joins: Callable[[np.ndarray, np.ndarray], np.ndarray]
-) -> list[np.ndarray]:
-    """Each row's neighbours that ``joins`` accepts, every pair asked once."""
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """Each row's neighbours that ``joins`` accepts, every pair asked once; and the
+    sorted keys (a * n + b, a < b) of the pairs it read ``APART``."""
     rows = np.concatenate([np.full(len(x), i, dtype=np.int64) for i, x in enumerate(near)])
     cols = np.concatenate(near).astype(np.int64) if rows.size else rows
     if not rows.size:
-        return near
+        return near, np.zeros(0, dtype=np.int64)
     key = np.minimum(rows, cols) * n + np.maximum(rows, cols)
     pairs, back = np.unique(key, return_inverse=True)
-    ok = np.asarray(joins(pairs // n, pairs % n), dtype=bool)[back.reshape(-1)]
+    answer = np.asarray(joins(pairs // n, pairs % n)).astype(np.int8)
+    ok = (answer == JOIN)[back.reshape(-1)]
     out: list[np.ndarray] = []
     start = 0
     for x in near:
         out.append(x[ok[start : start + len(x)]])
         start += len(x)
-    return out
+    return out, pairs[answer == APART]
+
+
+def _any_of(keys_sorted: np.ndarray, members: list[int], j: int, n: int) -> bool:
+    """Whether a pair of ``j`` and one of ``members`` is among ``keys_sorted``."""
+    m = np.asarray(members, dtype=np.int64)
+    keys = np.minimum(m, j) * n + np.maximum(m, j)
+    at = np.minimum(np.searchsorted(keys_sorted, keys), len(keys_sorted) - 1)
+    return bool((keys_sorted[at] == keys).any())
 
 
 def medoid(vectors: np.ndarray, members: list[int]) -> int:

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from halls.consolidate import briefs as briefs_mod
-from halls.consolidate.cluster import cluster, medoid
+from halls.consolidate.cluster import APART, JOIN, cluster, medoid
 from halls.consolidate.distill import Unit
 from halls.consolidate.engine import Inputs, Plan, Proposal
 from halls.consolidate.evidence import evidence_count, evidence_score
@@ -351,7 +351,7 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
         first = when[a] <= when[b]
         early, late = np.where(first, a, b), np.where(first, b, a)
         high = np.einsum("ij,ij->i", vectors[a], vectors[b]) >= cfg.cluster_threshold
-        out = np.zeros(len(a), dtype=bool)
+        out = np.zeros(len(a), dtype=np.int8)
         for start in range(0, len(a), JUDGE_BATCH):
             part = slice(start, start + JUDGE_BATCH)
             labels, conf = judge_rows(judge, statements, early[part], late[part])
@@ -360,9 +360,15 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
             # differ (a change, a retraction, another subject or a second
             # value read with confidence never joins, nor do two that each
             # claim a number the other lacks: "every two weeks" / "once a month").
-            unsure = (labels == UNRELATED) & (conf < UNSURE) & high[part]
-            unsure &= ~swapped_numbers(statements, early[part], late[part])
-            out[part] = (labels == SAME) | unsure
+            swapped = swapped_numbers(statements, early[part], late[part])
+            unsure = (labels == UNRELATED) & (conf < UNSURE) & high[part] & ~swapped
+            # Read apart: a sure "unrelated" (another subject, another
+            # person) or other numbers; no cluster holds both, not even
+            # through a seed each is like. (A change read between two
+            # restatements of one seed is no such sign: contrast words.)
+            sure = (labels == UNRELATED) & (conf >= UNSURE)
+            apart = np.where(sure | swapped, APART, 0)
+            out[part] = np.where((labels == SAME) | unsure, JOIN, apart)
         return out
 
     hints, noise = [], []

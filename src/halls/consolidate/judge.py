@@ -109,6 +109,21 @@ SINGLE = frozenset(
         "password deadline due current capital boss lead"
     ).split()
 )
+# People named by their relation to someone ("Eli's son", "my husband",
+# "Dan's mentor"): a statement about one of them is about another person than
+# the same statement without, or with another relation. Stems; words for the
+# same relation are one ("boss" is "manager", "mom" is "mother").
+PERSON = frozenset(
+    (  # noqa: SIM905 - a string reads better
+        "husband wife spouse son daughter sister brother sibling mother father parent kid baby "
+        "partner boyfriend girlfriend fiance fiancee colleague coworker friend neighbour neighbor "
+        "manager mentor roommate cousin aunt uncle grandmother grandfather grandparent niece "
+        "nephew family"
+    ).split()
+)
+_SAME_PERSON = {"mom": "mother", "mum": "mother", "dad": "father", "boss": "manager"}
+_SAME_PERSON |= {"child": "kid", "children": "kid", "grandma": "grandmother"}
+_SAME_PERSON |= {"grandpa": "grandfather"}
 # Number words are values like digits ("seats twelve", "twice a week"), and
 # stand for their numbers, so that "every two weeks" and "2 weeks" give the
 # same number and "once a month" another. "one" is left out, it is mostly a
@@ -152,6 +167,7 @@ class _Parsed:
     value: np.ndarray  # bool per id: a name, number or address (what a fact states)
     number: np.ndarray  # bool per id: has a digit
     contrast: np.ndarray  # bool per id: follows not/never/than...
+    person: np.ndarray  # bool per id: a relation to someone ("son", "mentor": ``PERSON``)
     flags: np.ndarray  # float32: change negated additive retract episodic multi single length
     numbers: frozenset[float]  # the numbers it claims (digits and number words; contrasts aside)
 
@@ -167,6 +183,7 @@ def _parse(text: str) -> _Parsed:
     # An ordinal is its number ("the 3rd" is "3").
     low = [re.sub(r"^(\d+)(?:st|nd|rd|th)$", r"\1", w) for w in low]
     stems = [_stem(w.removesuffix("'s")) for w in low]
+    stems = [_SAME_PERSON.get(w, w) for w in stems]
     joined = " ".join(low)
     ids: list[int] = []
     roots: list[int] = []
@@ -175,6 +192,7 @@ def _parse(text: str) -> _Parsed:
     value: list[bool] = []
     number: list[bool] = []
     contrast: list[bool] = []
+    person: list[bool] = []
     after = False
     numbers: set[float] = set()
     for n, (w, r) in enumerate(zip(stems, raw, strict=True)):
@@ -208,6 +226,7 @@ def _parse(text: str) -> _Parsed:
                     name[-1] or number[-1] or w in NUMBER_WORDS or _ADDRESS.search(w) is not None
                 )
                 contrast.append(after)
+                person.append(w in PERSON)
         if w in CONTRAST or low[n] in CONTRAST:
             after = True
         elif keep:
@@ -230,6 +249,7 @@ def _parse(text: str) -> _Parsed:
         np.array(value, dtype=bool),
         np.array(number, dtype=bool),
         np.array(contrast, dtype=bool),
+        np.array(person, dtype=bool),
         np.array(flags, dtype=np.float32),
         frozenset(numbers),
     )
@@ -264,13 +284,14 @@ def _agent(word: str) -> str:
 
 def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
     """Statements as (P x MAX_WORDS) arrays: roots (``fill`` if empty), name, number,
-    contrast, capital, value."""
+    contrast, capital, value, person."""
     ids = np.full((len(parsed), MAX_WORDS), fill, dtype=np.int64)
     name = np.zeros((len(parsed), MAX_WORDS), dtype=bool)
     number = np.zeros_like(name)
     contrast = np.zeros_like(name)
     capital = np.zeros_like(name)
     value = np.zeros_like(name)
+    person = np.zeros_like(name)
     for r, p in enumerate(parsed):
         k = len(p.ids)
         ids[r, :k], name[r, :k], number[r, :k], contrast[r, :k] = (
@@ -279,8 +300,8 @@ def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
             p.number,
             p.contrast,
         )
-        capital[r, :k], value[r, :k] = p.capital, p.value
-    return ids, name, number, contrast, capital, value
+        capital[r, :k], value[r, :k], person[r, :k] = p.capital, p.value, p.person
+    return ids, name, number, contrast, capital, value, person
 
 
 def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
@@ -304,13 +325,13 @@ def _same_values(
     return some & ~(kept_a & ~a_in_b).any(axis=1) & ~(kept_b & ~b_in_a).any(axis=1)  # type: ignore[no-any-return]
 
 
-N_LEXICAL = 37
+N_LEXICAL = 38
 # Columns of ``lexical`` that ``_kind_rules`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
 _SINGLE = 30
 # ... and those only the rules read: the MLP does not see them (``mlp_inputs``).
-_SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES = 34, 35, 36
-RULE_ONLY = (_SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES)
+_SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON = 34, 35, 36, 37
+RULE_ONLY = (_SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON)
 N_MLP_LEXICAL = N_LEXICAL - len(RULE_ONLY)
 
 
@@ -349,8 +370,8 @@ def lexical_rows(
     first: Statements, second: Statements, a: np.ndarray, b: np.ndarray, similarity: np.ndarray
 ) -> np.ndarray:
     """The lexical features of pairs (first[a[i]], second[b[i]]), numpy over the batch."""
-    ia, na_, ua, ca, capa, vala = (m[a] for m in first.words)
-    ib, nb_, ub, cb, capb, valb = (m[b] for m in second.words)
+    ia, na_, ua, ca, capa, vala, pa = (m[a] for m in first.words)
+    ib, nb_, ub, cb, capb, valb, pb = (m[b] for m in second.words)
     ib = np.where(ib >= 0, ib, -2)  # empty slots never match the other side's
     va, vb = ia >= 0, ib >= 0
     # Which of one statement's words the other has: (P x W x W) equality, any.
@@ -420,8 +441,21 @@ def lexical_rows(
         _swapped(first.numbers, second.numbers, a, b),
         # The two share no word but capitalised ones (names, a subject).
         ~(a_in_b & va & ~capa).any(axis=1),
+        # They differ in the people they are about, and in nothing else.
+        _other_person((dropped_w, novel_w), (pa, pb)),
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
+
+
+def _other_person(
+    differ: tuple[np.ndarray, np.ndarray], person: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """The only words one statement has and the other lacks are relations to someone
+    ("Eli is allergic to cats" / "Eli's son is allergic to cats", "Dan's boss is
+    Fiona" / "Dan's mentor is Fiona"): the same words about two people."""
+    some = (differ[0] & person[0]).any(axis=1) | (differ[1] & person[1]).any(axis=1)
+    rest = (differ[0] & ~person[0]).any(axis=1) | (differ[1] & ~person[1]).any(axis=1)
+    return some & ~rest  # type: ignore[no-any-return]
 
 
 def _swapped(
@@ -488,7 +522,9 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     number the other lacks are never ``same``. And a change that shares
     only names with what it changes, says no word of change and names no
     one-at-a-time attribute (lives in, works at, car, version...) is
-    another fact: ``update`` and ``retract`` move to ``unrelated``.
+    another fact: ``update`` and ``retract`` move to ``unrelated``. Two
+    statements that differ only in the people they are about ("Eli's son")
+    are two facts: all of the probability goes to ``unrelated``.
     """
     change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
     addition = (x[:, _ADDITION] > 0) & ~negation & ~retraction
@@ -532,6 +568,12 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     swapped = x[:, _SWAPPED_NUMBERS] > 0
     out[swapped, _SAME] = 0.0
     out[swapped] /= np.maximum(out[swapped].sum(axis=1, keepdims=True), 1e-12)
+    # The same words about two people ("Eli's son is allergic to cats" after
+    # "Eli is allergic to cats") are two facts, whatever else is said: neither
+    # restates, changes nor retracts the other.
+    other = x[:, _OTHER_PERSON] > 0
+    out[other] = 0.0
+    out[other, _UNRELATED] = 1.0
     return out
 
 
