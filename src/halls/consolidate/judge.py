@@ -121,9 +121,16 @@ PERSON = frozenset(
         "nephew family"
     ).split()
 )
-_SAME_PERSON = {"mom": "mother", "mum": "mother", "dad": "father", "boss": "manager"}
-_SAME_PERSON |= {"child": "kid", "children": "kid", "grandma": "grandmother"}
-_SAME_PERSON |= {"grandpa": "grandfather"}
+_SAME_PERSON = {
+    "mom": "mother",
+    "mum": "mother",
+    "dad": "father",
+    "boss": "manager",
+    "child": "kid",
+    "children": "kid",
+    "grandma": "grandmother",
+    "grandpa": "grandfather",
+}
 # Number words are values like digits ("seats twelve", "twice a week"), and
 # stand for their numbers, so that "every two weeks" and "2 weeks" give the
 # same number and "once a month" another. "one" is left out, it is mostly a
@@ -255,6 +262,13 @@ def _parse(text: str) -> _Parsed:
     )
 
 
+# A retraction verb after one of these (within two words) is negated: "I'll
+# never quit", "we won't stop", "I'm not gonna leave". "Longer" and
+# "anymore" retract *because* of the negation ("no longer", "not anymore").
+_NEGATORS = frozenset(["not", "never", "no"])
+_NEGATED_ONLY = frozenset(["longer", "anymore"])
+
+
 def _retracts(stems: list[str], low: list[str]) -> bool:
     """A word of retraction that is not negated ("never quit", "won't stop" affirm)."""
     for n, w in enumerate(stems):
@@ -263,13 +277,6 @@ def _retracts(stems: list[str], low: list[str]) -> bool:
         if w in _NEGATED_ONLY or not _NEGATORS.intersection(low[max(n - 2, 0) : n]):
             return True
     return False
-
-
-# A retraction verb after one of these (within two words) is negated: "I'll
-# never quit", "we won't stop", "I'm not gonna leave". "Longer" and
-# "anymore" retract *because* of the negation ("no longer", "not anymore").
-_NEGATORS = frozenset(["not", "never", "no"])
-_NEGATED_ONLY = frozenset(["longer", "anymore"])
 
 
 def _agent(word: str) -> str:
