@@ -245,3 +245,14 @@ def test_the_same_words_about_another_person_are_another_fact(embedder) -> None:
     assert p[:3, LABELS.index("unrelated")].tolist() == [1.0, 1.0, 1.0]
     # Without the rule the model's own reading of the first pair is "same".
     assert _own_reading(judge, x, 0, _OTHER_PERSON) == "same"
+
+
+def test_a_time_of_day_is_the_same_words_however_written() -> None:
+    """'2am', '2 am' and '2 a.m.' are one time; 'I am 5' and 'amazing' are no time."""
+    x = lexical(
+        ["The nightly backup runs at 2am", "The office closes at 6pm", "Ana is 5"],
+        ["The nightly backup runs at 2 a.m.", "The office closes at 6 pm", "Ana is 5 amazing"],
+        np.full(3, 0.8),
+    )
+    assert x[:2, _DROPPED].tolist() == [0.0, 0.0] and x[:2, 3].tolist() == [0.0, 0.0]
+    assert x[2, 3] > 0  # "amazing" is a new word, not "am" + "azing"

@@ -48,6 +48,9 @@ _TOKEN = re.compile(r"[A-Za-z0-9~][A-Za-z0-9~./:-]*")
 # "Give" retracts only as "give up" / "give away": "the API gives times in UTC".
 _GAVE_UP = re.compile(r"\b(?:give|gives|gave|given|giving) (?:up|away)\b")
 _ADDRESS = re.compile(r"\w[./:@]\w")
+# A time of day is its number and "am"/"pm" however written: "2am", "2 am",
+# "2 a.m." (so "6pm" and "6 pm" share their words).
+_CLOCK = re.compile(r"(\d)\s*([ap])\.?m\b\.?", re.IGNORECASE)
 ADDITIVE = frozenset(
     "also too well another addition besides second either extra both additionally more".split()  # noqa: SIM905
 )
@@ -184,7 +187,7 @@ N_FLAGS = 8
 
 @lru_cache(maxsize=65536)
 def _parse(text: str) -> _Parsed:
-    clean = text.replace("’", "'").replace("n't", " not")
+    clean = _CLOCK.sub(r"\1 \2m", text.replace("’", "'").replace("n't", " not"))
     raw = _TOKEN.findall(clean)
     low = [w.lower().rstrip(".:") for w in raw]
     # An ordinal is its number ("the 3rd" is "3").
