@@ -29,6 +29,30 @@ from halls.consolidate.heuristic import (
 from halls.consolidate.judge import Judgement, decide_judged
 from halls.consolidate.reconcile import Known
 
+WHEN = datetime(2026, 11, 20, tzinfo=UTC)
+
+
+def _candidate(said: list[str], vectors: np.ndarray, **more: object) -> Candidate:
+    """A cluster of ``said`` (vectors as rows), the first its representative."""
+    fields: dict[str, object] = {"score": 2.0, "gate": "evidence", **more}
+    return Candidate(
+        entries=[Unit(t, WHEN, entries=["s_1"]) for t in said],
+        text=said[0],
+        vector=vectors[0],
+        topic=None,
+        vectors=vectors,
+        **fields,  # type: ignore[arg-type]
+    )
+
+
+def _reconcile(
+    cand: Candidate, fact: str, fact_vec: np.ndarray, cfg: ConsolidatorSettings | None = None
+) -> tuple[HeuristicDecider, list[Known]]:
+    """The heuristic decider and the one known fact ``l_1``, near the representative."""
+    known = [Known("l_1", fact, float(fact_vec @ cand.vector), fact_vec)]
+    settings = SimpleNamespace(settings=cfg or ConsolidatorSettings())
+    return HeuristicDecider(settings), known  # type: ignore[arg-type]
+
 
 def test_an_ended_fact_and_what_holds_instead_supersede_it(embedder) -> None:
     """The representative alone reads as another fact; with the statement that
@@ -40,18 +64,8 @@ def test_an_ended_fact_and_what_holds_instead_supersede_it(embedder) -> None:
         "she has matcha in the morning instead",
     ]
     v = embedder.embed([fact, *said])
-    when = datetime(2026, 11, 20, tzinfo=UTC)
-    cand = Candidate(
-        entries=[Unit(t, when, entries=["s_1"]) for t in said],
-        text=said[0],
-        vector=v[1],
-        topic=None,
-        score=2.0,
-        gate="evidence",
-        vectors=v[1:],
-    )
-    known = [Known("l_1", fact, float(v[0] @ v[1]), v[0])]
-    decider = HeuristicDecider(SimpleNamespace(settings=ConsolidatorSettings()))  # type: ignore[arg-type]
+    cand = _candidate(said, v[1:])
+    decider, known = _reconcile(cand, fact, v[0])
     got = decider.reconcile(cand, known, {"l_1": fact}).decision
     assert (got.kind, got.target_id, got.explicit) == ("UPDATE", "l_1", True), got
     alone = replace(cand, entries=cand.entries[:1], vectors=v[1:2])
@@ -69,19 +83,10 @@ def test_a_briefs_hint_is_read_beside_the_statements_it_gates(embedder) -> None:
     v = embedder.embed([fact, said, hint])
     cfg = ConsolidatorSettings()
     assert float(v[0] @ v[1]) < cfg.related_threshold <= float(v[0] @ v[2])
-    when = datetime(2026, 11, 20, tzinfo=UTC)
-    cand = Candidate(
-        entries=[Unit(said, when, entries=["s_1"])],
-        text=said,
-        vector=v[1],
-        topic=None,
-        score=1.0,
-        gate="brief b_1 hint",
-        vectors=v[1:2],
-        hint=Phrase(hint, v[2], "b_1"),
+    cand = _candidate(
+        [said], v[1:2], score=1.0, gate="brief b_1 hint", hint=Phrase(hint, v[2], "b_1")
     )
-    known = [Known("l_1", fact, float(v[0] @ v[1]), v[0])]
-    decider = HeuristicDecider(SimpleNamespace(settings=cfg))  # type: ignore[arg-type]
+    decider, known = _reconcile(cand, fact, v[0], cfg)
     got = decider.reconcile(cand, known, {"l_1": fact}).decision
     assert (got.kind, got.target_id) == ("UPDATE", "l_1"), got
     assert decider.reconcile(replace(cand, hint=None), known, {}).decision.kind == "ADD"
@@ -165,17 +170,7 @@ def test_a_fact_is_never_confirmed_by_an_unsure_reading_with_other_numbers(embed
     fact, said = "We release every two weeks", "We release once a month"
     v = embedder.embed([fact, said])
     assert float(v[0] @ v[1]) >= ConsolidatorSettings().cluster_threshold
-    when = datetime(2026, 11, 20, tzinfo=UTC)
-    cand = Candidate(
-        entries=[Unit(said, when, entries=["s_1"])],
-        text=said,
-        vector=v[1],
-        topic=None,
-        score=2.0,
-        gate="evidence",
-        vectors=v[1:],
-    )
-    known = [Known("l_1", fact, float(v[0] @ v[1]), v[0])]
-    decider = HeuristicDecider(SimpleNamespace(settings=ConsolidatorSettings()))  # type: ignore[arg-type]
+    cand = _candidate([said], v[1:])
+    decider, known = _reconcile(cand, fact, v[0])
     got = decider.reconcile(cand, known, {"l_1": fact}).decision
     assert got.kind != "NONE", got
