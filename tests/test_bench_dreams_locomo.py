@@ -53,7 +53,7 @@ def _conversation() -> dict[str, object]:
         ("Ben", "Wow, that's amazing! What got you into running?"),
         ("Ana", "Thanks! Bye, see you soon!"),
     ]
-    dates = ["1:56 pm on 8 May, 2023", "7:10 pm on 20 May, 2023", "9:00 am on 2 June, 2023"]
+    dates = ["2:14 pm on 9 May, 2023", "7:10 pm on 20 May, 2023", "9:00 am on 2 June, 2023"]
     observation = {}
     for n, when in enumerate(dates, start=1):
         conv[f"session_{n}_date_time"] = when

@@ -85,8 +85,8 @@ def test_evidence_defects_are_normalised_and_counted() -> None:
 
 
 def test_session_time_is_parsed_as_utc_iso() -> None:
-    """'1:56 pm on 8 May, 2023' becomes 13:56 UTC on that day; nonsense is refused."""
-    assert locomo.session_time("1:56 pm on 8 May, 2023") == "2023-05-08T13:56:00+00:00"
+    """'2:14 pm on 9 May, 2023' becomes 14:14 UTC on that day; nonsense is refused."""
+    assert locomo.session_time("2:14 pm on 9 May, 2023") == "2023-05-09T14:14:00+00:00"
     assert locomo.session_time("12:09 am on 1 January, 2024") == "2024-01-01T00:09:00+00:00"
     with pytest.raises(locomo.InvalidInput):
         locomo.session_time("yesterday")

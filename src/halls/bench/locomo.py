@@ -65,7 +65,7 @@ class Conversation:
 
 
 def session_time(text: str) -> str:
-    """ "1:56 pm on 8 May, 2023" -> "2023-05-08T13:56:00+00:00"."""
+    """ "2:14 pm on 9 May, 2023" -> "2023-05-09T14:14:00+00:00"."""
     try:
         when = datetime.strptime(text.strip(), "%I:%M %p on %d %B, %Y")
     except ValueError:
