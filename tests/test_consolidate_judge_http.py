@@ -118,3 +118,22 @@ def test_the_same_words_about_two_people_make_two_facts(client) -> None:
     )
     got = sorted(sorted(f["derived_from"]) for f in active(c))
     assert got == sorted([sorted(ids[0::2]), sorted(ids[1::2])])
+
+
+def test_a_fact_said_in_synonyms_is_one_fact(client) -> None:
+    """'closes' and 'shuts' are one verb (WordNet): each office's hours, said both
+    ways on four days, become one fact from its two statements, and the two
+    offices stay two facts (the office 'shuts' at 6, it is not shut down)."""
+    c, clock = client
+    ids = say(
+        c,
+        clock,
+        [
+            "The Tallinn office closes at 6pm",
+            "The Riga office closes at 6pm",
+            "Our Tallinn office shuts at 6 pm",
+            "Our Riga office shuts at 6 pm",
+        ],
+    )
+    got = sorted(sorted(f["derived_from"]) for f in active(c))
+    assert got == sorted([sorted(ids[0::2]), sorted(ids[1::2])])

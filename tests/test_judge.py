@@ -6,6 +6,7 @@ from typing import Any
 
 import numpy as np
 
+from halls.consolidate import synonyms
 from halls.consolidate.judge import (
     _ONLY_NAMES,
     _OTHER_PERSON,
@@ -133,8 +134,8 @@ def test_give_retracts_only_as_give_up_or_away() -> None:
 
 
 def test_a_negated_retraction_word_retracts_nothing() -> None:
-    """'Never quit' and 'won't stop' affirm; 'no longer', 'not ... anymore', 'quit'
-    and 'passed away' retract; 'passed the interviews' does not."""
+    """'Never quit' and 'won't stop' affirm; 'no longer', 'not ... anymore', 'quit',
+    'passed away' and 'shut down' retract; 'passed the interviews' and 'shuts at 6' do not."""
     later = [
         "I'm gonna keep on going and never quit",
         "We won't stop playing on Fridays",
@@ -144,9 +145,11 @@ def test_a_negated_retraction_word_retracts_nothing() -> None:
         "Tom quit smoking",
         "Anna's cat Miso passed away",
         "Caroline passed the adoption agency interviews",
+        "The staging cluster was shut down",
+        "The Paris office shuts at 6 pm",
     ]
     x = lexical(["Tom smokes"] * len(later), later, np.full(len(later), 0.8))
-    assert x[:, _RETRACT_B].tolist() == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0]
+    assert x[:, _RETRACT_B].tolist() == [0.0, 0.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0, 0.0]
 
 
 def test_an_agent_noun_shares_its_verb() -> None:
@@ -180,7 +183,7 @@ def test_swapped_numbers_are_never_the_same(embedder) -> None:
     judge, (_, x) = _local(
         embedder,
         [
-            ("update", "We release every two weeks", "We release once a month"),
+            ("update", "We release every two weeks", "We release every three weeks"),
             ("same", "The cache expires after five minutes", "The cache TTL is 5 minutes"),
             (
                 "same",
@@ -256,3 +259,45 @@ def test_a_time_of_day_is_the_same_words_however_written() -> None:
     )
     assert x[:2, _DROPPED].tolist() == [0.0, 0.0] and x[:2, 3].tolist() == [0.0, 0.0]
     assert x[2, 3] > 0  # "amazing" is a new word, not "am" + "azing"
+
+
+def test_a_synonym_stands_for_the_word() -> None:
+    """WordNet's frequent senses: 'shuts' is 'closes', 'couch' is 'sofa'; a co-hyponym
+    ('truck' for 'car') and a name ('Java' for 'tea') are other words."""
+    earlier = [
+        "The library closes at 8pm",
+        "Noah bought a sofa",
+        "Noah drives a car",
+        "Ana drinks tea",
+    ]
+    later = [
+        "The library shuts at 8pm",
+        "Noah bought a couch",
+        "Noah drives a truck",
+        "Ana drinks Java",
+    ]
+    x = lexical(earlier, later, np.full(4, 0.8))
+    assert x[:2, _DROPPED].tolist() == [0.0, 0.0] and x[:2, 3].tolist() == [0.0, 0.0]
+    assert (x[2:, _DROPPED] > 0).all() and (x[2:, 3] > 0).all()
+
+
+def test_synonyms_come_from_the_packaged_table_and_read_regular_endings() -> None:
+    assert synonyms.synonyms("closing", "shut") and synonyms.synonyms("films", "movie")
+    assert synonyms.synonyms("stopped", "quit") and synonyms.synonyms("used", "utilized")
+    assert not synonyms.synonyms("car", "truck") and not synonyms.synonyms("black", "white")
+    assert not synonyms.synonyms("close", "close")  # a word is itself, not its synonym
+    assert synonyms.senses("us") == synonyms.NONE  # short words: acronyms in WordNet
+
+
+def test_a_cadence_is_one_word_however_written() -> None:
+    """'every two weeks' is 'biweekly' (and still two), 'once a month' is 'monthly': a
+    changed cadence is another word or another number."""
+    x = lexical(
+        ["We release every two weeks", "We release once a month", "We release every two weeks"],
+        ["The release is biweekly", "Releases ship monthly", "We release once a month"],
+        np.full(3, 0.8),
+    )
+    assert x[:2, _DROPPED].tolist() == [0.0, 0.0] and x[:2, _SWAPPED_NUMBERS].tolist() == [0, 0]
+    assert x[2, _DROPPED] > 0 and x[2, 3] > 0
+    x = lexical(["We release biweekly"], ["We release every three weeks"], np.full(1, 0.8))
+    assert x[0, _SWAPPED_NUMBERS] == 1.0

@@ -14,7 +14,9 @@ label with a confidence:
   beside the first ("also plays the piano"), or merely the same topic.
 
 ``LocalJudge`` (the default) is a small MLP over cheap lexical pair
-features and the cosine (content words shared, added or dropped, names and
+features and the cosine (content words shared, added or dropped, a word
+and its WordNet synonym counting as one where they are all that differs
+(``synonyms``), a cadence as one word however written, names and
 numbers that differ, where the first difference sits, change, negation,
 additive, retraction and contrast words, many-valued and one-at-a-time
 verbs), computed in numpy over a batch of pairs (``Statements`` parses each
@@ -39,6 +41,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from halls.consolidate import synonyms
 from halls.consolidate.reconcile import CHANGE, NEGATION, STOP, Decision, Known, _stem, decide
 
 Label = Literal["same", "update", "retract", "unrelated"]
@@ -51,6 +54,26 @@ _ADDRESS = re.compile(r"\w[./:@]\w")
 # A time of day is its number and "am"/"pm" however written: "2am", "2 am",
 # "2 a.m." (so "6pm" and "6 pm" share their words).
 _CLOCK = re.compile(r"(\d)\s*([ap])\.?m\b\.?", re.IGNORECASE)
+# A cadence is one word however written: "every two weeks", "every other
+# week" and "fortnightly" are "biweekly"; "once a month" and "each month" are
+# "monthly" (so a cadence that changes is another word, not another number).
+# "Every day" is left as it is: mostly a habit ("rides to work every day"),
+# not a schedule's value.
+_EVERY = r"\b(?:every|each|once (?:a|an|per|every))\s+"
+_FORTNIGHT = r"\b(?:every (?:two|2|other|second) weeks?|(?:once )?(?:a|every) fortnight|"
+_FORTNIGHT += r"fortnightly|bi-weekly)\b"
+_CADENCE = tuple(
+    (re.compile(pattern, re.IGNORECASE), word)
+    for pattern, word in (
+        (_FORTNIGHT, "biweekly"),
+        (_EVERY + r"hour\b", "hourly"),
+        (_EVERY + r"night\b", "nightly"),
+        (_EVERY + r"week\b", "weekly"),
+        (_EVERY + r"month\b", "monthly"),
+        (_EVERY + r"quarter\b", "quarterly"),
+        (r"(?:" + _EVERY + r"year\b|\bannually\b)", "yearly"),
+    )
+)
 ADDITIVE = frozenset(
     "also too well another addition besides second either extra both additionally more".split()  # noqa: SIM905
 )
@@ -108,7 +131,8 @@ SINGLE = frozenset(
     (  # noqa: SIM905 - as above
         "live based work employer job manager report called named name default main primary "
         "run drive car phone editor theme version birthday age address home apartment flat "
-        "desk sit floor cadence schedule weekly daily monthly title role position salary "
+        "desk sit floor cadence schedule hourly daily nightly weekly biweekly monthly quarterly "
+        "yearly title role position salary "
         "password deadline due current capital boss lead"
     ).split()
 )
@@ -178,6 +202,7 @@ class _Parsed:
     number: np.ndarray  # bool per id: has a digit
     contrast: np.ndarray  # bool per id: follows not/never/than...
     person: np.ndarray  # bool per id: a relation to someone ("son", "mentor": ``PERSON``)
+    senses: tuple[frozenset[int], ...]  # per id: its WordNet senses (``synonyms``), or none
     flags: np.ndarray  # float32: change negated additive retract episodic multi single length
     numbers: frozenset[float]  # the numbers it claims (digits and number words; contrasts aside)
 
@@ -188,6 +213,8 @@ N_FLAGS = 8
 @lru_cache(maxsize=65536)
 def _parse(text: str) -> _Parsed:
     clean = _CLOCK.sub(r"\1 \2m", text.replace("’", "'").replace("n't", " not"))
+    for pattern, word in _CADENCE:
+        clean = pattern.sub(word, clean)
     raw = _TOKEN.findall(clean)
     low = [w.lower().rstrip(".:") for w in raw]
     # An ordinal is its number ("the 3rd" is "3").
@@ -203,12 +230,15 @@ def _parse(text: str) -> _Parsed:
     number: list[bool] = []
     contrast: list[bool] = []
     person: list[bool] = []
+    senses: list[frozenset[int]] = []
     after = False
     numbers: set[float] = set()
     for n, (w, r) in enumerate(zip(stems, raw, strict=True)):
         if not after:
             if low[n] in NUMBER_VALUES:
                 numbers.add(NUMBER_VALUES[low[n]])
+            elif low[n] == "biweekly":  # "every two weeks" keeps its number
+                numbers.add(2.0)
             numbers.update(float(d) for d in _DIGITS.findall(low[n]))
         # One capital letter past the first word is a value ("size M", "type B").
         short = w.isdigit() or (n > 0 and len(r) == 1 and r.isupper() and r != "I")
@@ -237,6 +267,10 @@ def _parse(text: str) -> _Parsed:
                 )
                 contrast.append(after)
                 person.append(w in PERSON)
+                # Synonyms are common words: a name or value is only itself
+                # ("Java" is no "coffee"), and relations have their own.
+                plain = not (value[-1] or capital[-1] or person[-1])
+                senses.append(synonyms.senses(low[n]) if plain else synonyms.NONE)
         if w in CONTRAST or low[n] in CONTRAST:
             after = True
         elif keep:
@@ -260,6 +294,7 @@ def _parse(text: str) -> _Parsed:
         np.array(number, dtype=bool),
         np.array(contrast, dtype=bool),
         np.array(person, dtype=bool),
+        tuple(senses),
         np.array(flags, dtype=np.float32),
         frozenset(numbers),
     )
@@ -270,13 +305,15 @@ def _parse(text: str) -> _Parsed:
 # "anymore" retract *because* of the negation ("no longer", "not anymore").
 _NEGATORS = frozenset(["not", "never", "no"])
 _NEGATED_ONLY = frozenset(["longer", "anymore"])
+# Retraction verbs that retract only with their particle: "passed away", "shut down".
+_PARTICLE = {"passed": ["away"], "shut": ["down"]}
 
 
 def _retracts(stems: list[str], low: list[str]) -> bool:
     """A word of retraction that is not negated ("never quit", "won't stop" affirm)."""
     for n, w in enumerate(stems):
-        if w not in RETRACT or (w == "passed" and low[n + 1 : n + 2] != ["away"]):
-            continue  # "passed" retracts only as "passed away" ("passed the exam")
+        if w not in RETRACT or low[n + 1 : n + 2] != _PARTICLE.get(w, low[n + 1 : n + 2]):
+            continue  # "passed the exam", "the office shuts at 6" retract nothing
         if w in _NEGATED_ONLY or not _NEGATORS.intersection(low[max(n - 2, 0) : n]):
             return True
     return False
@@ -294,7 +331,7 @@ def _agent(word: str) -> str:
 
 def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
     """Statements as (P x MAX_WORDS) arrays: roots (``fill`` if empty), name, number,
-    contrast, capital, value, person."""
+    contrast, capital, value, person, and whether the word has synonyms."""
     ids = np.full((len(parsed), MAX_WORDS), fill, dtype=np.int64)
     name = np.zeros((len(parsed), MAX_WORDS), dtype=bool)
     number = np.zeros_like(name)
@@ -302,6 +339,7 @@ def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
     capital = np.zeros_like(name)
     value = np.zeros_like(name)
     person = np.zeros_like(name)
+    synonymous = np.zeros_like(name)
     for r, p in enumerate(parsed):
         k = len(p.ids)
         ids[r, :k], name[r, :k], number[r, :k], contrast[r, :k] = (
@@ -311,7 +349,8 @@ def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
             p.contrast,
         )
         capital[r, :k], value[r, :k], person[r, :k] = p.capital, p.value, p.person
-    return ids, name, number, contrast, capital, value, person
+        synonymous[r, :k] = [bool(s) for s in p.senses]
+    return ids, name, number, contrast, capital, value, person, synonymous
 
 
 def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
@@ -358,6 +397,7 @@ class Statements:
         self.vectors = vectors
         parsed = [_parse(t) for t in texts]
         self.words = _pad(parsed, -1)
+        self.senses = [p.senses for p in parsed]
         self.numbers = [p.numbers for p in parsed]
         self.flags = (
             np.stack([p.flags for p in parsed]) if parsed else np.zeros((0, N_FLAGS), np.float32)
@@ -380,13 +420,15 @@ def lexical_rows(
     first: Statements, second: Statements, a: np.ndarray, b: np.ndarray, similarity: np.ndarray
 ) -> np.ndarray:
     """The lexical features of pairs (first[a[i]], second[b[i]]), numpy over the batch."""
-    ia, na_, ua, ca, capa, vala, pa = (m[a] for m in first.words)
-    ib, nb_, ub, cb, capb, valb, pb = (m[b] for m in second.words)
+    ia, na_, ua, ca, capa, vala, pa, sa = (m[a] for m in first.words)
+    ib, nb_, ub, cb, capb, valb, pb, sb = (m[b] for m in second.words)
     ib = np.where(ib >= 0, ib, -2)  # empty slots never match the other side's
     va, vb = ia >= 0, ib >= 0
     # Which of one statement's words the other has: (P x W x W) equality, any.
     eq = ia[:, :, None] == ib[:, None, :]
-    a_in_b, b_in_a = eq.any(axis=2), eq.any(axis=1)
+    a_in_b, b_in_a = _synonyms_shared(
+        (first.senses, second.senses), (a, b), (eq.any(axis=2), eq.any(axis=1)), (sa, sb), (va, vb)
+    )
     fa, fb = first.flags[a], second.flags[b]
     n_a, n_b = va.sum(axis=1), vb.sum(axis=1)
     shared = a_in_b.sum(axis=1)
@@ -455,6 +497,39 @@ def lexical_rows(
         _other_person((dropped_w, novel_w), (pa, pb)),
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
+
+
+def _synonyms_shared(
+    senses: tuple[list[tuple[frozenset[int], ...]], list[tuple[frozenset[int], ...]]],
+    rows: tuple[np.ndarray, np.ndarray],
+    shared: tuple[np.ndarray, np.ndarray],
+    synonymous: tuple[np.ndarray, np.ndarray],
+    valid: tuple[np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which words of each statement the other has, synonyms standing for each other
+    when they are all that differs ("The library closes at 8" / "The library shuts
+    at 8", "Noah bought a sofa" / "Noah bought a couch").
+
+    Only a pair whose every differing word finds its synonym changes: where other
+    words differ too, the judge's reading of what was dropped and added (trained
+    without synonyms) stays as it was, so "Liam commutes by bike" / "Liam rides
+    his bicycle to the office" is not read as an addition.
+    """
+    a_in_b, b_in_a = shared
+    lack_a, lack_b = valid[0] & ~a_in_b, valid[1] & ~b_in_a
+    only = ~(lack_a & ~synonymous[0]).any(axis=1) & ~(lack_b & ~synonymous[1]).any(axis=1)
+    todo = np.flatnonzero(only & lack_a.any(axis=1) & lack_b.any(axis=1))
+    if not todo.size:
+        return a_in_b, b_in_a
+    a_in_b, b_in_a = a_in_b.copy(), b_in_a.copy()
+    for r in todo.tolist():
+        xs, ys = senses[0][rows[0][r]], senses[1][rows[1][r]]
+        ia, ib = np.flatnonzero(lack_a[r]).tolist(), np.flatnonzero(lack_b[r]).tolist()
+        found_a = {i for i in ia if any(xs[i] & ys[j] for j in ib)}
+        found_b = {j for j in ib if any(xs[i] & ys[j] for i in ia)}
+        if len(found_a) == len(ia) and len(found_b) == len(ib):
+            a_in_b[r, ia] = b_in_a[r, ib] = True
+    return a_in_b, b_in_a
 
 
 def _other_person(
