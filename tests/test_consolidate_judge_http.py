@@ -102,13 +102,22 @@ def test_an_addition_is_a_new_fact(client) -> None:
     assert set(new_ids) <= set(new["derived_from"])
 
 
+def _assert_two_facts_of_alternate_statements(
+    client: tuple[httpx.Client, FakeClock], texts: list[str]
+) -> None:
+    """Said on four days, one a day: the active facts are exactly two, one from the
+    1st and 3rd statements, one from the 2nd and 4th."""
+    c, clock = client
+    ids = say(c, clock, texts)
+    got = sorted(sorted(f["derived_from"]) for f in active(c))
+    assert got == sorted([sorted(ids[0::2]), sorted(ids[1::2])])
+
+
 def test_the_same_words_about_two_people_make_two_facts(client) -> None:
     """Written on four days, mixed: what Marek does and what his wife does are two
     facts, each from its own two statements."""
-    c, clock = client
-    ids = say(
-        c,
-        clock,
+    _assert_two_facts_of_alternate_statements(
+        client,
         [
             "Marek teaches at the university",
             "Marek's wife teaches at the university",
@@ -116,18 +125,14 @@ def test_the_same_words_about_two_people_make_two_facts(client) -> None:
             "Marek's wife is a lecturer at the university",
         ],
     )
-    got = sorted(sorted(f["derived_from"]) for f in active(c))
-    assert got == sorted([sorted(ids[0::2]), sorted(ids[1::2])])
 
 
 def test_a_fact_said_in_synonyms_is_one_fact(client) -> None:
     """'closes' and 'shuts' are one verb (WordNet): each office's hours, said both
     ways on four days, become one fact from its two statements, and the two
     offices stay two facts (the office 'shuts' at 6, it is not shut down)."""
-    c, clock = client
-    ids = say(
-        c,
-        clock,
+    _assert_two_facts_of_alternate_statements(
+        client,
         [
             "The Tallinn office closes at 6pm",
             "The Riga office closes at 6pm",
@@ -135,5 +140,3 @@ def test_a_fact_said_in_synonyms_is_one_fact(client) -> None:
             "Our Riga office shuts at 6 pm",
         ],
     )
-    got = sorted(sorted(f["derived_from"]) for f in active(c))
-    assert got == sorted([sorted(ids[0::2]), sorted(ids[1::2])])
