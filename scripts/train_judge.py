@@ -17,7 +17,8 @@ saved MLP is written to ``report.json`` and printed. Deterministic for a
 given seed.
 
 The shipped weights were trained before the features read synonyms and
-cadences (``halls.consolidate.synonyms``, ``judge._CADENCE``). Retrained
+values written one way (``halls.consolidate.synonyms``,
+``halls.consolidate.values``). Retrained with synonyms and cadences
 with them, cross-validation rose (0.771 -> 0.792) but held-out accuracy fell
 (81.0% -> 78.3%, with the rules) and ``halls bench dreams`` lost a scenario,
 so the weights were kept; a rerun therefore writes other weights than the

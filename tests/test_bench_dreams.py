@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+from importlib import resources
 from pathlib import Path
 
 from click.testing import CliRunner
 
+from halls.bench.dreams import KINDS, load
 from halls.cli import main
 from test_bench_dreams_locomo import _conversation
 
@@ -74,3 +76,18 @@ def test_locomo_mode_and_its_old_name(server, tmp_path: Path) -> None:
         (conv,) = json.loads(out.read_text())["per_conversation"]
         assert conv["turns"] == 12 and conv["precision"] == 1.0
         assert "halls bench dreams --locomo: 12 turns" in got.output
+
+
+def test_the_shipped_scenario_files_load() -> None:
+    """The team's suite and the two other files of the package parse, every kind in
+    the suite, ids unique across files."""
+    data = resources.files("halls.bench").joinpath("data")
+    files = {"dreams.yaml": 94, "dreams_fresh.yaml": 11, "dreams_blind.yaml": 72}
+    ids: list[str] = []
+    for name, count in files.items():
+        with resources.as_file(data.joinpath(name)) as path:
+            scenarios = load(path)
+        assert len(scenarios) == count, name
+        ids += [s.id for s in scenarios]
+    assert {s.kind for s in load()} == set(KINDS)
+    assert len(ids) == len(set(ids))

@@ -140,3 +140,27 @@ def test_a_fact_said_in_synonyms_is_one_fact(client) -> None:
             "Our Riga office shuts at 6 pm",
         ],
     )
+
+
+def test_one_change_said_twice_in_unlike_words_supersedes_once(client) -> None:
+    """Two statements the judge does not read as paraphrases of each other, each an
+    implicit change of one fact with the same new value, are one change said on two
+    days: together they have the evidence neither has alone."""
+    c, clock = client
+    say(c, clock, ["We release every two weeks", "The release cadence is biweekly"])
+    [old] = active(c)
+    new_ids = say(c, clock, ["We release once a month", "Releases ship monthly"])
+    [fact] = active(c)
+    assert fact["id"] != old["id"] and sorted(fact["derived_from"]) == sorted(new_ids)
+    chain = c.get(f"/long/{fact['id']}", params=S).json()["chain"]
+    assert [f["id"] for f in chain][0] == old["id"]
+
+
+def test_two_changes_to_different_values_wait(client) -> None:
+    """Two implicit changes that give different new values are two one-off claims:
+    the fact stands until one of them is said again."""
+    c, clock = client
+    say(c, clock, ["Noah's phone is an iPhone 12", "Noah uses an iPhone 12"])
+    [old] = active(c)
+    say(c, clock, ["Noah's phone is a Pixel 8", "Noah's phone is a Pixel 9"])
+    assert [f["id"] for f in active(c)] == [old["id"]]

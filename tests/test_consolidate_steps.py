@@ -106,6 +106,19 @@ def test_two_members_of_a_cluster_are_never_far_apart() -> None:
     assert sorted(sorted(g) for g in cluster(v, 0.25, yes)) == [[0, 1, 2]]
 
 
+def test_among_equally_dense_seeds_the_one_the_judge_joins_most_seeds_first() -> None:
+    """Three statements all close to each other; the judge reads the last as the same
+    as both others but leaves the first two undecided ("9:30 every morning" / "half
+    past nine" / "9:30, not 10"): the last seeds one cluster of all three."""
+    v = np.stack([[1.0, 0.0, 0.0], [0.8, 0.6, 0.0], [0.95, 0.3, 0.0]]).astype(np.float32)
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+
+    def joins(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where((a == 2) | (b == 2), JOIN, 0)
+
+    assert cluster(v, 0.6, joins) == [[2, 0, 1]]
+
+
 def test_two_statements_read_apart_never_share_a_cluster_through_a_seed() -> None:
     """Each is like the seed ("Priya's sister lives in Toronto" and "Priya's brother
     is based in Toronto" both like "Priya's sister is based in Toronto"), but the judge

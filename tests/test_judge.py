@@ -7,21 +7,27 @@ from typing import Any
 import numpy as np
 
 from halls.consolidate import synonyms
+from halls.consolidate.heuristic import UNSURE
 from halls.consolidate.judge import (
+    _ATTRIBUTE,
     _ONLY_NAMES,
     _OTHER_PERSON,
     _RETRACT_B,
     _SAME_VALUES,
+    _SWAPPED_NAMES,
     _SWAPPED_NUMBERS,
     LABELS,
     LocalJudge,
     Pair,
+    Statements,
     WordJudge,
     default_judge,
     features,
     held_out,
     lexical,
     load_pairs,
+    same_change,
+    swapped_values,
 )
 
 
@@ -301,3 +307,85 @@ def test_a_cadence_is_one_word_however_written() -> None:
     assert x[2, _DROPPED] > 0 and x[2, 3] > 0
     x = lexical(["We release biweekly"], ["We release every three weeks"], np.full(1, 0.8))
     assert x[0, _SWAPPED_NUMBERS] == 1.0
+
+
+def test_swapped_names_are_never_the_same(embedder) -> None:
+    """Each statement naming something the other lacks is another subject or another
+    value; a capital opening a note ("Prefers", "User") is no name."""
+    judge, (_, x) = _local(
+        embedder,
+        [
+            (
+                "unrelated",
+                "The team in London meets on Mondays",
+                "The team in Berlin meets on Mondays",
+            ),
+            ("update", "Lena works at Siemens", "Lena works at Bosch"),
+            ("same", "Prefers aisle seats on flights", "User always books an aisle seat"),
+            ("same", "The production database is PostgreSQL 16", "Production runs Postgres 16"),
+        ],
+    )
+    assert x[:, _SWAPPED_NAMES].tolist() == [1.0, 1.0, 0.0, 0.0]
+    p = judge.probabilities(x.copy())
+    assert (p[:2, LABELS.index("same")] == 0.0).all()
+    # The model reads the two teams as unrelated, but unsure: clustering would
+    # join two statements this close (``UNSURE``) were they not read apart by
+    # the names they swap, as clustering does from parsed statements.
+    assert LABELS[int(p[0].argmax())] == "unrelated" and p[0].max() < UNSURE
+    texts = ["The team in London meets on Mondays", "The team in Berlin meets on Mondays"]
+    texts.append("Our London team meets every Monday")  # the same names: no swap
+    swapped = swapped_values(Statements(texts), np.array([0, 0]), np.array([1, 2]))
+    assert swapped.tolist() == [True, False]
+
+
+def test_naming_the_attribute_of_a_value_says_the_same(embedder) -> None:
+    """ "The release cadence is biweekly" restates "we release every two weeks"; a word
+    that is no attribute's name ("work phone") or another attribute is no restatement."""
+    judge, (_, x) = _local(
+        embedder,
+        [
+            ("same", "We release every two weeks", "The release cadence is biweekly"),
+            ("same", "Ahmed is 40", "Ahmed's age is 40"),
+            ("unrelated", "Noah's phone is an iPhone 12", "Noah's work phone is an iPhone 12"),
+            ("unrelated", "Zara's birthday is July 9", "Zara's deadline is July 9"),
+            ("retract", "We release every two weeks", "We no longer have a release cadence"),
+        ],
+    )
+    assert x[:, _ATTRIBUTE].tolist() == [1.0, 1.0, 0.0, 0.0, 0.0]
+    p = judge.probabilities(x.copy())
+    assert p[:2, LABELS.index("same")].tolist() == [1.0, 1.0]
+    assert _own_reading(judge, x, 0, _ATTRIBUTE) != "same"
+
+
+def test_a_value_written_two_ways_is_the_same_words() -> None:
+    """Numbers, units, sums and times however written ("108 cm", "a hundred and
+    eight centimetres"); another value stays another word."""
+    earlier = [
+        "Hannah keeps her desk at 108 cm",
+        "The laptop has 16GB of RAM",
+        "Rent is €1,150 a month",
+        "The office closes at 18:00",
+        "Standup is at half past nine",
+        "The laptop has 16GB of RAM",
+    ]
+    later = [
+        "Hannah keeps her desk at a hundred and eight centimetres",
+        "The laptop has sixteen gigs of RAM",
+        "Rent is 1150 euros per month",
+        "The office closes at 6pm",
+        "Standup is at 9:30",
+        "The laptop has thirty-two gigabytes of RAM",
+    ]
+    x = lexical(earlier, later, np.full(len(earlier), 0.8))
+    assert x[:5, _DROPPED].tolist() == [0.0] * 5 and x[:5, 3].tolist() == [0.0] * 5
+    assert x[5, _DROPPED] > 0 and x[5, _SWAPPED_NUMBERS] == 1.0
+
+
+def test_two_changes_agree_when_they_give_the_same_new_value() -> None:
+    fact = "We release every two weeks"
+    assert same_change(fact, "We release once a month", "Releases ship monthly")
+    fact = "The production database is PostgreSQL 13"
+    assert same_change(fact, "The production database is PostgreSQL 16", "We run Postgres 16")
+    fact = "Noah's phone is an iPhone 12"
+    assert not same_change(fact, "Noah's phone is a Pixel 8", "Noah's phone is a Pixel 9")
+    assert not same_change(fact, "Noah got a Pixel 8", "Noah got a Galaxy S24")

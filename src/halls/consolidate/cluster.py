@@ -1,8 +1,9 @@
 """Embedding clusters (pure): which short-term entries say the same thing.
 
 Star clustering over the similarity graph: the entry with the most
-neighbours above the threshold seeds a cluster and takes its unassigned
-neighbours, nearest first, then the next densest, and so on. Every member is
+neighbours above the threshold (on ties, the most that ``joins`` accepts)
+seeds a cluster and takes its unassigned neighbours, nearest first, then the
+next densest, and so on. Every member is
 within the threshold of its seed *and of every other member*, and no pair of
 members is read apart by ``joins`` (complete linkage: no chaining from topic
 to topic, and no cluster of statements that are each a little like the seed
@@ -72,8 +73,12 @@ def cluster(
         near, apart = _judged(near, n, joins)
     else:
         near = [row[row != i] for i, row in enumerate(near)]
-    # Densest first; ties keep input order (the caller sorts oldest first).
-    order = np.argsort(-degree, kind="stable")
+    # Densest first; among equally dense, the one with the most neighbours
+    # that may join (a statement the judge reads as the same as two others
+    # seeds them both, not one of the two it does not read as the same);
+    # then input order (the caller sorts oldest first).
+    joined = np.array([len(x) for x in near])
+    order = np.lexsort((-joined, -degree))
     taken = np.zeros(n, dtype=bool)
     clusters: list[list[int]] = []
     for seed in order.tolist():

@@ -32,7 +32,8 @@ from halls.consolidate.judge import (
     decide_judged,
     default_judge,
     judge_rows,
-    swapped_numbers,
+    same_change,
+    swapped_values,
 )
 from halls.consolidate.pii import detect, forget_class
 from halls.consolidate.reconcile import Decision, Known
@@ -111,7 +112,7 @@ class HeuristicDecider:
         facts = np.repeat(np.arange(len(related)), len(said))
         readings = np.tile(np.arange(len(said)), len(related)) + len(related)
         parsed = Statements([k.text for k, _ in related] + [t for t, _ in said])
-        differ = swapped_numbers(parsed, facts, readings).tolist()
+        differ = swapped_values(parsed, facts, readings).tolist()
         judged = []
         for n, (k, sims) in enumerate(related):
             part = slice(n * len(said), (n + 1) * len(said))
@@ -228,6 +229,10 @@ class _Pool:
     def remove(self, id: str) -> None:
         self.alive[self.row[id]] = False
 
+    def holds(self, id: str) -> bool:
+        """Whether ``id`` is an active fact of the pool (not changed or retired this run)."""
+        return id in self.row and bool(self.alive[self.row[id]])
+
 
 def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     plan = Plan(proposals=[])
@@ -243,24 +248,10 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     consumed: set[str] = set()
     created: dict[str, Proposal] = {}
     pinned = {f.id for f in inputs.facts if f.pinned}  # (those made this run: ``made.pinned``)
-    for cand in sorted(_candidates(inputs, plan, decider.judge), key=lambda c: c.last_seen):
-        verdict = decider.reconcile(cand, pool.nearest(cand.vector, NEAREST), pool.texts)
-        d = verdict.decision
-        made = created.get(d.target_id or "")
-        if d.kind in ("UPDATE", "DELETE") and made and (made.last_seen or 0) >= cand.last_seen:
-            # A change comes after what it changes: statements made at the
-            # same time (pinned notes written together) are different facts.
-            d = Decision("ADD", None, f"{d.reason}, but not said later than it; a separate fact")
-        elif (
-            d.kind in ("UPDATE", "DELETE")
-            and (d.target_id in pinned or (made is not None and made.pinned))
-            and not d.explicit
-        ):
-            # What the user pinned is retired by a statement that says it
-            # changed ("now", "switched", "no longer"), not by an inference.
-            d = Decision("ADD", None, f"{d.reason}, but it is pinned and nothing says it changed")
-        if cand.gate is None and not (d.kind == "NONE" or d.explicit):
-            continue  # not enough evidence yet: the entries wait, or age out
+    waiting: dict[str, list[Candidate]] = {}  # implicit changes without the evidence, by fact
+    successor: dict[str, str] = {}  # a fact changed this run -> the fact that replaced it
+
+    def apply(cand: Candidate, verdict: Verdict, d: Decision) -> None:
         why = d.reason if cand.gate is None else f"{d.reason}; promoted by {cand.gate}"
         base: dict[str, Any] = dict(
             members=cand.ids,
@@ -296,17 +287,88 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             )
             plan.proposals.append(p)
             created[fid] = p
+            successor.setdefault(d.target_id, fid)
             pool.remove(d.target_id)
             pool.add(fid, verdict.text, cand.vector)
         elif d.kind == "DELETE" and d.target_id:
             plan.proposals.append(Proposal("obsolete", why, d.target_id, **base))
             pool.remove(d.target_id)
         else:
-            continue
+            return
         consumed.update(cand.ids)
+
+    for cand in sorted(_candidates(inputs, plan, decider.judge), key=lambda c: c.last_seen):
+        verdict = decider.reconcile(cand, pool.nearest(cand.vector, NEAREST), pool.texts)
+        d = verdict.decision
+        made = created.get(d.target_id or "")
+        if d.kind in ("UPDATE", "DELETE") and made and (made.last_seen or 0) >= cand.last_seen:
+            # A change comes after what it changes: statements made at the
+            # same time (pinned notes written together) are different facts.
+            d = Decision("ADD", None, f"{d.reason}, but not said later than it; a separate fact")
+        elif (
+            d.kind in ("UPDATE", "DELETE")
+            and (d.target_id in pinned or (made is not None and made.pinned))
+            and not d.explicit
+        ):
+            # What the user pinned is retired by a statement that says it
+            # changed ("now", "switched", "no longer"), not by an inference.
+            d = Decision("ADD", None, f"{d.reason}, but it is pinned and nothing says it changed")
+        if cand.gate is None and not (d.kind == "NONE" or d.explicit):
+            if d.kind == "UPDATE" and d.target_id:
+                waiting.setdefault(d.target_id, []).append(cand)
+            continue  # not enough evidence yet: the entries wait, or age out
+        apply(cand, verdict, d)
+    for target, pending in waiting.items():
+        if target in successor:
+            # The run changed this fact: a waiting change to the same new value
+            # says that change again ("Spotify price went up to £13 a month"
+            # beside "The Spotify plan now costs thirteen pounds a month").
+            new = successor[target]
+            for cand in pending:
+                if same_change(pool.texts[target], created[new].text or "", cand.text):
+                    d = Decision("NONE", new, f"gives {target} the same new value as {new}")
+                    apply(cand, Verdict(d, cand.text), d)
+        elif len(pending) > 1 and pool.holds(target):
+            change = _one_change(inputs, pool.texts[target], target, pending)
+            if change is not None:
+                apply(change[0], Verdict(change[1], change[0].text), change[1])
     _age_out(inputs, consumed, plan)
     _loops(inputs, plan)
     return plan
+
+
+def _one_change(
+    inputs: Inputs, fact: str, target: str, pending: list[Candidate]
+) -> tuple[Candidate, Decision] | None:
+    """Implicit changes of one fact that each lacked the evidence to retire it, read
+    together: statements that give the fact the same new value on different days
+    are one change said twice ("We release once a month", "Releases ship monthly"
+    after "We release every two weeks"), also where the judge does not read them as
+    paraphrases of each other. One candidate of them all, or None."""
+    cfg = inputs.settings
+    for seed in sorted(pending, key=lambda c: -c.score):
+        group = [c for c in pending if c is seed or same_change(fact, seed.text, c.text)]
+        if len(group) < 2:
+            continue
+        entries = [u for c in group for u in c.entries]
+        score = evidence_score((u.occurred_at.timestamp() for u in entries), cfg.burst_seconds)
+        if score < cfg.promote_min_evidence:
+            continue
+        latest = max(group, key=lambda c: c.last_seen)
+        vectors = [c.vectors for c in group if c.vectors is not None]
+        merged = Candidate(
+            entries=entries,
+            text=latest.text,
+            vector=latest.vector,
+            topic=next((c.topic for c in group if c.topic), None),
+            score=score,
+            gate=f"evidence {score:g} >= {cfg.promote_min_evidence:g}",
+            journal=list(dict.fromkeys(j for c in group for j in c.journal)),
+            vectors=np.concatenate(vectors) if len(vectors) == len(group) else None,
+        )
+        why = f"changes {target}: {len(group)} statements give it the same new value"
+        return merged, Decision("UPDATE", target, why)
+    return None
 
 
 def _flag_proposals(inputs: Inputs, decider: Decider, plan: Plan) -> set[str]:
@@ -359,8 +421,9 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
             # above the cluster threshold also when it is unsure the two
             # differ (a change, a retraction, another subject or a second
             # value read with confidence never joins, nor do two that each
-            # claim a number the other lacks: "every two weeks" / "once a month").
-            swapped = swapped_numbers(statements, early[part], late[part])
+            # claim a number or a name the other lacks: "every two weeks" /
+            # "once a month", "the London office" / "the Berlin office").
+            swapped = swapped_values(statements, early[part], late[part])
             unsure = (labels == UNRELATED) & (conf < UNSURE) & high[part] & ~swapped
             # Read apart: a sure "unrelated" (another subject, another
             # person) or other numbers; no cluster holds both, not even

@@ -41,7 +41,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from halls.consolidate import synonyms
+from halls.consolidate import synonyms, values
 from halls.consolidate.reconcile import CHANGE, NEGATION, STOP, Decision, Known, _stem, decide
 
 Label = Literal["same", "update", "retract", "unrelated"]
@@ -51,29 +51,6 @@ _TOKEN = re.compile(r"[A-Za-z0-9~][A-Za-z0-9~./:-]*")
 # "Give" retracts only as "give up" / "give away": "the API gives times in UTC".
 _GAVE_UP = re.compile(r"\b(?:give|gives|gave|given|giving) (?:up|away)\b")
 _ADDRESS = re.compile(r"\w[./:@]\w")
-# A time of day is its number and "am"/"pm" however written: "2am", "2 am",
-# "2 a.m." (so "6pm" and "6 pm" share their words).
-_CLOCK = re.compile(r"(\d)\s*([ap])\.?m\b\.?", re.IGNORECASE)
-# A cadence is one word however written: "every two weeks", "every other
-# week" and "fortnightly" are "biweekly"; "once a month" and "each month" are
-# "monthly" (so a cadence that changes is another word, not another number).
-# "Every day" is left as it is: mostly a habit ("rides to work every day"),
-# not a schedule's value.
-_EVERY = r"\b(?:every|each|once (?:a|an|per|every))\s+"
-_FORTNIGHT = r"\b(?:every (?:two|2|other|second) weeks?|(?:once )?(?:a|every) fortnight|"
-_FORTNIGHT += r"fortnightly|bi-weekly)\b"
-_CADENCE = tuple(
-    (re.compile(pattern, re.IGNORECASE), word)
-    for pattern, word in (
-        (_FORTNIGHT, "biweekly"),
-        (_EVERY + r"hour\b", "hourly"),
-        (_EVERY + r"night\b", "nightly"),
-        (_EVERY + r"week\b", "weekly"),
-        (_EVERY + r"month\b", "monthly"),
-        (_EVERY + r"quarter\b", "quarterly"),
-        (r"(?:" + _EVERY + r"year\b|\bannually\b)", "yearly"),
-    )
-)
 ADDITIVE = frozenset(
     "also too well another addition besides second either extra both additionally more".split()  # noqa: SIM905
 )
@@ -134,6 +111,17 @@ SINGLE = frozenset(
         "desk sit floor cadence schedule hourly daily nightly weekly biweekly monthly quarterly "
         "yearly title role position salary "
         "password deadline due current capital boss lead"
+    ).split()
+)
+# Nouns that name an attribute whose value a statement gives ("the release
+# cadence is biweekly", "Ahmed's age is 40", "the app version is 2.3"):
+# naming the attribute adds nothing to a statement that gives its value
+# ("we release biweekly", "Ahmed is 40"). Nouns only: "works" or "main"
+# beside a value say something of their own ("work phone", "main branch").
+ATTRIBUTE = frozenset(
+    (  # noqa: SIM905 - a string reads better
+        "name cadence frequency schedule version age birthday address employer title role "
+        "salary deadline hometown nationality timezone"
     ).split()
 )
 # People named by their relation to someone ("Eli's son", "my husband",
@@ -202,6 +190,7 @@ class _Parsed:
     number: np.ndarray  # bool per id: has a digit
     contrast: np.ndarray  # bool per id: follows not/never/than...
     person: np.ndarray  # bool per id: a relation to someone ("son", "mentor": ``PERSON``)
+    attribute: np.ndarray  # bool per id: names an attribute (``ATTRIBUTE``)
     senses: tuple[frozenset[int], ...]  # per id: its WordNet senses (``synonyms``), or none
     flags: np.ndarray  # float32: change negated additive retract episodic multi single length
     numbers: frozenset[float]  # the numbers it claims (digits and number words; contrasts aside)
@@ -212,9 +201,7 @@ N_FLAGS = 8
 
 @lru_cache(maxsize=65536)
 def _parse(text: str) -> _Parsed:
-    clean = _CLOCK.sub(r"\1 \2m", text.replace("’", "'").replace("n't", " not"))
-    for pattern, word in _CADENCE:
-        clean = pattern.sub(word, clean)
+    clean = values.normalise(text.replace("’", "'").replace("n't", " not"))
     raw = _TOKEN.findall(clean)
     low = [w.lower().rstrip(".:") for w in raw]
     # An ordinal is its number ("the 3rd" is "3").
@@ -230,6 +217,7 @@ def _parse(text: str) -> _Parsed:
     number: list[bool] = []
     contrast: list[bool] = []
     person: list[bool] = []
+    attribute: list[bool] = []
     senses: list[frozenset[int]] = []
     after = False
     numbers: set[float] = set()
@@ -267,6 +255,7 @@ def _parse(text: str) -> _Parsed:
                 )
                 contrast.append(after)
                 person.append(w in PERSON)
+                attribute.append(w in ATTRIBUTE)
                 # Synonyms are common words: a name or value is only itself
                 # ("Java" is no "coffee"), and relations have their own.
                 plain = not (value[-1] or capital[-1] or person[-1])
@@ -294,6 +283,7 @@ def _parse(text: str) -> _Parsed:
         np.array(number, dtype=bool),
         np.array(contrast, dtype=bool),
         np.array(person, dtype=bool),
+        np.array(attribute, dtype=bool),
         tuple(senses),
         np.array(flags, dtype=np.float32),
         frozenset(numbers),
@@ -331,7 +321,7 @@ def _agent(word: str) -> str:
 
 def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
     """Statements as (P x MAX_WORDS) arrays: roots (``fill`` if empty), name, number,
-    contrast, capital, value, person, and whether the word has synonyms."""
+    contrast, capital, value, person, attribute, and whether the word has synonyms."""
     ids = np.full((len(parsed), MAX_WORDS), fill, dtype=np.int64)
     name = np.zeros((len(parsed), MAX_WORDS), dtype=bool)
     number = np.zeros_like(name)
@@ -339,6 +329,7 @@ def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
     capital = np.zeros_like(name)
     value = np.zeros_like(name)
     person = np.zeros_like(name)
+    attribute = np.zeros_like(name)
     synonymous = np.zeros_like(name)
     for r, p in enumerate(parsed):
         k = len(p.ids)
@@ -349,8 +340,9 @@ def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
             p.contrast,
         )
         capital[r, :k], value[r, :k], person[r, :k] = p.capital, p.value, p.person
+        attribute[r, :k] = p.attribute
         synonymous[r, :k] = [bool(s) for s in p.senses]
-    return ids, name, number, contrast, capital, value, person, synonymous
+    return ids, name, number, contrast, capital, value, person, attribute, synonymous
 
 
 def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
@@ -374,13 +366,14 @@ def _same_values(
     return some & ~(kept_a & ~a_in_b).any(axis=1) & ~(kept_b & ~b_in_a).any(axis=1)  # type: ignore[no-any-return]
 
 
-N_LEXICAL = 38
+N_LEXICAL = 40
 # Columns of ``lexical`` that ``_kind_rules`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
 _SINGLE = 30
 # ... and those only the rules read: the MLP does not see them (``mlp_inputs``).
-_SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON = 34, 35, 36, 37
-RULE_ONLY = (_SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON)
+_SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON, _ATTRIBUTE = 34, 35, 36, 37, 38
+_SWAPPED_NAMES = 39
+RULE_ONLY = (_SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON, _ATTRIBUTE, _SWAPPED_NAMES)
 N_MLP_LEXICAL = N_LEXICAL - len(RULE_ONLY)
 
 
@@ -420,8 +413,8 @@ def lexical_rows(
     first: Statements, second: Statements, a: np.ndarray, b: np.ndarray, similarity: np.ndarray
 ) -> np.ndarray:
     """The lexical features of pairs (first[a[i]], second[b[i]]), numpy over the batch."""
-    ia, na_, ua, ca, capa, vala, pa, sa = (m[a] for m in first.words)
-    ib, nb_, ub, cb, capb, valb, pb, sb = (m[b] for m in second.words)
+    ia, na_, ua, ca, capa, vala, pa, ata, sa = (m[a] for m in first.words)
+    ib, nb_, ub, cb, capb, valb, pb, atb, sb = (m[b] for m in second.words)
     ib = np.where(ib >= 0, ib, -2)  # empty slots never match the other side's
     va, vb = ia >= 0, ib >= 0
     # Which of one statement's words the other has: (P x W x W) equality, any.
@@ -495,6 +488,9 @@ def lexical_rows(
         ~(a_in_b & va & ~capa).any(axis=1),
         # They differ in the people they are about, and in nothing else.
         _other_person((dropped_w, novel_w), (pa, pb)),
+        # One of them only names the attribute whose value both give.
+        _names_attribute((dropped_w, novel_w), (ata, atb)),
+        _swapped_names((dropped_w, novel_w), (na_, nb_)),
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
 
@@ -543,6 +539,30 @@ def _other_person(
     return some & ~rest  # type: ignore[no-any-return]
 
 
+def _names_attribute(
+    differ: tuple[np.ndarray, np.ndarray], attribute: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """All that one statement has beyond the other is the name of an attribute, and the
+    other has nothing beyond it ("We release biweekly" / "The release cadence is
+    biweekly", "Ahmed is 40" / "Ahmed's age is 40")."""
+    out = np.zeros(len(differ[0]), dtype=bool)
+    for side in (0, 1):
+        here, there, named = differ[side], differ[1 - side], attribute[side]
+        out |= here.any(axis=1) & ~(here & ~named).any(axis=1) & ~there.any(axis=1)
+    return out
+
+
+def _swapped_names(
+    differ: tuple[np.ndarray, np.ndarray], capital: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """Each statement has a name the other lacks (capitalised past the first word, or
+    inside it): another subject ("The London office opens at 8" / "The Berlin office
+    opens at 8") or another value ("works at Siemens" / "works at Bosch"), never the
+    same thing said twice. A capital opening a sentence is no name: notes often
+    start with a verb or a common noun ("Prefers aisle seats", "User always books")."""
+    return (differ[0] & capital[0]).any(axis=1) & (differ[1] & capital[1]).any(axis=1)  # type: ignore[no-any-return]
+
+
 def _swapped(
     first: list[frozenset[float]], second: list[frozenset[float]], a: np.ndarray, b: np.ndarray
 ) -> np.ndarray:
@@ -557,9 +577,41 @@ def _swapped(
     )
 
 
-def swapped_numbers(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per pair of rows: each statement claims a number the other lacks (see ``_swapped``)."""
-    return _swapped(statements.numbers, statements.numbers, a, b)
+def swapped_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per pair of rows: each statement claims a number the other lacks (``_swapped``),
+    or has a name the other lacks (``_swapped_names``)."""
+    ia, capa = statements.words[0][a], statements.words[1][a]
+    ib, capb = statements.words[0][b], statements.words[1][b]
+    ib = np.where(ib >= 0, ib, -2)
+    eq = ia[:, :, None] == ib[:, None, :]
+    lack_a, lack_b = (ia >= 0) & ~eq.any(axis=2), (ib >= 0) & ~eq.any(axis=1)
+    names = _swapped_names((lack_a, lack_b), (capa, capb))
+    return _swapped(statements.numbers, statements.numbers, a, b) | names  # type: ignore[no-any-return]
+
+
+def same_change(fact: str, first: str, second: str) -> bool:
+    """Whether two statements that each change ``fact`` give it the same new value.
+
+    What each says beyond the fact is its new value: its names and numbers
+    when it has any ("PostgreSQL 16", "Postgres 16"), else its words ("we
+    release monthly", "releases ship monthly"). The two agree when those
+    overlap and neither names a value the other lacks while the other names
+    one it lacks ("Pixel 8" / "Pixel 9" are two changes)."""
+    known = set(_parse(fact).roots.tolist())
+    news = []
+    for text in (first, second):
+        p = _parse(text)
+        new = [n for n, r in enumerate(p.roots.tolist()) if r not in known]
+        news.append(
+            (
+                {int(p.roots[n]) for n in new},
+                {int(p.roots[n]) for n in new if p.value[n]},
+            )
+        )
+    (words_a, values_a), (words_b, values_b) = news
+    if values_a or values_b:
+        return bool(values_a & values_b) and not (values_a - values_b and values_b - values_a)
+    return bool(words_a & words_b)
 
 
 def semantic(u: np.ndarray, v: np.ndarray, projection: np.ndarray | None) -> np.ndarray:
@@ -609,7 +661,9 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     one-at-a-time attribute (lives in, works at, car, version...) is
     another fact: ``update`` and ``retract`` move to ``unrelated``. Two
     statements that differ only in the people they are about ("Eli's son")
-    are two facts: all of the probability goes to ``unrelated``.
+    are two facts: all of the probability goes to ``unrelated``; two that
+    differ only in one of them naming the attribute whose value both give
+    ("the release cadence is biweekly") are one: all of it goes to ``same``.
     """
     change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
     addition = (x[:, _ADDITION] > 0) & ~negation & ~retraction
@@ -646,11 +700,13 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     for k in (_UPDATE, _RETRACT):
         out[loose, _UNRELATED] += out[loose, k]
         out[loose, k] = 0.0
-    # A restatement gives the same numbers: when each statement claims a
-    # number the other lacks ("every two weeks", "once a month"), the two
-    # are a change or two facts, never the same one (none of the 50 such
-    # labelled pairs is). ``same`` goes; the other readings keep their odds.
-    swapped = x[:, _SWAPPED_NUMBERS] > 0
+    # A restatement gives the same numbers and names: when each statement
+    # claims a number the other lacks ("every two weeks", "once a month"), or
+    # has a name the other lacks ("the London office", "the Berlin office"),
+    # the two are a change or two facts, never the same one (none of the 50
+    # and 119 such labelled pairs is). ``same`` goes; the other readings keep
+    # their odds.
+    swapped = (x[:, _SWAPPED_NUMBERS] > 0) | (x[:, _SWAPPED_NAMES] > 0)
     out[swapped, _SAME] = 0.0
     out[swapped] /= np.maximum(out[swapped].sum(axis=1, keepdims=True), 1e-12)
     # The same words about two people ("Eli's son is allergic to cats" after
@@ -659,6 +715,12 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     other = x[:, _OTHER_PERSON] > 0
     out[other] = 0.0
     out[other, _UNRELATED] = 1.0
+    # A statement that only adds the name of the attribute whose value the
+    # other gives ("the release cadence is biweekly" after "we release
+    # biweekly"), and marks no change, says the same thing.
+    named = (x[:, _ATTRIBUTE] > 0) & ~(change | negation | retraction)
+    out[named] = 0.0
+    out[named, _SAME] = 1.0
     return out
 
 

@@ -1,0 +1,209 @@
+"""Values written one way (pure): what the judge compares a statement's numbers by.
+
+People write one value many ways: "108 cm" and "a hundred and eight
+centimetres", "16GB" and "sixteen gigs", "€1,150" and "1150 euros", "6pm",
+"6 p.m." and "18:00", "half past nine" and "9:30", "every two weeks" and
+"biweekly", "March 3rd" and "the third of March". ``normalise`` rewrites a
+statement so that each value has one spelling, and the judge's word
+comparison sees the same value as the same words (and a changed value as
+another). It is English only and reads nothing but the text.
+
+What it does not do, on purpose: convert between units ("one gram" is not
+"1000 mg"), read "one" alone as a number (it is mostly a pronoun: "the one I
+use"), or read "first"/"second" as ordinals ("first language", "a second
+car"). "Every day" stays as written (mostly a habit, not a schedule's value).
+"""
+
+from __future__ import annotations
+
+import re
+
+_UNITS = (  # noqa: SIM905 - a string reads better
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
+    "fourteen fifteen sixteen seventeen eighteen nineteen"
+).split()
+_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()  # noqa: SIM905
+SMALL = {w: n for n, w in enumerate(_UNITS)}
+TENS = {w: 10 * n for n, w in enumerate(_TENS, 2)}
+SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_ORDINAL_UNITS = (  # noqa: SIM905 - "first" and "second" are left out (see above)
+    "third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
+    "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth"
+).split()
+ORDINALS = {w: n for n, w in enumerate(_ORDINAL_UNITS, 3)}
+ORDINALS |= {w[:-1] + "ieth": n for w, n in TENS.items()}  # twentieth .. ninetieth
+_ORDINAL_ONES = {"first": 1, "second": 2} | {w: n for w, n in ORDINALS.items() if n < 10}
+
+# A unit after a number, however written, is one lower-case word (so "GB" is
+# no name, and "16GB", "16 GB" and "sixteen gigs" are the same words).
+_UNIT_NAMES = {
+    "kb": "kilobyte kilobytes",
+    "mb": "megabyte megabytes meg megs",
+    "gb": "gigabyte gigabytes gig gigs",
+    "tb": "terabyte terabytes",
+    "mm": "millimetre millimetres millimeter millimeters",
+    "cm": "centimetre centimetres centimeter centimeters",
+    "m": "metre metres meter meters",
+    "km": "kilometre kilometres kilometer kilometers",
+    "mg": "milligram milligrams",
+    "g": "gram grams gramme grammes",
+    "kg": "kilo kilos kilogram kilograms",
+    "ml": "millilitre millilitres milliliter milliliters",
+    "l": "litre litres liter liters",
+    "ms": "millisecond milliseconds msec",
+    "second": "s sec secs seconds",
+    "minute": "min mins minutes",
+    "hour": "h hr hrs hours",
+    "euro": "eur euros",
+    "dollar": "usd dollars",
+    "pound": "gbp pounds",
+}
+UNITS = {w: unit for unit, names in _UNIT_NAMES.items() for w in (unit, *names.split())}
+_CURRENCY = {"€": "euro", "$": "dollar", "£": "pound"}
+
+# A cadence is one word however written: "every two weeks", "every other
+# week" and "fortnightly" are "biweekly"; "once a month" and "each month" are
+# "monthly" (so a cadence that changes is another word, not another number).
+_EVERY = r"\b(?:every|each|once (?:a|an|per|every))\s+"
+_FORTNIGHT = r"\b(?:every (?:two|2|other|second) weeks?|(?:once )?(?:a|every) fortnight|"
+_FORTNIGHT += r"fortnightly|bi-weekly)\b"
+_CADENCE = tuple(
+    (re.compile(pattern, re.IGNORECASE), word)
+    for pattern, word in (
+        (_FORTNIGHT, "biweekly"),
+        (_EVERY + r"hour\b", "hourly"),
+        (_EVERY + r"night\b", "nightly"),
+        (_EVERY + r"week\b", "weekly"),
+        (_EVERY + r"month\b", "monthly"),
+        (_EVERY + r"quarter\b", "quarterly"),
+        (r"(?:" + _EVERY + r"year\b|\bannually\b)", "yearly"),
+    )
+)
+# ... and so is an amount "a month" or "per week" ("€1,150 a month",
+# "3 times a week"); "in a month" or "a week ago" is no cadence.
+_PER = re.compile(
+    rf"(\d\S*\s+(?:(?:{'|'.join(sorted(UNITS, key=len, reverse=True))})\s+)?|\btwice\s+|\btimes\s+)"
+    r"(?:a|an|per)\s+"
+    r"(hour|night|week|month|quarter|year)\b",
+    re.IGNORECASE,
+)
+_ADVERB = {"hour": "hourly", "night": "nightly", "week": "weekly", "month": "monthly"}
+_ADVERB |= {"quarter": "quarterly", "year": "yearly"}
+_NUMBER_WORD = "|".join(sorted([*SMALL, *TENS, *SCALES], key=len, reverse=True))
+# A run of number words ("a hundred and eight", "thirty-two", "five hundred").
+_NUMBER_RUN = re.compile(
+    rf"\b(?:an?\s+(?=(?:{'|'.join(SCALES)})\b))?(?:{_NUMBER_WORD})"
+    rf"(?:(?:\s+and\s+|[\s-]+)(?:{_NUMBER_WORD}))*\b",
+    re.IGNORECASE,
+)
+# ("a third" of something is a share, not a date.)
+_ORDINAL_WORD = "|".join(sorted([*ORDINALS, *_ORDINAL_ONES], key=len, reverse=True))
+_ORDINAL = re.compile(
+    rf"(?<!\ba )(?<!\bone )\b(?:(?:{'|'.join(TENS)})-)?(?:{_ORDINAL_WORD})\b",
+    re.IGNORECASE,
+)
+_THOUSANDS = re.compile(r"\b(\d{1,3})((?:,\d{3})+)\b")
+_MONEY = re.compile(r"([€$£])\s?(\d+(?:\.\d+)?)")
+_GLUED = re.compile(r"\b(\d+(?:\.\d+)?)([a-zA-Z]{1,5})\b")
+_AFTER_NUMBER = re.compile(r"\b(\d+(?:\.\d+)?)\s+([A-Za-z]+)\b")
+# A time of day: "2am", "2 am", "2 a.m." and "2:00 am" are "2 am"; "18:00"
+# and "6:00 pm" are "6 pm", and so is "six in the evening"; "half past nine"
+# is "9:30".
+_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*([ap])\.?m\b\.?", re.IGNORECASE)
+_DAYTIME = re.compile(
+    r"\b(\d{1,2}(?::\d\d)?)(?:\s+o'?clock)?\s+in\s+the\s+(morning|afternoon|evening)\b",
+    re.IGNORECASE,
+)
+_HALF = {"morning": "am", "afternoon": "pm", "evening": "pm"}
+_24H = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+_PAST = re.compile(r"\b(half|quarter) past (\d{1,2})\b", re.IGNORECASE)
+_TO = re.compile(r"\bquarter to (\d{1,2})\b", re.IGNORECASE)
+
+
+def normalise(text: str) -> str:
+    """The statement with each number, unit, sum, time and cadence written one way."""
+    for pattern, word in _CADENCE:
+        text = pattern.sub(word, text)
+    text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
+    text = _MONEY.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
+    text = _PER.sub(lambda m: f"{m.group(1)}{_ADVERB[m.group(2).lower()]}", text)
+    text = _ORDINAL.sub(_ordinal, text)
+    text = _NUMBER_RUN.sub(_number, text)
+    text = _PAST.sub(lambda m: f"{m.group(2)}:{30 if m.group(1).lower() == 'half' else 15}", text)
+    text = _TO.sub(lambda m: f"{(int(m.group(1)) - 2) % 12 + 1}:45", text)
+    text = _DAYTIME.sub(lambda m: m.group(1) + _HALF[m.group(2).lower()], text)
+    text = _CLOCK.sub(_twelve_hour, text)
+    text = _24H.sub(_twenty_four_hour, text)
+    text = _GLUED.sub(_glued, text)
+    return _AFTER_NUMBER.sub(_unit, text)
+
+
+def _ordinal(m: re.Match[str]) -> str:
+    word = m.group(0).lower()
+    tens, _, ones = word.rpartition("-")
+    if not tens and ones in ("first", "second"):
+        return m.group(0)  # "first language", "a second car"
+    ones_value = _ORDINAL_ONES.get(ones, ORDINALS.get(ones, 0))
+    return str(TENS.get(tens, 0) + ones_value)
+
+
+def _number(m: re.Match[str]) -> str:
+    """A run of number words as digits; runs that are not one number stay as they are."""
+    words = [w for w in re.split(r"[\s-]+", m.group(0).lower()) if w not in ("a", "an", "and")]
+    if words == ["one"]:
+        return m.group(0)  # mostly a pronoun
+    return " ".join(str(n) for n in _read(words))
+
+
+def _read(words: list[str]) -> list[int]:
+    """The numbers a run of number words says ("thirty two" -> [32], "two three" ->
+    [2, 3], "a hundred and eight" -> [108])."""
+    out: list[int] = []
+    total = current = 0
+    last = ""  # the kind of the previous word: small, tens, hundred, scale
+    for w in words:
+        if w in SMALL or w in TENS:
+            kind = "tens" if w in TENS else "small"
+            # A word that cannot continue the number starts another one:
+            # "two three", "twenty thirty", "twelve five".
+            ones = last == "tens" and kind == "small" and SMALL[w] < 10  # "thirty-two"
+            if last in ("small", "tens") and not ones:
+                out.append(total + current)
+                total = current = 0
+            current += TENS.get(w, SMALL.get(w, 0))
+            last = kind
+        elif w == "hundred":
+            current = max(current, 1) * 100
+            last = "hundred"
+        else:
+            total += max(current, 1) * SCALES[w]
+            current = 0
+            last = "scale"
+    out.append(total + current)
+    return out
+
+
+def _twelve_hour(m: re.Match[str]) -> str:
+    hour, minutes, half = m.group(1), m.group(2), m.group(3).lower()
+    return f"{hour}:{minutes} {half}m" if minutes and minutes != "00" else f"{hour} {half}m"
+
+
+def _twenty_four_hour(m: re.Match[str]) -> str:
+    hour, minutes = int(m.group(1)), m.group(2)
+    if hour > 12:
+        return f"{hour - 12} pm" if minutes == "00" else f"{hour - 12}:{minutes} pm"
+    return str(hour) if minutes == "00" else f"{hour}:{minutes}"
+
+
+def _glued(m: re.Match[str]) -> str:
+    """ "16GB" is "16 gb"; "3rd" and "2am" are left to their own readings."""
+    number, suffix = m.group(1), m.group(2)
+    if suffix.lower() in ("st", "nd", "rd", "th") or suffix.lower() not in UNITS:
+        return m.group(0)
+    return f"{number} {UNITS[suffix.lower()]}"
+
+
+def _unit(m: re.Match[str]) -> str:
+    number, word = m.group(1), m.group(2)
+    unit = UNITS.get(word.lower())
+    return m.group(0) if unit is None else f"{number} {unit}"

@@ -1,0 +1,60 @@
+"""Values written one way (``halls.consolidate.values``): numbers, units, sums, times."""
+
+from __future__ import annotations
+
+import pytest
+
+from halls.consolidate.values import normalise
+
+
+@pytest.mark.parametrize(
+    ("written", "read"),
+    [
+        ("a hundred and eight centimetres", "108 cm"),
+        ("thirty-two gigabytes", "32 gb"),
+        ("16GB of RAM", "16 gb of RAM"),
+        ("sixteen gigs", "16 gb"),
+        ("two thousand and nine", "2009"),
+        ("€1,150 a month", "1150 euro monthly"),
+        ("1150 euros per month", "1150 euro monthly"),
+        ("3 times a week", "3 times weekly"),
+        ("every two weeks", "biweekly"),
+        ("once a month", "monthly"),
+        ("at 18:00", "at 6 pm"),
+        ("at 6:00pm", "at 6 pm"),
+        ("at 2 a.m.", "at 2 am"),
+        ("at three in the afternoon", "at 3 pm"),
+        ("at half past nine", "at 9:30"),
+        ("at quarter to ten", "at 9:45"),
+        ("on the third of March", "on the 3 of March"),
+        ("the twenty-first", "the 21"),
+    ],
+)
+def test_a_value_is_written_one_way(written: str, read: str) -> None:
+    assert normalise(written) == read
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the one I use",  # "one" alone is mostly a pronoun
+        "her first language",  # "first"/"second" are rarely dates
+        "a second car",
+        "a third of the budget",  # a share
+        "in a month",  # no cadence
+        "a week ago",
+        "every day",  # a habit more than a schedule
+        "version 3.11",
+        "the 7:40 train",
+        "Pixel 8",
+        "bluefinch42",
+        "2x per day",
+    ],
+)
+def test_what_is_no_value_spelling_stays_as_written(text: str) -> None:
+    assert normalise(text) == text
+
+
+def test_number_words_that_are_not_one_number_stay_apart() -> None:
+    assert normalise("nineteen ninety-five") == "19 95"
+    assert normalise("two three") == "2 3"
