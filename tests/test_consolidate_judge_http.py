@@ -164,3 +164,25 @@ def test_two_changes_to_different_values_wait(client) -> None:
     [old] = active(c)
     say(c, clock, ["Noah's phone is a Pixel 8", "Noah's phone is a Pixel 9"])
     assert [f["id"] for f in active(c)] == [old["id"]]
+
+
+def test_a_waiting_change_joins_the_same_change_made_in_the_run(client) -> None:
+    """An implicit change waits for evidence; an explicit one to the same new value in
+    the same run applies at once, and the waiting one is said again in it."""
+    c, clock = client
+    say(
+        c,
+        clock,
+        ["User pays £9 a month for Netflix", "Netflix subscription costs nine pounds monthly"],
+    )
+    [old] = active(c)
+    new_ids = say(
+        c,
+        clock,
+        [
+            "Netflix price went up to £11 a month",
+            "The Netflix plan now costs eleven pounds a month",
+        ],
+    )
+    [fact] = active(c)
+    assert fact["id"] != old["id"] and sorted(fact["derived_from"]) == sorted(new_ids)

@@ -28,6 +28,7 @@ from halls.consolidate.values import normalise
         ("at quarter to ten", "at 9:45"),
         ("on the third of March", "on the 3 of March"),
         ("the twenty-first", "the 21"),
+        ("on March 3rd, the 21st", "on March 3, the 21"),
     ],
 )
 def test_a_value_is_written_one_way(written: str, read: str) -> None:

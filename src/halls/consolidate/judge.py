@@ -148,18 +148,13 @@ _SAME_PERSON = {
 }
 # Number words are values like digits ("seats twelve", "twice a week"), and
 # stand for their numbers, so that "every two weeks" and "2 weeks" give the
-# same number and "once a month" another. "one" is left out, it is mostly a
-# pronoun ("the one I use").
-_UNITS = (  # noqa: SIM905 - a string reads better
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-    "fourteen fifteen sixteen seventeen eighteen nineteen"
-).split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()  # noqa: SIM905
+# same number and "once a month" another (``values.normalise`` writes most of
+# them as digits already). "one" is left out, it is mostly a pronoun ("the one
+# I use").
 NUMBER_VALUES: dict[str, float] = {
-    **{w: float(n) for n, w in enumerate(_UNITS) if w != "one"},
-    **{w: float(10 * n) for n, w in enumerate(_TENS, 2)},
-    **{"once": 1.0, "twice": 2.0, "dozen": 12.0, "hundred": 100.0, "thousand": 1e3},
-    **{"million": 1e6, "billion": 1e9},
+    **{w: float(n) for w, n in values.SMALL.items() if w != "one"},
+    **{w: float(n) for w, n in (values.TENS | values.SCALES).items()},
+    **{"once": 1.0, "twice": 2.0, "dozen": 12.0},
 }
 # "half" is a value but no number of its own ("half an hour" is "30 minutes").
 NUMBER_WORDS = frozenset(NUMBER_VALUES) | {"half"}
@@ -204,8 +199,6 @@ def _parse(text: str) -> _Parsed:
     clean = values.normalise(text.replace("’", "'").replace("n't", " not"))
     raw = _TOKEN.findall(clean)
     low = [w.lower().rstrip(".:") for w in raw]
-    # An ordinal is its number ("the 3rd" is "3").
-    low = [re.sub(r"^(\d+)(?:st|nd|rd|th)$", r"\1", w) for w in low]
     stems = [_stem(w.removesuffix("'s")) for w in low]
     stems = [_SAME_PERSON.get(w, w) for w in stems]
     joined = " ".join(low)

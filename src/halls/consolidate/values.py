@@ -3,7 +3,7 @@
 People write one value many ways: "108 cm" and "a hundred and eight
 centimetres", "16GB" and "sixteen gigs", "€1,150" and "1150 euros", "6pm",
 "6 p.m." and "18:00", "half past nine" and "9:30", "every two weeks" and
-"biweekly", "March 3rd" and "the third of March". ``normalise`` rewrites a
+"biweekly", "March 3rd" and "the third of March" ("March 3"). ``normalise`` rewrites a
 statement so that each value has one spelling, and the judge's word
 comparison sees the same value as the same words (and a changed value as
 another). It is English only and reads nothing but the text.
@@ -102,6 +102,7 @@ _ORDINAL = re.compile(
     rf"(?<!\ba )(?<!\bone )\b(?:(?:{'|'.join(TENS)})-)?(?:{_ORDINAL_WORD})\b",
     re.IGNORECASE,
 )
+_DIGIT_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.IGNORECASE)
 _THOUSANDS = re.compile(r"\b(\d{1,3})((?:,\d{3})+)\b")
 _MONEY = re.compile(r"([€$£])\s?(\d+(?:\.\d+)?)")
 _GLUED = re.compile(r"\b(\d+(?:\.\d+)?)([a-zA-Z]{1,5})\b")
@@ -128,6 +129,7 @@ def normalise(text: str) -> str:
     text = _MONEY.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = _PER.sub(lambda m: f"{m.group(1)}{_ADVERB[m.group(2).lower()]}", text)
     text = _ORDINAL.sub(_ordinal, text)
+    text = _DIGIT_ORDINAL.sub(r"\1", text)
     text = _NUMBER_RUN.sub(_number, text)
     text = _PAST.sub(lambda m: f"{m.group(2)}:{30 if m.group(1).lower() == 'half' else 15}", text)
     text = _TO.sub(lambda m: f"{(int(m.group(1)) - 2) % 12 + 1}:45", text)
@@ -196,9 +198,9 @@ def _twenty_four_hour(m: re.Match[str]) -> str:
 
 
 def _glued(m: re.Match[str]) -> str:
-    """ "16GB" is "16 gb"; "3rd" and "2am" are left to their own readings."""
+    """ "16GB" is "16 gb"; "2x" or "3d" are no units and stay."""
     number, suffix = m.group(1), m.group(2)
-    if suffix.lower() in ("st", "nd", "rd", "th") or suffix.lower() not in UNITS:
+    if suffix.lower() not in UNITS:
         return m.group(0)
     return f"{number} {UNITS[suffix.lower()]}"
 
