@@ -263,3 +263,28 @@ def test_clauses_markers_and_requests_to_remember(turn: str, expected: list[str]
 def test_notes_are_not_cut_into_clauses() -> None:
     """A note (no speaker) passes through whole: only utterances are cut at clause joins."""
     assert said("The cache is slow, so we added Redis") == ["The cache is slow, so we added Redis"]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # An addition or a change said at the start is what reconciliation reads.
+        ("Also plays the piano.", ["Also plays the piano."]),
+        ("Plus a cat, Pepper.", ["Plus a cat, Pepper."]),
+        ("Now works at Bosch", ["Now works at Bosch"]),
+        # "No" without a comma is a determiner, not an answer.
+        ("No prawns or mussels for Sven", ["No prawns or mussels for Sven"]),
+        ("No, the deploy runs on Fridays", ["The deploy runs on Fridays."]),
+        # A note addresses no one: a name after a comma is what it speaks of.
+        ("We've got a cat too, Pepper", ["We've got a cat too, Pepper"]),
+    ],
+)
+def test_a_note_keeps_the_openers_and_names_that_carry_meaning(
+    text: str, expected: list[str]
+) -> None:
+    assert said(text) == expected
+
+
+def test_an_utterance_still_drops_vocatives_and_answers() -> None:
+    assert said("Omar: No, I work at Bosch, Mel!") == ["Omar works at Bosch."]
+    assert said("Omar: Also, I play the piano") == ["Also, Omar plays the piano."]

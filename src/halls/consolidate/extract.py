@@ -21,9 +21,12 @@ act), never a list of known sentences:
    ("As a vegan I need ..." -> "I am a vegan" + "I need ...").
 2. Strip the edges of a sentence that carry no content: interjections and
    discourse markers ("Hey", "Wow,", "So,", "Anyway,", "By the way,",
-   "Again,"), a vocative (a capitalised name set off by a comma: "Caroline,
-   ...", "..., Mel!"; not a name followed by an apposition: "Leo, my son,
-   ...") and a leading formula with its comma ("Thanks, ..."). A request to
+   "Again,"), in dialogue a vocative (a capitalised name set off by a
+   comma: "Caroline, ...", "..., Mel!"; not a name followed by an
+   apposition: "Leo, my son, ...") and a leading formula with its comma
+   ("Thanks, ..."). Openers that reconciliation reads stay: "also", "plus"
+   and "now" (an addition, a change), and "no" without a comma (a
+   determiner: "No prawns for Sven"). A request to
    remember ("Remember, ...", "Keep in mind ...", "For the record, ...",
    "Note that ...") is stripped too, and marks what follows as something
    the speaker wants kept: it needs no first-person subject (below). "Call
@@ -93,6 +96,9 @@ MARKERS = frozenset(
 )
 # Conjunctions that open a sentence tie it to the one before, nothing more.
 _CONJUNCTIONS = frozenset(["and", "but", "so", "also", "plus", "then", "anyway"])
+# Openers that say what reconciliation reads: an addition ("Also plays the
+# piano") or a change ("Now at Bosch"). They stay with the statement.
+_MEANINGFUL = frozenset(["also", "plus", "now"])
 # Greetings, thanks, farewells, apologies, acknowledgements, congratulations
 # and wishes: a sentence that opens with one is a social formula.
 _FORMULA = re.compile(
@@ -312,16 +318,21 @@ def _words(text: str) -> list[str]:
     return [w.lower() for w in _WORD.findall(text)]
 
 
-def strip_edges(sentence: str) -> str:
-    """The sentence without leading markers, formulas set off by commas, or vocatives."""
+def strip_edges(sentence: str, dialogue: bool = True) -> str:
+    """The sentence without leading markers, formulas set off by commas, or vocatives.
+
+    Vocatives are read only in ``dialogue``: a note addresses no one, so
+    "..., Pepper" there is the name of what it speaks of.
+    """
     s = sentence.strip().strip("\"'")
     while True:
         before = s
         m = re.match(r"^([A-Za-z']+)(?:[,!.]+\s*|\s+(?=[A-Z]))", s)
-        if m and m.group(1).lower() in MARKERS:
+        if m and m.group(1).lower() in MARKERS - _MEANINGFUL:
             s = s[m.end() :]
+        # Unpunctuated, "no" is a determiner ("No prawns for Sven"): kept.
         m = re.match(r"^([A-Za-z]+)\s+(?=[a-z])", s)
-        if m and m.group(1).lower() in _CONJUNCTIONS | MARKERS:
+        if m and m.group(1).lower() in (_CONJUNCTIONS | MARKERS) - _MEANINGFUL - {"no"}:
             s = s[m.end() :]
         # A formula set off by a comma: "Thanks, ...", "No worries, ...".
         m = re.match(r"^([^,]{1,30}),\s+", s)
@@ -331,12 +342,12 @@ def strip_edges(sentence: str) -> str:
         m = re.match(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?[,!]\s*", s)
         apposition = re.match(r"^[A-Z][a-z]+, (?:my|our|his|her|their|the) [^,]{1,30}, ", s)
         name = m.group(0).split(",")[0].split("!")[0].lower() if m else ""
-        if m and not apposition and name not in FIRST_PERSON:
+        if dialogue and m and not apposition and name not in FIRST_PERSON | _MEANINGFUL:
             s = s[m.end() :]
         if s == before:
             break
-    # A trailing vocative: "..., Mel!" / "... Jon."
-    s = re.sub(r",\s*[A-Z][a-z]+(?: [A-Z][a-z]+)?\s*([.!?]*)$", r"\1", s)
+    if dialogue:  # a trailing vocative: "..., Mel!" / "... Jon."
+        s = re.sub(r",\s*[A-Z][a-z]+(?: [A-Z][a-z]+)?\s*([.!?]*)$", r"\1", s)
     return s.strip()
 
 
@@ -442,7 +453,7 @@ def statement(sentence: str, speaker: str | None) -> str | None:
             raw, noted = raw[m.end() :], True
     if is_question(raw):
         return None
-    s = strip_edges(raw)
+    s = strip_edges(raw, dialogue=speaker is not None)
     if is_formula(raw) or not s or is_question(s) or is_formula(s):
         return None
     if speaker is None:
