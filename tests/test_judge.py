@@ -17,10 +17,12 @@ from halls.consolidate.judge import (
     _SWAPPED_NAMES,
     _SWAPPED_NUMBERS,
     LABELS,
+    UNSEEN,
     LocalJudge,
     Pair,
     Statements,
     WordJudge,
+    _parse,
     default_judge,
     features,
     held_out,
@@ -389,3 +391,55 @@ def test_two_changes_agree_when_they_give_the_same_new_value() -> None:
     fact = "Noah's phone is an iPhone 12"
     assert not same_change(fact, "Noah's phone is a Pixel 8", "Noah's phone is a Pixel 9")
     assert not same_change(fact, "Noah got a Pixel 8", "Noah got a Galaxy S24")
+
+
+def test_the_user_of_a_note_is_the_first_person() -> None:
+    """An agent's note calls the memory's owner "the user" or names no subject:
+    "User has a peanut allergy", "I have a peanut allergy" and "Has a peanut
+    allergy" compare the same words; a user who is not the owner stays a word."""
+    words = [_parse(t).ids.tolist() for t in ("User has a peanut allergy", "Has a peanut allergy")]
+    assert words[0] == words[1] == _parse("I have a peanut allergy").ids.tolist()
+    assert (
+        _parse("Spaces only, per the user").ids.tolist()
+        == _parse("Spaces only, per me").ids.tolist()
+    )
+    assert len(_parse("Every user gets a quota").ids) == len(
+        _parse("Every member gets a quota").ids
+    )
+
+
+def test_the_shipped_judge_beats_the_word_lists_on_pairs_written_by_others(embedder) -> None:
+    """Pairs written in other voices by helpers who saw neither the judge nor its
+    training pairs, never trained on: a sanity bound, >= 65% (words: < 50%)."""
+    items = load_pairs(UNSEEN)
+    assert len(items) > 1000 and {label for label, _, _ in items} == set(LABELS)
+    assert not {a for _, a, _ in items} & {a for _, a, _ in load_pairs()} - {"I never eat pork"}
+    pairs, labels = _pairs(embedder, items)
+    local = np.mean(
+        [j.label == y for j, y in zip(default_judge().judge(pairs), labels, strict=True)]
+    )
+    words = np.mean([j.label == y for j, y in zip(WordJudge().judge(pairs), labels, strict=True)])
+    assert local >= 0.65 and words < 0.5 and local > words + 0.2, (local, words)
+
+
+def test_off_that_starts_or_forbids_retracts_nothing() -> None:
+    """'Kicks off at 2am' starts, 'off limits' forbids; 'taken off the rotation' retracts."""
+    later = [
+        "The NAS backup job kicks off at 2am every night",
+        "Peanuts are off limits for Tomasz's kid",
+        "Rosa was taken off the on-call rotation",
+    ]
+    x = lexical(["Backups run nightly"] * 3, later, np.full(3, 0.8))
+    assert x[:, _RETRACT_B].tolist() == [0.0, 0.0, 1.0]
+
+
+def test_the_words_that_mark_an_addition_claim_nothing() -> None:
+    """'As well', 'in addition' and 'besides' mark an addition (the flag reads them);
+    they are no new words: two statements of one addition share all their words."""
+    for later in (
+        "Plays the piano as well",
+        "In addition, plays the piano",
+        "Besides, plays piano",
+    ):
+        assert _parse(later).ids.tolist() == _parse("Also plays piano").ids.tolist(), later
+    assert _parse("Plays piano well").ids.tolist() != _parse("Plays piano").ids.tolist()

@@ -194,9 +194,28 @@ class _Parsed:
 N_FLAGS = 8
 
 
+# Words that only mark an addition ("as well", "in addition", "besides"): the
+# additive flag reads them; as content words they would be a new claim, so
+# "plays the piano as well" would say more than "also plays piano".
+_ADDITION_PHRASES = {"well": "as", "addition": "in"}
+_ADDITION_WORDS = frozenset(["besides", "additionally"])
+
+
+def _marks_addition(low: list[str], n: int) -> bool:
+    w = low[n]
+    return w in _ADDITION_WORDS or (n > 0 and _ADDITION_PHRASES.get(w) == low[n - 1])
+
+
+# An agent's note names the memory's owner "the user" ("User prefers tabs",
+# "allergic, per the user") or leaves the subject out ("Prefers tabs"):
+# both are the first person, which the comparison leaves out (``STOP``).
+_OWNER = re.compile(r"(?i)(?:^|(?<=\bthe ))user\b(?:'s)?")
+
+
 @lru_cache(maxsize=65536)
 def _parse(text: str) -> _Parsed:
     clean = values.normalise(text.replace("’", "'").replace("n't", " not"))
+    clean = _OWNER.sub("I", clean)
     raw = _TOKEN.findall(clean)
     low = [w.lower().rstrip(".:") for w in raw]
     stems = [_stem(w.removesuffix("'s")) for w in low]
@@ -224,7 +243,7 @@ def _parse(text: str) -> _Parsed:
         # One capital letter past the first word is a value ("size M", "type B").
         short = w.isdigit() or (n > 0 and len(r) == 1 and r.isupper() and r != "I")
         keep = (len(w) > 1 or short) and w not in STOP and w not in CHANGE
-        keep = keep and w not in NEGATION
+        keep = keep and w not in NEGATION and not _marks_addition(low, n)
         if keep and len(ids) < MAX_WORDS:
             i = _VOCAB.setdefault(w, len(_VOCAB))
             if i not in ids:
@@ -292,11 +311,20 @@ _NEGATED_ONLY = frozenset(["longer", "anymore"])
 _PARTICLE = {"passed": ["away"], "shut": ["down"]}
 
 
+# "Off" that starts or forbids something retracts nothing: "the backup kicks off
+# at 2am", "peanuts are off limits".
+_OFF_STARTS = frozenset("kick kicks kicked kicking set sets tee tees teed".split())  # noqa: SIM905
+
+
 def _retracts(stems: list[str], low: list[str]) -> bool:
     """A word of retraction that is not negated ("never quit", "won't stop" affirm)."""
     for n, w in enumerate(stems):
         if w not in RETRACT or low[n + 1 : n + 2] != _PARTICLE.get(w, low[n + 1 : n + 2]):
             continue  # "passed the exam", "the office shuts at 6" retract nothing
+        if w == "off" and (
+            low[n - 1 : n] and low[n - 1] in _OFF_STARTS or low[n + 1 : n + 2] == ["limits"]
+        ):
+            continue
         if w in _NEGATED_ONLY or not _NEGATORS.intersection(low[max(n - 2, 0) : n]):
             return True
     return False
@@ -881,16 +909,23 @@ def decide_judged(
     return Decision(kind, k.id, why, explicit=explicit)
 
 
-def load_pairs() -> list[tuple[str, str, str]]:
-    """The labelled pairs the local judge was trained on: (label, earlier, later)."""
-    text = resources.files("halls.consolidate").joinpath("judge_data/pairs.txt").read_text("utf-8")
+TRAINING = "pairs.txt"  # in judge_data/: the pairs the shipped weights were trained on
+# Pairs written later, by helpers who saw neither the judge nor its training
+# pairs, in the voices memory stores are written in: never trained on, they
+# measure how the judge reads sentences nobody tuned it to.
+UNSEEN = "pairs_voices.txt"
+
+
+def load_pairs(name: str = TRAINING) -> list[tuple[str, str, str]]:
+    """Labelled pairs of a file in ``judge_data``: (label, earlier, later)."""
+    text = resources.files("halls.consolidate").joinpath(f"judge_data/{name}").read_text("utf-8")
     out: list[tuple[str, str, str]] = []
     for n, line in enumerate(text.splitlines(), 1):
         if not line.strip() or line.startswith("#"):
             continue
         parts = [p.strip() for p in line.split("|")]
         if len(parts) != 3 or parts[0] not in LABELS:
-            raise ValueError(f"pairs.txt:{n}: not 'LABEL | earlier | later'")
+            raise ValueError(f"{name}:{n}: not 'LABEL | earlier | later'")
         out.append((parts[0], parts[1], parts[2]))
     return out
 
