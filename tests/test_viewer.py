@@ -559,3 +559,27 @@ def test_empty_store_shows_empty_states(viewer: Viewer) -> None:
     _tab(page, "search")
     expect(page.locator(".state.empty h3")).to_have_text("Search every tier at once")
     viewer.assert_read_only()
+
+
+def test_the_counts_are_those_of_the_store_shown(viewer: Viewer) -> None:
+    """A late /stats answer for the store shown before a switch does not overwrite
+    the counts of the store switched to (the answers are held back in the page)."""
+    page = viewer.page
+    page.add_init_script(
+        """(() => {
+          const fetch0 = window.fetch;
+          window.fetch = async (url, opts) => {
+            const r = await fetch0(url, opts);
+            const u = String(url);
+            if (u.includes("/stats") && !u.includes("store=chad")) {
+              await new Promise((done) => setTimeout(done, 1500));
+            }
+            return r;
+          };
+        })();"""
+    )
+    _login(viewer)
+    count = page.locator('.tabs [data-count="short"]')
+    expect(count).to_have_text(str(len(SHORT)))
+    page.wait_for_timeout(2000)  # past the held-back answer for the first store
+    expect(count).to_have_text(str(len(SHORT)))
