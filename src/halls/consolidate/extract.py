@@ -99,6 +99,11 @@ _CONJUNCTIONS = frozenset(["and", "but", "so", "also", "plus", "then", "anyway"]
 # Openers that say what reconciliation reads: an addition ("Also plays the
 # piano") or a change ("Now at Bosch"). They stay with the statement.
 _MEANINGFUL = frozenset(["also", "plus", "now"])
+# What strip_edges drops: a marker set off by punctuation; a conjunction or
+# marker before a lower-case word, but for "no" (a determiner there: "No
+# prawns for Sven").
+_MARKED = MARKERS - _MEANINGFUL
+_UNMARKED = (_CONJUNCTIONS | MARKERS) - _MEANINGFUL - {"no"}
 # Greetings, thanks, farewells, apologies, acknowledgements, congratulations
 # and wishes: a sentence that opens with one is a social formula.
 _FORMULA = re.compile(
@@ -169,6 +174,8 @@ _DEICTIC = frozenset(
 FIRST_PERSON = frozenset(
     "i i'm i've i'd i'll me my mine myself we we're we've we'd we'll our ours".split()  # noqa: SIM905
 )
+# A capitalised word and a comma that is no vocative: "We, ...", "Also, ...".
+_NO_VOCATIVE = FIRST_PERSON | _MEANINGFUL
 _FUNCTION = frozenset(
     (  # noqa: SIM905
         "a an the of in on at to for from with by as and or but if then than so that this these "
@@ -328,11 +335,10 @@ def strip_edges(sentence: str, dialogue: bool = True) -> str:
     while True:
         before = s
         m = re.match(r"^([A-Za-z']+)(?:[,!.]+\s*|\s+(?=[A-Z]))", s)
-        if m and m.group(1).lower() in MARKERS - _MEANINGFUL:
+        if m and m.group(1).lower() in _MARKED:
             s = s[m.end() :]
-        # Unpunctuated, "no" is a determiner ("No prawns for Sven"): kept.
         m = re.match(r"^([A-Za-z]+)\s+(?=[a-z])", s)
-        if m and m.group(1).lower() in (_CONJUNCTIONS | MARKERS) - _MEANINGFUL - {"no"}:
+        if m and m.group(1).lower() in _UNMARKED:
             s = s[m.end() :]
         # A formula set off by a comma: "Thanks, ...", "No worries, ...".
         m = re.match(r"^([^,]{1,30}),\s+", s)
@@ -342,7 +348,7 @@ def strip_edges(sentence: str, dialogue: bool = True) -> str:
         m = re.match(r"^[A-Z][a-z]+(?: [A-Z][a-z]+)?[,!]\s*", s)
         apposition = re.match(r"^[A-Z][a-z]+, (?:my|our|his|her|their|the) [^,]{1,30}, ", s)
         name = m.group(0).split(",")[0].split("!")[0].lower() if m else ""
-        if dialogue and m and not apposition and name not in FIRST_PERSON | _MEANINGFUL:
+        if dialogue and m and not apposition and name not in _NO_VOCATIVE:
             s = s[m.end() :]
         if s == before:
             break
