@@ -55,12 +55,11 @@ def _reconcile(
 
 
 def test_an_ended_fact_and_what_holds_instead_supersede_it(embedder) -> None:
-    """The representative alone reads as another fact; with the statement that
-    ends the old one, the cluster changes it, and says so without repetition."""
+    """The statement that ends the old fact alone retracts it; with the statement of
+    what holds instead, the cluster changes it, and says so without repetition."""
     fact = "Mira drinks black coffee in the morning"
     said = [
-        "Mira switched her morning coffee to matcha",  # the representative
-        "Mira no longer drinks black coffee",
+        "Mira no longer drinks black coffee",  # the representative
         "she has matcha in the morning instead",
     ]
     v = embedder.embed([fact, *said])
@@ -69,7 +68,7 @@ def test_an_ended_fact_and_what_holds_instead_supersede_it(embedder) -> None:
     got = decider.reconcile(cand, known, {"l_1": fact}).decision
     assert (got.kind, got.target_id, got.explicit) == ("UPDATE", "l_1", True), got
     alone = replace(cand, entries=cand.entries[:1], vectors=v[1:2])
-    assert decider.reconcile(alone, known, {"l_1": fact}).decision.kind == "ADD"
+    assert decider.reconcile(alone, known, {"l_1": fact}).decision.kind == "DELETE"
 
 
 def test_a_briefs_hint_is_read_beside_the_statements_it_gates(embedder) -> None:

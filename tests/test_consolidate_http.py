@@ -406,12 +406,12 @@ def test_a_pinned_fact_is_retired_only_by_a_statement_that_says_it_changed(
     ]
     assert all(f["pinned"] for f in both)
     clock.advance(DAY)
-    remember(c, "Pia now wants her reports as Word files")
+    remember(c, "Reports now go to Pia as Word files")
     changed = run(c)
     assert kinds(changed) == ["supersede"], changed
     assert sorted(f["content"] for f in facts(c, "active")) == [
-        "Pia now wants her reports as Word files",
         "Pia reads her reports on Monday mornings",
+        "Reports now go to Pia as Word files",
     ]
 
 

@@ -22,7 +22,7 @@ EMAIL = "ana.lima@example.org"
 SAID = [
     "I prefer tabs over spaces in Python code.",
     "For the record, I prefer tabs over spaces when I write Python.",
-    "Also, I prefer tabs over spaces in my Python files.",
+    "Again: I prefer tabs over spaces in Python.",
 ]
 
 

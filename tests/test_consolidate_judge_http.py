@@ -173,7 +173,7 @@ def test_a_waiting_change_joins_the_same_change_made_in_the_run(client) -> None:
     say(
         c,
         clock,
-        ["User pays £9 a month for Netflix", "Netflix subscription costs nine pounds monthly"],
+        ["User pays £9 a month for Netflix", "The Netflix subscription costs the user £9 a month"],
     )
     [old] = active(c)
     new_ids = say(

@@ -17,11 +17,13 @@ from halls.consolidate.judge import (
     _SWAPPED_NAMES,
     _SWAPPED_NUMBERS,
     LABELS,
+    TRAINING,
     UNSEEN,
     LocalJudge,
     Pair,
     Statements,
     WordJudge,
+    _kind_rules,
     _parse,
     default_judge,
     features,
@@ -228,13 +230,13 @@ def test_an_implicit_change_sharing_only_a_name_is_of_a_one_at_a_time_attribute(
         ],
     )
     assert x[:, _ONLY_NAMES].tolist() == [1.0, 1.0, 1.0]
-    assert [LABELS[int(k)] for k in judge.probabilities(x.copy()).argmax(axis=1)] == [
-        "unrelated",
-        "update",
-        "update",
-    ]
-    # Without the rule the model's own reading of the first pair is a change.
-    assert _own_reading(judge, x, 0, _ONLY_NAMES) == "update"
+    got = judge.probabilities(x.copy())
+    assert [LABELS[int(k)] for k in got[1:].argmax(axis=1)] == ["update", "update"]
+    assert got[0, LABELS.index("update")] == got[0, LABELS.index("retract")] == 0.0
+    # The rule alone: had the model read every pair as a change, the first is none.
+    change = np.tile(np.eye(len(LABELS), dtype=np.float32)[LABELS.index("update")], (3, 1))
+    ruled = _kind_rules(x, change)
+    assert [LABELS[int(k)] for k in ruled.argmax(axis=1)] == ["unrelated", "update", "update"]
 
 
 def test_the_same_words_about_another_person_are_another_fact(embedder) -> None:
@@ -409,17 +411,18 @@ def test_the_user_of_a_note_is_the_first_person() -> None:
 
 
 def test_the_shipped_judge_beats_the_word_lists_on_pairs_written_by_others(embedder) -> None:
-    """Pairs written in other voices by helpers who saw neither the judge nor its
-    training pairs, never trained on: a sanity bound, >= 65% (words: < 50%)."""
+    """Pairs written by helpers who saw neither the judge nor its training pairs, never
+    trained on: a bound under the measured 78.0%, >= 72% (words: < 50%)."""
     items = load_pairs(UNSEEN)
     assert len(items) > 1000 and {label for label, _, _ in items} == set(LABELS)
-    assert not {a for _, a, _ in items} & {a for _, a, _ in load_pairs()} - {"I never eat pork"}
+    trained = {(a, b) for name in TRAINING for _, a, b in load_pairs(name)}
+    assert not {(a, b) for _, a, b in items} & trained
     pairs, labels = _pairs(embedder, items)
     local = np.mean(
         [j.label == y for j, y in zip(default_judge().judge(pairs), labels, strict=True)]
     )
     words = np.mean([j.label == y for j, y in zip(WordJudge().judge(pairs), labels, strict=True)])
-    assert local >= 0.65 and words < 0.5 and local > words + 0.2, (local, words)
+    assert local >= 0.72 and words < 0.5 and local > words + 0.2, (local, words)
 
 
 def test_off_that_starts_or_forbids_retracts_nothing() -> None:

@@ -166,6 +166,12 @@ def _consensus(judged: list[Judgement]) -> Judgement:
         # says what holds instead ("he has rooibos"): together, a change.
         sure = max(j.confidence for j in judged if j.label == "retract")
         return Judgement("update", sure, judged[0].by)
+    if all(j.probabilities for j in judged):
+        # Each reading's whole distribution counts: a change one phrasing reads
+        # at 0.92 and another at 0.32 (its second choice) is likelier than not.
+        mean = np.mean([j.probabilities for j in judged], axis=0)
+        k = int(mean.argmax())
+        return Judgement(LABELS[k], float(mean[k]), judged[0].by, tuple(mean.tolist()))
     total: dict[str, float] = {}
     for j in judged:
         total[j.label] = total.get(j.label, 0.0) + j.confidence
@@ -177,6 +183,11 @@ def _close(j: Judgement, similarity: float, threshold: float, differ: bool = Fal
     """As in clustering: above the cluster threshold an unsure "unrelated" is the same,
     unless the two ``differ`` in the numbers they claim."""
     if j.label == "unrelated" and j.confidence < UNSURE and similarity >= threshold and not differ:
+        if j.probabilities:
+            p = list(j.probabilities)
+            p[SAME] += p[UNRELATED]
+            p[UNRELATED] = 0.0
+            return Judgement("same", p[SAME], j.by, tuple(p))
         return Judgement("same", 1.0 - j.confidence, j.by)
     return j
 

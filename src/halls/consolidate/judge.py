@@ -19,12 +19,17 @@ and its WordNet synonym counting as one where they are all that differs
 (``synonyms``), a cadence as one word however written, names and
 numbers that differ, where the first difference sits, change, negation,
 additive, retraction and contrast words, many-valued and one-at-a-time
-verbs), computed in numpy over a batch of pairs (``Statements`` parses each
-statement once), and, when its weights carry a projection, over the two
-sentence embeddings (their product and distance in a few principal
-directions: ``semantic``). Its weights (``judge_data/judge.npz``, 4 KB) are trained
-by ``scripts/train_judge.py`` on ``judge_data/pairs.txt`` and ship in the
-package: nothing is downloaded. ``WordJudge`` is the word-list rule of
+verbs, how much of what one statement negates the other affirms), computed in
+numpy over a batch of pairs (``Statements`` parses each statement once), and,
+when its weights carry a projection, over the two sentence embeddings (their
+product and distance in a few principal directions: ``semantic``). A
+statement is read subject first ("Kotlin is Nadia's language" as "Nadia's
+language is Kotlin"), with its values written one way (``values``) and a
+given name opening it read as a name (``names``). Its weights
+(``judge_data/judge.npz``, 6 KB; several MLPs whose probabilities are
+averaged, when trained so) are trained by ``scripts/train_judge.py`` on
+``judge_data/pairs.txt`` and ``pairs_voices.txt`` and ship in the package:
+nothing is downloaded. ``WordJudge`` is the word-list rule of
 ``reconcile`` behind the same protocol: the last resort when the weights are
 missing, and the baseline the trained judge is measured against. The word
 lists are features of the local judge, not its decision.
@@ -41,7 +46,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
-from halls.consolidate import synonyms, values
+from halls.consolidate import names, synonyms, values
 from halls.consolidate.reconcile import CHANGE, NEGATION, STOP, Decision, Known, _stem, decide
 
 Label = Literal["same", "update", "retract", "unrelated"]
@@ -85,6 +90,8 @@ class Judgement:
     label: Label
     confidence: float  # the judge's probability of the label, 0..1
     by: str  # which judge answered
+    # The probability of each of LABELS, when the judge gives them (the local one).
+    probabilities: tuple[float, ...] = ()
 
 
 class Judge(Protocol):
@@ -184,6 +191,7 @@ class _Parsed:
     value: np.ndarray  # bool per id: a name, number or address (what a fact states)
     number: np.ndarray  # bool per id: has a digit
     contrast: np.ndarray  # bool per id: follows not/never/than...
+    negated: np.ndarray  # bool per id: in the scope of a negation (``_negated``)
     person: np.ndarray  # bool per id: a relation to someone ("son", "mentor": ``PERSON``)
     attribute: np.ndarray  # bool per id: names an attribute (``ATTRIBUTE``)
     senses: tuple[frozenset[int], ...]  # per id: its WordNet senses (``synonyms``), or none
@@ -210,13 +218,32 @@ def _marks_addition(low: list[str], n: int) -> bool:
 # "allergic, per the user") or leaves the subject out ("Prefers tabs"):
 # both are the first person, which the comparison leaves out (``STOP``).
 _OWNER = re.compile(r"(?i)(?:^|(?<=\bthe ))user\b(?:'s)?")
+# "Kotlin is Nadia's main language" says what "Nadia's main language is Kotlin"
+# says: a copula before a possessive names the possessor's attribute, so the
+# sentence is read in that order (the subject first, the value last), as the
+# features expect ("a difference up front is another subject").
+_POSSESSIVE_COPULA = re.compile(
+    r"^(?P<value>[^,;:!?]+?) (?P<copula>is|are|was|were) "
+    r"(?P<owner>(?:[A-Z][\w-]*'s|my|his|her|their|our|your) [^,;:!?]+?)(?P<end>[.!]?)$"
+)
+
+
+def _subject_first(text: str) -> str:
+    m = _POSSESSIVE_COPULA.match(text)
+    if m is None:
+        return text
+    value = m["value"]
+    if all(w.lower() in STOP for w in value.split()):
+        return text  # "It is my turn", "This is my desk": no value up front
+    return f"{m['owner'][0].upper()}{m['owner'][1:]} {m['copula']} {value}{m['end']}"
 
 
 @lru_cache(maxsize=65536)
 def _parse(text: str) -> _Parsed:
     clean = values.normalise(text.replace("’", "'").replace("n't", " not"))
-    clean = _OWNER.sub("I", clean)
-    raw = _TOKEN.findall(clean)
+    clean = _subject_first(_OWNER.sub("I", clean))
+    spans = list(_TOKEN.finditer(clean))
+    raw = [m.group() for m in spans]
     low = [w.lower().rstrip(".:") for w in raw]
     stems = [_stem(w.removesuffix("'s")) for w in low]
     stems = [_SAME_PERSON.get(w, w) for w in stems]
@@ -228,6 +255,8 @@ def _parse(text: str) -> _Parsed:
     value: list[bool] = []
     number: list[bool] = []
     contrast: list[bool] = []
+    negated: list[bool] = []
+    in_scope = _negated(clean, spans, [w.lower() for w in raw])
     person: list[bool] = []
     attribute: list[bool] = []
     senses: list[frozenset[int]] = []
@@ -249,14 +278,22 @@ def _parse(text: str) -> _Parsed:
             if i not in ids:
                 ids.append(i)
                 root = _agent(w)
-                root = root[:PREFIX] if len(root) >= PREFIX else root
+                # An address or host is compared whole: "staging.example.com" is
+                # no "stage.example.org", nor the word "staging".
+                if _ADDRESS.search(w) is None:
+                    root = root[:PREFIX] if len(root) >= PREFIX else root
                 roots.append(_VOCAB.setdefault("\x00" + root, len(_VOCAB)))
-                # A name: capitalised past the first word, or a capital inside
-                # a word anywhere ("macOS", "iPhone", "TypeScript").
+                # A name: capitalised past the first word, a capital inside a
+                # word anywhere ("macOS", "iPhone", "TypeScript"), or a given
+                # name opening the statement ("Lena works at Siemens"; an
+                # opening "Prefers" or "Production" is no name: ``names``).
                 common = w in GENERIC
+                opening = not n and r[:1].isupper() and names.is_name(low[n].removesuffix("'s"))
                 name.append(
                     not common
-                    and ((bool(n) and r[:1].isupper()) or any(c.isupper() for c in r[1:]))
+                    and (
+                        (bool(n) and r[:1].isupper()) or any(c.isupper() for c in r[1:]) or opening
+                    )
                 )
                 capital.append(not common and any(c.isupper() for c in r))
                 number.append(any(ch.isdigit() for ch in w))
@@ -266,6 +303,7 @@ def _parse(text: str) -> _Parsed:
                     name[-1] or number[-1] or w in NUMBER_WORDS or _ADDRESS.search(w) is not None
                 )
                 contrast.append(after)
+                negated.append(in_scope[n])
                 person.append(w in PERSON)
                 attribute.append(w in ATTRIBUTE)
                 # Synonyms are common words: a name or value is only itself
@@ -294,6 +332,7 @@ def _parse(text: str) -> _Parsed:
         np.array(value, dtype=bool),
         np.array(number, dtype=bool),
         np.array(contrast, dtype=bool),
+        np.array(negated, dtype=bool),
         np.array(person, dtype=bool),
         np.array(attribute, dtype=bool),
         tuple(senses),
@@ -330,6 +369,39 @@ def _retracts(stems: list[str], low: list[str]) -> bool:
     return False
 
 
+# Words that open a negation's scope; it runs to the end of the clause.
+_NEGATING = frozenset(["not", "never", "no", "without", "nor", "neither"])
+_CLAUSE_END = re.compile(r"[,;!?()]|\.(?:\s|$)")
+_CLAUSE_WORDS = frozenset(["but", "and", "because", "since", "instead", "although"])
+
+
+def _negated(text: str, spans: list[re.Match[str]], low: list[str]) -> list[bool]:
+    """Per token: whether it stands in the scope of a negation, from the negating
+    word to the end of its clause ("I never go by Samantha": "go", "Samantha";
+    "goes by Sam, not Samantha": "Samantha" only)."""
+    out, scope, end = [], False, 0
+    for m, w in zip(spans, low, strict=True):
+        if _CLAUSE_END.search(text, end, m.start()) or w in _CLAUSE_WORDS:
+            scope = False
+        out.append(scope)
+        if w in _NEGATING:
+            scope = True
+        end = m.end() - 1 if m.group().endswith(".") else m.end()
+    return out
+
+
+def _denies(
+    eq: np.ndarray, valid: tuple[np.ndarray, np.ndarray], negated: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """The share of the later statement's negated words that the earlier one affirms,
+    less those it negates too (``eq``: P x W_earlier x W_later word equality)."""
+    scope = negated[1] & valid[1]
+    affirmed = (eq & (valid[0] & ~negated[0])[:, :, None]).any(axis=1) & scope
+    denied = (eq & (valid[0] & negated[0])[:, :, None]).any(axis=1) & scope
+    net = affirmed.sum(axis=1) - denied.sum(axis=1)
+    return np.maximum(net, 0) / np.maximum(scope.sum(axis=1), 1)  # type: ignore[no-any-return]
+
+
 def _agent(word: str) -> str:
     """The verb of an agent noun: "player" -> "play", "drummer" -> "drum"."""
     if len(word) < 6 or not word.endswith("er"):
@@ -347,6 +419,7 @@ def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
     name = np.zeros((len(parsed), MAX_WORDS), dtype=bool)
     number = np.zeros_like(name)
     contrast = np.zeros_like(name)
+    negated = np.zeros_like(name)
     capital = np.zeros_like(name)
     value = np.zeros_like(name)
     person = np.zeros_like(name)
@@ -361,9 +434,9 @@ def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
             p.contrast,
         )
         capital[r, :k], value[r, :k], person[r, :k] = p.capital, p.value, p.person
-        attribute[r, :k] = p.attribute
+        attribute[r, :k], negated[r, :k] = p.attribute, p.negated
         synonymous[r, :k] = [bool(s) for s in p.senses]
-    return ids, name, number, contrast, capital, value, person, attribute, synonymous
+    return ids, name, number, contrast, capital, value, person, attribute, synonymous, negated
 
 
 def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
@@ -387,10 +460,11 @@ def _same_values(
     return some & ~(kept_a & ~a_in_b).any(axis=1) & ~(kept_b & ~b_in_a).any(axis=1)  # type: ignore[no-any-return]
 
 
-N_LEXICAL = 40
+N_LEXICAL = 42
 # Columns of ``lexical`` that ``_kind_rules`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
 _SINGLE = 30
+_NOVEL, _DROPPED, _ADDITIVE_B, _DENIES = 5, 6, 15, 40
 # ... and those only the rules read: the MLP does not see them (``mlp_inputs``).
 _SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON, _ATTRIBUTE = 34, 35, 36, 37, 38
 _SWAPPED_NAMES = 39
@@ -434,8 +508,8 @@ def lexical_rows(
     first: Statements, second: Statements, a: np.ndarray, b: np.ndarray, similarity: np.ndarray
 ) -> np.ndarray:
     """The lexical features of pairs (first[a[i]], second[b[i]]), numpy over the batch."""
-    ia, na_, ua, ca, capa, vala, pa, ata, sa = (m[a] for m in first.words)
-    ib, nb_, ub, cb, capb, valb, pb, atb, sb = (m[b] for m in second.words)
+    ia, na_, ua, ca, capa, vala, pa, ata, sa, nega = (m[a] for m in first.words)
+    ib, nb_, ub, cb, capb, valb, pb, atb, sb, negb = (m[b] for m in second.words)
     ib = np.where(ib >= 0, ib, -2)  # empty slots never match the other side's
     va, vb = ia >= 0, ib >= 0
     # Which of one statement's words the other has: (P x W x W) equality, any.
@@ -511,7 +585,13 @@ def lexical_rows(
         _other_person((dropped_w, novel_w), (pa, pb)),
         # One of them only names the attribute whose value both give.
         _names_attribute((dropped_w, novel_w), (ata, atb)),
-        _swapped_names((dropped_w, novel_w), (na_, nb_)),
+        _swapped_names((dropped_w, novel_w), (na_ | vala, nb_ | valb)),
+        # How much of what one statement denies the other affirms ("Sven no
+        # longer drinks green tea" denies all of "Sven drinks green tea"; "standup
+        # at 9:30, not at 10", "no tabs", "never goes by Samantha" after "goes by
+        # Sam, not Samantha" deny nothing the other affirms).
+        _denies(eq, (va, vb), (nega, negb)),
+        _denies(eq.transpose(0, 2, 1), (vb, va), (negb, nega)),
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
 
@@ -576,10 +656,12 @@ def _names_attribute(
 def _swapped_names(
     differ: tuple[np.ndarray, np.ndarray], capital: tuple[np.ndarray, np.ndarray]
 ) -> np.ndarray:
-    """Each statement has a name the other lacks (capitalised past the first word, or
-    inside it): another subject ("The London office opens at 8" / "The Berlin office
+    """Each statement has a value the other lacks: a name (capitalised past the first
+    word, or inside it), a number or an address ("staging.example.com" /
+    "stage.example.org"): another subject ("The London office opens at 8" / "The Berlin office
     opens at 8") or another value ("works at Siemens" / "works at Bosch"), never the
-    same thing said twice. A capital opening a sentence is no name: notes often
+    same thing said twice. A capital opening a sentence is a name only when it is a
+    given name ("Lena works at Siemens" / "Jonas has a job at Siemens"): notes often
     start with a verb or a common noun ("Prefers aisle seats", "User always books")."""
     return (differ[0] & capital[0]).any(axis=1) & (differ[1] & capital[1]).any(axis=1)  # type: ignore[no-any-return]
 
@@ -600,14 +682,14 @@ def _swapped(
 
 def swapped_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per pair of rows: each statement claims a number the other lacks (``_swapped``),
-    or has a name the other lacks (``_swapped_names``)."""
-    ia, capa = statements.words[0][a], statements.words[1][a]
-    ib, capb = statements.words[0][b], statements.words[1][b]
+    or has a value (a name, a number, an address) the other lacks (``_swapped_names``)."""
+    ia, capa = statements.words[0][a], statements.words[5][a]  # values: names, numbers, addresses
+    ib, capb = statements.words[0][b], statements.words[5][b]
     ib = np.where(ib >= 0, ib, -2)
     eq = ia[:, :, None] == ib[:, None, :]
     lack_a, lack_b = (ia >= 0) & ~eq.any(axis=2), (ib >= 0) & ~eq.any(axis=1)
-    names = _swapped_names((lack_a, lack_b), (capa, capb))
-    return _swapped(statements.numbers, statements.numbers, a, b) | names  # type: ignore[no-any-return]
+    named = _swapped_names((lack_a, lack_b), (capa, capb))
+    return _swapped(statements.numbers, statements.numbers, a, b) | named  # type: ignore[no-any-return]
 
 
 def same_change(fact: str, first: str, second: str) -> bool:
@@ -665,6 +747,25 @@ def features(pairs: Sequence[Pair], projection: np.ndarray | None = None) -> np.
 _SAME, _UPDATE, _RETRACT, _UNRELATED = (LABELS.index(k) for k in LABELS)
 
 
+def _about_another(x: np.ndarray) -> np.ndarray:
+    """The pairs that differ only in the people they are about ("Eli's son")."""
+    return x[:, _OTHER_PERSON] > 0  # type: ignore[no-any-return]
+
+
+def _names_the_attribute(x: np.ndarray) -> np.ndarray:
+    """The pairs where one statement only adds the name of the attribute whose value
+    the other gives ("the release cadence is biweekly"), marking no change."""
+    marked = (x[:, _CHANGE_B] > 0) | (x[:, _NEG_B] > 0) | (x[:, _RETRACT_B] > 0)
+    return (x[:, _ATTRIBUTE] > 0) & ~marked  # type: ignore[no-any-return]
+
+
+def decided(x: np.ndarray) -> np.ndarray:
+    """The pairs whose label ``_kind_rules`` sets whatever the MLP says: the MLP is
+    trained without them (they would teach it, say, that a word added up front
+    makes another fact, which is true of "Eli's son" only)."""
+    return _about_another(x) | _names_the_attribute(x)  # type: ignore[no-any-return]
+
+
 def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     """Readings the model may not make, whatever its training pairs say.
 
@@ -689,9 +790,10 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
     addition = (x[:, _ADDITION] > 0) & ~negation & ~retraction
     many = (x[:, _MANY] > 0) & ~(change | negation | retraction)
-    # ... and when the addition shares less than half its words with the
-    # earlier statement, it is no restatement of it either.
-    new = addition & (x[:, _JACCARD] < 0.5)
+    # ... and when the addition shares no more than half its words with the
+    # earlier statement ("Omar is a guitar player" / "Omar also plays the
+    # piano"), it is no restatement of it either.
+    new = addition & (x[:, _JACCARD] <= 0.5)
     out = p.copy()
     rules = ((many, (_UPDATE,)), (addition, (_UPDATE, _RETRACT)), (new, (_SAME,)))
     for rows, labels in rules:
@@ -704,6 +806,21 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     nothing_new = (x[:, _CLAIMED] == 0) & ~(change | negation | retraction)
     out[nothing_new, _SAME] += out[nothing_new, _UPDATE]
     out[nothing_new, _UPDATE] = 0.0
+    # Part of what was said, and nothing else, restates it: a later statement
+    # with no word the earlier one lacks, that drops some of its words ("never
+    # goes by Samantha" after "goes by Sam, not Samantha", "Lena works at
+    # Siemens" after "... in Munich"), marks no change, retraction or addition
+    # and denies nothing the earlier one affirms, is no other fact. Of the 33
+    # such labelled pairs (with the condition below) 32 are ``same``; the
+    # other is about another person ("Tariq's son"), read below.
+    # It keeps most of it: a brief's hint "Standup" keeps half of "Standup is at
+    # 9:30" and names its topic, which restates nothing.
+    part = (x[:, _NOVEL] == 0) & (x[:, _DROPPED] > 0) & (x[:, _DENIES] == 0)
+    part &= x[:, _JACCARD] > 0.5
+    part &= ~(change | retraction) & (x[:, _ADDITIVE_B] == 0)
+    for k in (_UNRELATED, _RETRACT):
+        out[part, _SAME] += out[part, k]
+        out[part, k] = 0.0
     # An update gives a new value. Read as one, a later statement that names
     # exactly the earlier one's names, numbers and addresses (and the same
     # capitalised subject), with no word of change, gives none: it says the
@@ -733,20 +850,22 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     # The same words about two people ("Eli's son is allergic to cats" after
     # "Eli is allergic to cats") are two facts, whatever else is said: neither
     # restates, changes nor retracts the other.
-    other = x[:, _OTHER_PERSON] > 0
+    other = _about_another(x)
     out[other] = 0.0
     out[other, _UNRELATED] = 1.0
     # A statement that only adds the name of the attribute whose value the
     # other gives ("the release cadence is biweekly" after "we release
     # biweekly"), and marks no change, says the same thing.
-    named = (x[:, _ATTRIBUTE] > 0) & ~(change | negation | retraction)
+    named = _names_the_attribute(x)
     out[named] = 0.0
     out[named, _SAME] = 1.0
     return out
 
 
 class LocalJudge:
-    """A two-layer MLP over ``features``; weights from ``judge_data/judge.npz``."""
+    """Two-layer MLPs over ``features`` whose probabilities are averaged (an ensemble
+    of members trained from several starting points: one MLP's readings of rare
+    pairs swing with its seed); weights from ``judge_data/judge.npz``."""
 
     name = "local"
 
@@ -755,25 +874,32 @@ class LocalJudge:
         self.projection = None if projection is None else projection.astype(np.float32)
         self.mean = weights["mean"].astype(np.float32)
         self.std = weights["std"].astype(np.float32)
-        self.w1 = weights["w1"].astype(np.float32)
-        self.b1 = weights["b1"].astype(np.float32)
-        self.w2 = weights["w2"].astype(np.float32)
-        self.b2 = weights["b2"].astype(np.float32)
+        # One MLP is an ensemble of one: (members, in, hidden) and so on.
+        w1 = weights["w1"].astype(np.float32)
+        single = w1.ndim == 2
+        self.w1 = w1[None] if single else w1
+        self.b1 = weights["b1"].astype(np.float32).reshape(len(self.w1), -1)
+        w2 = weights["w2"].astype(np.float32)
+        self.w2 = w2[None] if single else w2
+        self.b2 = weights["b2"].astype(np.float32).reshape(len(self.w2), -1)
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
-        m = mlp_inputs(x)
-        h = np.maximum(((m - self.mean) / self.std) @ self.w1 + self.b1, 0.0)
-        z = h @ self.w2 + self.b2
-        z -= z.max(axis=1, keepdims=True)
+        m = (mlp_inputs(x) - self.mean) / self.std
+        h = np.maximum(np.einsum("pi,mih->mph", m, self.w1) + self.b1[:, None], 0.0)
+        z = np.einsum("mph,mhk->mpk", h, self.w2) + self.b2[:, None]
+        z -= z.max(axis=2, keepdims=True)
         e = np.exp(z)
-        return _kind_rules(x, e / e.sum(axis=1, keepdims=True))
+        return _kind_rules(x, (e / e.sum(axis=2, keepdims=True)).mean(axis=0))
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
         if not pairs:
             return []
         p = self.probabilities(features(pairs, self.projection))
         best = p.argmax(axis=1)
-        return [Judgement(LABELS[int(k)], float(p[n, k]), self.name) for n, k in enumerate(best)]
+        return [
+            Judgement(LABELS[int(k)], float(p[n, k]), self.name, tuple(p[n].tolist()))
+            for n, k in enumerate(best)
+        ]
 
     def judge_rows(
         self, statements: Statements, a: np.ndarray, b: np.ndarray
@@ -851,7 +977,7 @@ def default_judge(match_threshold: float = 0.75, related_threshold: float = 0.55
     """The shipped local judge; the word lists only if its weights are missing."""
     weights = _weights()
     k = weights["projection"].shape[1] if weights and "projection" in weights else 0
-    if weights is None or weights["w1"].shape[0] != N_MLP_LEXICAL + 2 * k:
+    if weights is None or weights["w1"].shape[-2] != N_MLP_LEXICAL + 2 * k:
         return WordJudge(match_threshold, related_threshold)
     return LocalJudge(weights)
 
@@ -890,8 +1016,11 @@ def decide_judged(
             continue
         if j.label != "same" and not marked and j.confidence < MAJORITY:
             continue  # a change most readings do not see: another fact
-        if best is None or j.confidence > best[0]:
-            best = (j.confidence, k, j)
+        # A word of change ("now") makes the judge sure of a change of more than
+        # one fact about the same person: the nearer fact is the one meant.
+        score = j.confidence * k.similarity
+        if best is None or score > best[0]:
+            best = (score, k, j)
     if best is None:
         if not known:
             return Decision("ADD", None, "no long-term fact is about this yet")
@@ -909,14 +1038,17 @@ def decide_judged(
     return Decision(kind, k.id, why, explicit=explicit)
 
 
-TRAINING = "pairs.txt"  # in judge_data/: the pairs the shipped weights were trained on
+# In judge_data/: the pairs the shipped weights were trained on (a quarter of
+# each file held out): the team's, and those written in the voices memory
+# stores are written in (agent notes, notes without a subject, chat).
+TRAINING = ("pairs.txt", "pairs_voices.txt")
 # Pairs written later, by helpers who saw neither the judge nor its training
-# pairs, in the voices memory stores are written in: never trained on, they
-# measure how the judge reads sentences nobody tuned it to.
-UNSEEN = "pairs_voices.txt"
+# pairs: never trained on, they measure how the judge reads sentences nobody
+# tuned it to.
+UNSEEN = "pairs_unseen.txt"
 
 
-def load_pairs(name: str = TRAINING) -> list[tuple[str, str, str]]:
+def load_pairs(name: str = TRAINING[0]) -> list[tuple[str, str, str]]:
     """Labelled pairs of a file in ``judge_data``: (label, earlier, later)."""
     text = resources.files("halls.consolidate").joinpath(f"judge_data/{name}").read_text("utf-8")
     out: list[tuple[str, str, str]] = []

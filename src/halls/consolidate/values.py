@@ -54,12 +54,27 @@ _UNIT_NAMES = {
     "second": "s sec secs seconds",
     "minute": "min mins minutes",
     "hour": "h hr hrs hours",
+    "degree": "degrees deg celsius",
     "euro": "eur euros",
     "dollar": "usd dollars",
     "pound": "gbp pounds",
 }
 UNITS = {w: unit for unit, names in _UNIT_NAMES.items() for w in (unit, *names.split())}
+# Units read only glued to their number: "21C" is 21 degrees, "Python 3 C" is no temperature.
+_GLUED_ONLY = {"c": "degree"}
 _CURRENCY = {"€": "euro", "$": "dollar", "£": "pound"}
+# A currency named before its amount ("EUR 1450", "USD 20") is the amount in it.
+_CODE_MONEY = re.compile(r"\b(EUR|USD|GBP|euros?|dollars?|pounds?)\s?(\d+(?:\.\d+)?)\b", re.I)
+# "21°C", "21 °C" and "21 degrees" are one value ("degree"; Fahrenheit is rare
+# enough in notes to be left as written).
+_DEGREES = re.compile(r"\s?°\s?C?\b")
+# A number written in groups ("0171 555 2231", "0171-555-2231", "+49 151 2345
+# 6789"), a phone number mostly, is one number: its digits. An ISO date
+# ("2024-05-12") stays a date.
+_GROUPED = re.compile(r"(?<![\d:.])\+?\d{2,}(?:[ -]\d{2,}){1,5}(?![\d:.]\d)")
+_ISO_DATE = re.compile(r"\d{4}-\d\d-\d\d")
+_YEARS = re.compile(r"(?:19|20)\d\d[ -](?:19|20)\d\d")  # "2019-2020" is two years
+MIN_GROUPED = 7  # digits: fewer are two numbers ("rooms 12 14")
 
 # A cadence is one word however written: "every two weeks", "every other
 # week" and "fortnightly" are "biweekly"; "once a month" and "each month" are
@@ -126,6 +141,9 @@ def normalise(text: str) -> str:
     for pattern, word in _CADENCE:
         text = pattern.sub(word, text)
     text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
+    text = _GROUPED.sub(_grouped, text)
+    text = _CODE_MONEY.sub(lambda m: f"{m.group(2)} {UNITS[m.group(1).lower()]}", text)
+    text = _DEGREES.sub(" degree", text)
     text = _MONEY.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = _PER.sub(lambda m: f"{m.group(1)}{_ADVERB[m.group(2).lower()]}", text)
     text = _ORDINAL.sub(_ordinal, text)
@@ -197,12 +215,18 @@ def _twenty_four_hour(m: re.Match[str]) -> str:
     return str(hour) if minutes == "00" else f"{hour}:{minutes}"
 
 
+def _grouped(m: re.Match[str]) -> str:
+    digits = re.sub(r"\D", "", m.group(0))
+    if len(digits) < MIN_GROUPED or _ISO_DATE.fullmatch(m.group(0)) or _YEARS.fullmatch(m.group(0)):
+        return m.group(0)
+    return digits
+
+
 def _glued(m: re.Match[str]) -> str:
     """ "16GB" is "16 gb"; "2x" or "3d" are no units and stay."""
-    number, suffix = m.group(1), m.group(2)
-    if suffix.lower() not in UNITS:
-        return m.group(0)
-    return f"{number} {UNITS[suffix.lower()]}"
+    number, suffix = m.group(1), m.group(2).lower()
+    unit = UNITS.get(suffix) or _GLUED_ONLY.get(suffix)
+    return m.group(0) if unit is None else f"{number} {unit}"
 
 
 def _unit(m: re.Match[str]) -> str:

@@ -1,0 +1,208 @@
+"""How the judge reads a sentence before it compares two: word order, the scope of a
+negation, given names, values written one way; and how its readings are combined
+(an ensemble's members, a cluster's phrasings, two facts a change may be of)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from halls.consolidate import names, values
+from halls.consolidate.heuristic import _consensus
+from halls.consolidate.judge import (
+    _DENIES,
+    _OTHER_PERSON,
+    _SWAPPED_NAMES,
+    _VOCAB,
+    LABELS,
+    N_LEXICAL,
+    N_MLP_LEXICAL,
+    Judgement,
+    LocalJudge,
+    Pair,
+    _kind_rules,
+    _parse,
+    _subject_first,
+    decide_judged,
+    decided,
+    default_judge,
+    features,
+    mlp_inputs,
+)
+from halls.consolidate.reconcile import Known
+
+
+def _features(embedder: Any, pairs: list[tuple[str, str]]) -> np.ndarray:
+    vecs = embedder.embed([t for p in pairs for t in p])
+    return features([Pair(a, b, vecs[2 * n], vecs[2 * n + 1]) for n, (a, b) in enumerate(pairs)])
+
+
+def _labels(embedder: Any, pairs: list[tuple[str, str]]) -> list[str]:
+    vecs = embedder.embed([t for p in pairs for t in p])
+    items = [Pair(a, b, vecs[2 * n], vecs[2 * n + 1]) for n, (a, b) in enumerate(pairs)]
+    return [j.label for j in default_judge().judge(items)]
+
+
+def test_a_value_named_before_a_possessive_is_read_subject_first() -> None:
+    assert _subject_first("Kotlin is Nadia's primary language") == (
+        "Nadia's primary language is Kotlin"
+    )
+    assert _subject_first("Marcus is Paulo's manager.") == "Paulo's manager is Marcus."
+    assert _subject_first("Rex is my dog") == "My dog is Rex"
+    # Nothing up front but pronouns, or a clause after: left as written.
+    assert _subject_first("This is my desk") == "This is my desk"
+    assert _subject_first("Java is Nadia's language, not Python") == (
+        "Java is Nadia's language, not Python"
+    )
+    assert _subject_first("Lena works at Siemens") == "Lena works at Siemens"
+
+
+def test_the_new_value_of_an_attribute_named_after_it_is_a_change(embedder) -> None:
+    assert _labels(
+        embedder,
+        [("Java is Nadia's primary language", "Kotlin is Nadia's primary language")],
+    ) == ["update"]
+
+
+def test_a_negation_covers_its_clause() -> None:
+    def negated(text: str) -> list[str]:
+        p = _parse(text)
+        word = {v: k for k, v in _VOCAB.items()}
+        return [word[int(i)] for i, n in zip(p.ids, p.negated, strict=True) if n]
+
+    assert negated("The user never goes by Samantha") == ["goe", "samantha"]  # stems
+    assert negated("The user goes by Sam, not Samantha") == ["samantha"]
+    assert negated("Sven no longer drinks green tea; he has rooibos") == ["drink", "green", "tea"]
+    assert negated("I don't eat meat but I eat fish") == ["eat", "meat"]
+
+
+def test_what_a_negation_denies_of_the_other_statement(embedder) -> None:
+    x = _features(
+        embedder,
+        [
+            ("Sven drinks green tea", "Sven no longer drinks green tea"),
+            ("The user goes by Sam, not Samantha.", "The user never goes by Samantha."),
+            ("The standup is at 9:30 every morning", "We hold standup at 9:30, not at 10"),
+        ],
+    )
+    assert x[:, _DENIES].tolist() == [1.0, 0.0, 0.0]
+    # Denying nothing the first says, and saying nothing new, the second restates it.
+    assert _labels(
+        embedder,
+        [
+            ("The user goes by Sam, not Samantha.", "The user never goes by Samantha."),
+            ("Sven drinks green tea", "Sven no longer drinks green tea"),
+        ],
+    ) == ["same", "retract"]
+
+
+def test_part_of_what_was_said_restates_it(embedder) -> None:
+    x = _features(
+        embedder,
+        [
+            ("Lena works at Siemens in Munich", "Lena works at Siemens"),
+            ("Standup is at 9:30", "Standup"),
+        ],
+    )
+    p = np.array([[0.1, 0.0, 0.2, 0.7]] * 2, dtype=np.float32)  # the model: another fact
+    # Most of it is a restatement; a topic that keeps half of it is not.
+    assert [LABELS[int(k)] for k in _kind_rules(x, p).argmax(axis=1)] == ["same", "unrelated"]
+
+
+def test_values_are_written_one_way() -> None:
+    n = values.normalise
+    assert n("Monthly rent: EUR 1450") == n("Monthly rent: 1450 euros") == "Monthly rent: 1450 euro"
+    assert n("call 0171 555 2231") == n("call 0171-555-2231") == "call 01715552231"
+    assert n("set to 21C") == n("set to 21 degrees") == n("set to 21°C") == "set to 21 degree"
+    # Not every number in groups is one number, nor every C a temperature.
+    assert n("lived there 2019-2020") == "lived there 2019-2020"
+    assert n("released 2024-05-12") == "released 2024-05-12"
+    assert n("rooms 12 14") == "rooms 12 14"
+    assert n("Python 3 C") == "Python 3 C"
+
+
+def test_a_given_name_opening_a_statement_is_a_name(embedder) -> None:
+    assert names.is_name("Lena") and names.is_name("jonas")
+    assert not names.is_name("Prefers") and not names.is_name("Production")
+    assert not names.is_name("Will")  # a given name, and a common word
+    x = _features(
+        embedder,
+        [
+            ("Lena works at Siemens", "Jonas has a job at Siemens"),
+            ("Prefers dark mode", "Likes dark themes everywhere"),
+        ],
+    )
+    assert x[:, _SWAPPED_NAMES].tolist() == [1.0, 0.0]
+    assert _labels(embedder, [("Lena works at Siemens", "Jonas has a job at Siemens")]) != ["same"]
+
+
+def test_an_address_is_compared_whole(embedder) -> None:
+    x = _features(
+        embedder,
+        [("The staging URL is staging.example.com", "The staging URL is stage.example.org")],
+    )
+    assert x[0, _SWAPPED_NAMES] == 1.0
+
+
+def test_an_ensemble_averages_its_members() -> None:
+    rng = np.random.default_rng(3)
+    k, h = len(LABELS), 5
+
+    def member() -> dict[str, np.ndarray]:
+        return {
+            "w1": rng.normal(size=(N_MLP_LEXICAL, h)),
+            "b1": rng.normal(size=h),
+            "w2": rng.normal(size=(h, k)),
+            "b2": rng.normal(size=k),
+        }
+
+    common = {"mean": np.zeros(N_MLP_LEXICAL), "std": np.ones(N_MLP_LEXICAL)}
+    one, two = member(), member()
+    both = {**common, **{n: np.stack([one[n], two[n]]) for n in one}}
+    x = np.zeros((4, N_LEXICAL), dtype=np.float32)
+    x[:, :8] = rng.normal(size=(4, 8))
+
+    def raw(weights: dict[str, np.ndarray]) -> np.ndarray:
+        m = mlp_inputs(x)
+        z = np.maximum(m @ weights["w1"] + weights["b1"], 0) @ weights["w2"] + weights["b2"]
+        e = np.exp(z - z.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)  # type: ignore[no-any-return]
+
+    got = LocalJudge(both).probabilities(x)
+    want = _kind_rules(x, ((raw(one) + raw(two)) / 2).astype(np.float32))
+    assert np.allclose(got, want, atol=1e-5)
+    assert np.allclose(LocalJudge({**common, **one}).probabilities(x), _kind_rules(x, raw(one)))
+
+
+def test_a_clusters_readings_count_with_their_whole_distributions() -> None:
+    """0.92 a change in one phrasing, 0.32 (its second choice) in another: likelier than not."""
+    first = Judgement("update", 0.92, "local", (0.0, 0.92, 0.0, 0.08))
+    second = Judgement("unrelated", 0.68, "local", (0.0, 0.32, 0.0, 0.68))
+    got = _consensus([first, second])
+    assert got.label == "update" and abs(got.confidence - 0.62) < 1e-6
+    # Without distributions (a judge that gives only its label): votes, as before.
+    bare = _consensus([Judgement("update", 0.92, "llm"), Judgement("unrelated", 0.68, "llm")])
+    assert bare.label == "update" and abs(bare.confidence - 0.46) < 1e-6
+
+
+def test_a_change_read_of_two_facts_is_of_the_nearer() -> None:
+    near, far = Known("l_near", "a", 0.9), Known("l_far", "b", 0.56)
+    got = decide_judged(
+        [near, far],
+        [(far, Judgement("update", 1.0, "local")), (near, Judgement("update", 0.98, "local"))],
+        ["Reports now go to Pia as Word files"],
+    )
+    assert (got.kind, got.target_id) == ("UPDATE", "l_near")
+
+
+def test_the_pairs_the_rules_decide_do_not_train_the_model(embedder) -> None:
+    x = _features(
+        embedder,
+        [
+            ("Eli is allergic to cats", "Eli's son is allergic to cats"),
+            ("Eli is allergic to cats", "Eli is allergic to dogs"),
+        ],
+    )
+    assert x[:, _OTHER_PERSON].tolist() == [1.0, 0.0]
+    assert decided(x).tolist() == [True, False]
