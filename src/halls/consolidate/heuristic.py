@@ -155,8 +155,11 @@ def _consensus(judged: list[Judgement]) -> Judgement:
     """One answer from the answers about each statement of a cluster.
 
     The statements of a cluster say one thing in several phrasings, so each
-    answer is a reading of the same claim: the label with the largest summed
-    confidence wins, and its confidence is that sum over the statements.
+    answer is a reading of the same claim. When the judge gives each reading's
+    probabilities (the local one), they are averaged and the likeliest label
+    wins with its mean probability; otherwise (a judge that gives only labels)
+    the label with the largest summed confidence wins, and its confidence is
+    that sum over the statements.
     """
     if len(judged) == 1:
         return judged[0]
@@ -181,7 +184,8 @@ def _consensus(judged: list[Judgement]) -> Judgement:
 
 def _close(j: Judgement, similarity: float, threshold: float, differ: bool = False) -> Judgement:
     """As in clustering: above the cluster threshold an unsure "unrelated" is the same,
-    unless the two ``differ`` in the numbers they claim."""
+    unless the two ``differ`` in the numbers they claim (with probabilities, the
+    "unrelated" share moves to "same")."""
     if j.label == "unrelated" and j.confidence < UNSURE and similarity >= threshold and not differ:
         if j.probabilities:
             p = list(j.probabilities)
