@@ -280,7 +280,8 @@ def main() -> None:
     chosen = max(scores, key=lambda k: scores[k])
     weights, mlp = fit(chosen)
     lexical_only = max((key for key in scores if key[0] == 0), key=lambda k: scores[k])
-    _, mlp_lexical = fit(lexical_only)
+    # (With the lexical features chosen, that MLP is the saved one: no second fit.)
+    mlp_lexical = mlp if lexical_only == chosen else fit(lexical_only)[1]
 
     def scored(items: list[tuple[str, str, str]]) -> dict[str, dict[str, float]]:
         """The saved MLP's accuracy and the word lists' on labelled pairs."""
