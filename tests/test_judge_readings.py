@@ -11,10 +11,15 @@ import numpy as np
 from halls.consolidate import names, values
 from halls.consolidate.heuristic import _consensus
 from halls.consolidate.judge import (
+    _CHANGED_ALIKE,
     _DENIES,
     _OTHER_PERSON,
+    _OTHER_RELATION,
+    _OTHER_SUBJECT,
+    _RENUMBERED,
     _SWAPPED_NAMES,
     _VOCAB,
+    ALTERS,
     LABELS,
     N_LEXICAL,
     N_MLP_LEXICAL,
@@ -135,6 +140,69 @@ def test_a_given_name_opening_a_statement_is_a_name(embedder) -> None:
     )
     assert x[:, _SWAPPED_NAMES].tolist() == [1.0, 0.0]
     assert _labels(embedder, [("Lena works at Siemens", "Jonas has a job at Siemens")]) != ["same"]
+
+
+def test_the_same_words_say_the_same_thing(embedder) -> None:
+    """Whatever the model makes of a many-valued verb, two statements with the same
+    content words and no word of change or negation the other lacks are one."""
+    pairs = [
+        ("I sing in a choir", "The user sings in a choir"),
+        ("I like hiking", "I really like hiking"),
+    ]
+    p = default_judge().probabilities(_features(embedder, pairs))
+    assert p[:, LABELS.index("same")].tolist() == [1.0, 1.0]
+    # A negation or a word of change the earlier one lacks is no restatement.
+    assert _labels(embedder, [("I like hiking", "I no longer like hiking")]) != ["same"]
+
+
+def test_relations_are_compared_whole(embedder) -> None:
+    """Relations share first letters ("grandmother", "grandfather"): they are compared
+    whole, and two statements about two relations are about two people."""
+    assert _parse("Grandpa keeps bees").roots[0] != _parse("Grandma keeps bees").roots[0]
+    pairs = [
+        ("Grandpa keeps bees in Wicklow", "Grandma keeps bees in Wicklow"),
+        ("My aunt's flat is on the 4th floor", "My uncle's flat is on the 7th floor"),
+    ]
+    x = _features(embedder, pairs)
+    assert x[:, _OTHER_RELATION].tolist() == [1.0, 1.0]
+    assert _labels(embedder, pairs) == ["unrelated", "unrelated"]
+
+
+def test_two_changes_to_one_value_are_one_change(embedder) -> None:
+    """Both say the thing changed, to a value both give: neither changes the other."""
+    assert {"swapped", "transferred", "upped", "replaced"} <= ALTERS
+    assert not {"port", "lower", "trades"} & ALTERS  # nouns and adjectives too
+    pairs = [
+        ("Dev swapped his Kindle for a Kobo Clara", "Dev now reads on a Kobo Clara"),
+        ("We upgraded the office line to 300Mbps", "The office line is now 300 Mbps"),
+        # Two new values: two changes.
+        ("Dev swapped his Kindle for a Kobo Clara", "Dev now reads on a Kobo Libra"),
+    ]
+    x = _features(embedder, pairs)
+    assert x[:, _CHANGED_ALIKE].tolist() == [1.0, 1.0, 1.0]
+    labels = _labels(embedder, pairs)
+    assert labels[:2] == ["same", "same"] and labels[2] != "same"
+
+
+def test_another_subject_up_front_changes_nothing(embedder) -> None:
+    """Statements opening with two common words are about two things; a name up front
+    is left to the model ("Amara is the product owner" / "Kwame is ...")."""
+    pairs = [
+        ("The backup server runs Debian 11", "The build server runs Debian 12"),
+        ("Amara is the product owner", "Kwame is the product owner"),
+    ]
+    x = _features(embedder, pairs)
+    assert x[:, _OTHER_SUBJECT].tolist() == [1.0, 0.0]
+    assert _labels(embedder, pairs[:1]) == ["unrelated"]
+
+
+def test_a_new_number_of_the_same_thing_is_a_change(embedder) -> None:
+    """ "Grade 2" / "Grade 3" count the same thing: a change, though the two share only
+    capitalised words (which alone would make them two facts about Noor)."""
+    pairs = [("Noor is in Grade 2 at school", "Noor is in Grade 3")]
+    assert _features(embedder, pairs)[:, _RENUMBERED].tolist() == [1.0]
+    assert _labels(embedder, pairs) == ["update"]
+    assert values.normalise("300Mbps") == values.normalise("300 mbps") == "300 mbps"
 
 
 def test_an_address_is_compared_whole(embedder) -> None:

@@ -205,12 +205,17 @@ class LLMJudge:
         self.calls = 0
         self.failed = 0  # batches answered badly twice
 
+    def _unsure(self, confidence: np.ndarray) -> np.ndarray:
+        """The local answers the model is asked about: those below the bar, and all of
+        them at a bar of 1 (a rule's certain reading too, so the model reads every pair)."""
+        return confidence < self.below if self.below < 1 else np.ones(len(confidence), bool)
+
     def judge_rows(
         self, statements: Statements, a: np.ndarray, b: np.ndarray
     ) -> tuple[np.ndarray, np.ndarray]:
         """As ``LocalJudge.judge_rows``; the unsure pairs asked as in ``judge``."""
         labels, conf = judge_rows(self.local, statements, a, b)
-        unsure = np.flatnonzero(conf < self.below)
+        unsure = np.flatnonzero(self._unsure(conf))
         if len(unsure) and self.calls < self.budget:
             got = self.judge(statements.pairs(a[unsure], b[unsure]))
             labels[unsure] = [LABELS.index(j.label) for j in got]
@@ -219,7 +224,7 @@ class LLMJudge:
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
         out = self.local.judge(pairs)
-        unsure = [n for n, j in enumerate(out) if j.confidence < self.below]
+        unsure = np.flatnonzero(self._unsure(np.array([j.confidence for j in out]))).tolist()
         for start in range(0, len(unsure), self.BATCH):
             if self.calls >= self.budget:
                 break
