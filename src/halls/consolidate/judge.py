@@ -196,13 +196,12 @@ class _Parsed:
     person: np.ndarray  # bool per id: a relation to someone ("son", "mentor": ``PERSON``)
     attribute: np.ndarray  # bool per id: names an attribute (``ATTRIBUTE``)
     senses: tuple[frozenset[int], ...]  # per id: its WordNet senses (``synonyms``), or none
-    flags: np.ndarray  # float32: change negated additive retract episodic multi single length,
-    # and whether it has a verb of change (``ALTERS``)
+    flags: np.ndarray  # float32: change negated additive retract episodic multi single length
     numbers: frozenset[float]  # the numbers it claims (digits and number words; contrasts aside)
     heads: frozenset[int]  # the roots of the words its numbers count ("Year 3": year)
 
 
-N_FLAGS = 9
+N_FLAGS = 8
 # Verbs that say a thing was changed, beside the markers of ``CHANGE``: the
 # model reads them as a word of change ("Upgraded to the Sony XM5", "We replaced
 # Bitwarden with 1Password"), not as content, and the rules read them in both
@@ -350,7 +349,6 @@ def _parse(text: str) -> _Parsed:
         any(w in MULTI for w in stems),
         any(w in SINGLE for w in stems),
         min(len(low), 30) / 30,
-        any(w in CHANGE or w in ALTERS for w in low),
     ]
     # A number counts the word before it ("Year 3", "Postgres 15", "space 14"),
     # or, opening the statement, the word after it ("3 kids").
@@ -576,8 +574,8 @@ def lexical_rows(
     novel_nums, dropped_nums = (novel_w & ub).sum(axis=1), (dropped_w & ua).sum(axis=1)
     novel_contrast = (novel_w & cb).sum(axis=1)
     dropped_contrast = (dropped_w & ca).sum(axis=1)
-    change_a, neg_a, add_a, ret_a, epi_a, multi_a, single_a, len_a, alters_a = fa.T
-    change_b, neg_b, add_b, ret_b, epi_b, multi_b, single_b, len_b, alters_b = fb.T
+    change_a, neg_a, add_a, ret_a, epi_a, multi_a, single_a, len_a = fa.T
+    change_b, neg_b, add_b, ret_b, epi_b, multi_b, single_b, len_b = fb.T
     first_same = (ia[:, 0] == ib[:, 0]).astype(np.float32)
     # What is new beyond contrasts ("never in Word") is a new value.
     claimed = np.maximum(novel - novel_contrast, 0)
@@ -644,7 +642,7 @@ def lexical_rows(
         _denies(eq.transpose(0, 2, 1), (vb, va), (negb, nega)),
         # A value both give past the subject ("replaced her Civic with a Toyota
         # RAV4" / "now drives a Toyota RAV4": the RAV4, not Hannah).
-        (alters_a * alters_b > 0)
+        (change_a * change_b > 0)
         & ((a_in_b & vala)[:, 1:].any(axis=1) | _shared(first.numbers, second.numbers, a, b)),
         # Each is about a relation the other does not name ("my sister's
         # birthday" / "my brother's birthday").
