@@ -628,7 +628,7 @@ def lexical_rows(
         _same_values(a_in_b, b_in_a, (va & vala, vb & valb), (va & capa, vb & capb)),
         _swapped(first.numbers, second.numbers, a, b),
         # The two share no word but capitalised ones (names, a subject).
-        ~(a_in_b & va & ~capa).any(axis=1),
+        (only_names := ~(a_in_b & va & ~capa).any(axis=1)),
         # They differ in the people they are about, and in nothing else.
         _other_person((dropped_w, novel_w), (pa, pb)),
         # One of them only names the attribute whose value both give.
@@ -642,8 +642,11 @@ def lexical_rows(
         _denies(eq.transpose(0, 2, 1), (vb, va), (negb, nega)),
         # A value both give past the subject ("replaced her Civic with a Toyota
         # RAV4" / "now drives a Toyota RAV4": the RAV4, not Hannah).
-        (change_a * change_b > 0)
-        & ((a_in_b & vala)[:, 1:].any(axis=1) | _shared(first.numbers, second.numbers, a, b)),
+        (both_change := change_a * change_b > 0)
+        & (
+            (a_in_b & vala)[:, 1:].any(axis=1)
+            | _shared(first.numbers, second.numbers, a, b, both_change)
+        ),
         # Each is about a relation the other does not name ("my sister's
         # birthday" / "my brother's birthday").
         (dropped_w & pa).any(axis=1) & (novel_w & pb).any(axis=1),
@@ -652,7 +655,7 @@ def lexical_rows(
         # is another (an opening name is left to the model: "Amara is the product
         # owner" / "Kwame is the product owner" changes who is).
         # Each gives a number of the same thing ("Year 3" / "Year 4").
-        _shared(first.heads, second.heads, a, b),
+        _shared(first.heads, second.heads, a, b, only_names),
         (va & ~a_in_b & ~(capa | vala))[:, 0] & (vb & ~b_in_a & ~(capb | valb))[:, 0],
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
@@ -747,12 +750,15 @@ def _shared(
     second: Sequence[frozenset[float] | frozenset[int]],
     a: np.ndarray,
     b: np.ndarray,
+    where: np.ndarray,
 ) -> np.ndarray:
-    """Pairs whose two sets meet (both claim a number: "500 Mbps" / "500Mbps")."""
-    return np.array(
-        [bool(first[i] & second[j]) for i, j in zip(a.tolist(), b.tolist(), strict=True)],
-        dtype=bool,
-    )
+    """Pairs whose two sets meet (both claim a number: "500 Mbps" / "500Mbps"), read
+    only ``where`` a rule needs it (a loop in Python, over every pair a clustering
+    judges)."""
+    out = np.zeros(len(a), dtype=bool)
+    rows = np.flatnonzero(where)
+    out[rows] = [bool(first[i] & second[j]) for i, j in zip(a[rows], b[rows], strict=True)]
+    return out
 
 
 def swapped_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndarray:
