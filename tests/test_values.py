@@ -29,6 +29,14 @@ from halls.consolidate.values import normalise
         ("on the third of March", "on the 3 of March"),
         ("the twenty-first", "the 21"),
         ("on March 3rd, the 21st", "on March 3, the 21"),
+        ("$1,850/mo", "1850 dollar monthly"),
+        ("eighteen hundred and fifty dollars a month", "1850 dollar monthly"),
+        ("20 EUR/month", "20 euro monthly"),
+        ("6.8%", "6.8 percent"),
+        ("6.8 per cent", "6.8 percent"),
+        ("node v20", "node 20"),
+        ("Mon-Fri", "weekdays"),
+        ("Monday to Friday", "weekdays"),
     ],
 )
 def test_a_value_is_written_one_way(written: str, read: str) -> None:
@@ -50,6 +58,8 @@ def test_a_value_is_written_one_way(written: str, read: str) -> None:
         "Pixel 8",
         "bluefinch42",
         "2x per day",
+        "60 km/hr",  # a speed, no price
+        "month-to-month",
     ],
 )
 def test_what_is_no_value_spelling_stays_as_written(text: str) -> None:

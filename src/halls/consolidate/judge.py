@@ -153,6 +153,40 @@ _SAME_PERSON = {
     "children": "kid",
     "grandma": "grandmother",
     "grandpa": "grandfather",
+    "hubby": "husband",
+    "bro": "brother",
+    "sis": "sister",
+    "bf": "boyfriend",
+    "gf": "girlfriend",
+    "mgr": "manager",
+}
+# Words notes shorten ("bday", "svc", "repo"), stemmed: read as the word they
+# shorten, so that "checkout svc" and "the checkout service" share it. Only
+# shortenings of one word ("doc" is a doctor or a document, "dev" a developer
+# or development: left as written).
+_SHORT = {
+    "bday": "birthday",
+    "b-day": "birthday",
+    "svc": "service",
+    "mtg": "meeting",
+    "appt": "appointment",
+    "dept": "department",
+    "repo": "repository",
+    "env": "environment",
+    "cfg": "config",
+    "pref": "preference",
+    "yr": "year",
+    "mo": "month",
+    "wk": "week",
+    "pw": "password",
+    "pwd": "password",
+    "addr": "address",
+    "msg": "message",
+    "pkg": "package",
+    "prod": "production",
+    "govt": "government",
+    "uni": "university",
+    "db": "database",
 }
 # Number words are values like digits ("seats twelve", "twice a week"), and
 # stand for their numbers, so that "every two weeks" and "2 weeks" give the
@@ -271,7 +305,7 @@ def _parse(text: str) -> _Parsed:
     raw = [m.group() for m in spans]
     low = [w.lower().rstrip(".:") for w in raw]
     stems = [_stem(w.removesuffix("'s")) for w in low]
-    stems = [_SAME_PERSON.get(w, w) for w in stems]
+    stems = [_SAME_PERSON.get(w, _SHORT.get(w, w)) for w in stems]
     joined = " ".join(low)
     ids: list[int] = []
     roots: list[int] = []
@@ -313,7 +347,7 @@ def _parse(text: str) -> _Parsed:
                 # word anywhere ("macOS", "iPhone", "TypeScript"), or a given
                 # name opening the statement ("Lena works at Siemens"; an
                 # opening "Prefers" or "Production" is no name: ``names``).
-                common = w in GENERIC
+                common = w in GENERIC or low[n] in GENERIC  # "DB" read as "database"
                 opening = not n and r[:1].isupper() and names.is_name(low[n].removesuffix("'s"))
                 name.append(
                     not common
@@ -389,11 +423,29 @@ _PARTICLE = {"passed": ["away"], "shut": ["down"]}
 _OFF_STARTS = frozenset("kick kicks kicked kicking set sets tee tees teed".split())  # noqa: SIM905
 
 
+# "Leave" before a time or a date departs ("the flight leaves May 2", "the
+# train leaves at 7:40", "left at 6 pm"): a schedule, no retraction.
+_DEPARTS = frozenset(["leave", "left"])
+_MONTHS = frozenset(
+    "january february march april may june july august september october november december "  # noqa: SIM905
+    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
+)
+
+
+def _departs(low: list[str], n: int) -> bool:
+    after = [*low[n + 1 : n + 3], "", ""]
+    if after[0] == "at":
+        after = after[1:]
+    return after[0][:1].isdigit() or (after[0] in _MONTHS and after[1][:1].isdigit())
+
+
 def _retracts(stems: list[str], low: list[str]) -> bool:
     """A word of retraction that is not negated ("never quit", "won't stop" affirm)."""
     for n, w in enumerate(stems):
         if w not in RETRACT or low[n + 1 : n + 2] != _PARTICLE.get(w, low[n + 1 : n + 2]):
             continue  # "passed the exam", "the office shuts at 6" retract nothing
+        if w in _DEPARTS and _departs(low, n):
+            continue
         if w == "off" and (
             low[n - 1 : n] and low[n - 1] in _OFF_STARTS or low[n + 1 : n + 2] == ["limits"]
         ):

@@ -116,6 +116,20 @@ _PER = re.compile(
 )
 _ADVERB = {"hour": "hourly", "night": "nightly", "week": "weekly", "month": "monthly"}
 _ADVERB |= {"quarter": "quarterly", "year": "yearly"}
+# ... or after a slash, as a price is noted ("$1,850/mo", "20 EUR/month", "$15/hr").
+_SLASH_ADVERB = {"mo": "monthly", "mth": "monthly", "yr": "yearly", "wk": "weekly", "hr": "hourly"}
+_SLASH_ADVERB |= {unit: adverb for unit, adverb in _ADVERB.items() if unit != "night"}
+_SLASH_PER = re.compile(
+    rf"(\d[\d.]*k?(?: (?:euro|dollar|pound))?)\s?/\s?({'|'.join(_SLASH_ADVERB)})\b", re.IGNORECASE
+)
+# A share: "6.8%", "6.8 %" and "6.8 per cent" are "6.8 percent".
+_PERCENT = re.compile(r"(?<=\d)\s?%|\bper cent\b", re.IGNORECASE)
+# A version's "v" ("node v20", "postgres v15", "v2.1") is no part of its number.
+_VERSION = re.compile(r"\bv(?=\d+(?:\.\d+)*\b)")
+# The working week however written ("Mon-Fri", "Monday to Friday", "M-F"): "weekdays".
+_WORKWEEK = re.compile(
+    r"\b(?:mon(?:day)?|m)\s?(?:-|–|to|through|thru)\s?(?:fri(?:day)?|f)\b", re.IGNORECASE
+)
 _NUMBER_WORD = "|".join(sorted([*SMALL, *TENS, *SCALES], key=len, reverse=True))
 # A run of number words ("a hundred and eight", "thirty-two", "five hundred").
 _NUMBER_RUN = re.compile(
@@ -157,17 +171,22 @@ def normalise(text: str) -> str:
     text = _CODE_MONEY.sub(lambda m: f"{m.group(2)} {UNITS[m.group(1).lower()]}", text)
     text = _DEGREES.sub(" degree", text)
     text = _MONEY.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
-    text = _PER.sub(lambda m: f"{m.group(1)}{_ADVERB[m.group(2).lower()]}", text)
+    text = _PERCENT.sub(lambda m: " percent" if m.group().strip() == "%" else "percent", text)
+    text = _VERSION.sub("", text)
+    text = _WORKWEEK.sub("weekdays", text)
     text = _ORDINAL.sub(_ordinal, text)
     text = _DIGIT_ORDINAL.sub(r"\1", text)
     text = _NUMBER_RUN.sub(_number, text)
+    # After the number words: "eighteen hundred dollars a month" has its number now.
+    text = _PER.sub(lambda m: f"{m.group(1)}{_ADVERB[m.group(2).lower()]}", text)
     text = _PAST.sub(lambda m: f"{m.group(2)}:{30 if m.group(1).lower() == 'half' else 15}", text)
     text = _TO.sub(lambda m: f"{(int(m.group(1)) - 2) % 12 + 1}:45", text)
     text = _DAYTIME.sub(lambda m: m.group(1) + _HALF[m.group(2).lower()], text)
     text = _CLOCK.sub(_twelve_hour, text)
     text = _24H.sub(_twenty_four_hour, text)
     text = _GLUED.sub(_glued, text)
-    return _AFTER_NUMBER.sub(_unit, text)
+    text = _AFTER_NUMBER.sub(_unit, text)
+    return _SLASH_PER.sub(lambda m: f"{m.group(1)} {_SLASH_ADVERB[m.group(2).lower()]}", text)
 
 
 def _ordinal(m: re.Match[str]) -> str:
