@@ -57,6 +57,14 @@ def test_paraphrases_with_never_and_rather_make_one_fact(client) -> None:
     assert sorted(fact["derived_from"]) == sorted(ids) and fact["evidence_count"] == 3
 
 
+def test_a_paraphrase_far_in_vectors_joins_when_the_judge_is_sure(client) -> None:
+    """Cosine 0.53, below the link threshold (0.6): judged, and read the same surely."""
+    c, clock = client
+    ids = say(c, clock, ["User is vegetarian", "no meat for me, I've been veggie for ten years"])
+    [fact] = active(c)
+    assert sorted(fact["derived_from"]) == sorted(ids) and fact["evidence_count"] == 2
+
+
 def test_a_change_without_change_words_supersedes(client) -> None:
     c, clock = client
     say(

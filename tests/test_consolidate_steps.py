@@ -136,6 +136,37 @@ def test_two_statements_read_apart_never_share_a_cluster_through_a_seed() -> Non
     assert sorted(sorted(g) for g in cluster(v, 0.6, unsure)) == [[0, 1, 2]]
 
 
+def test_below_the_threshold_only_pairs_the_judge_joins_share_a_cluster() -> None:
+    """Within ``reach`` but below the threshold, a pair shares a cluster only when the
+    judge joins it, as seed and neighbour or as two members; seeds are still counted
+    at the threshold."""
+    seed = np.array([1.0, 0.0, 0.0])
+    near = np.array([0.55, 0.835, 0.0])  # cosine 0.55 to the seed
+    other = np.array([0.55, -0.835, 0.0])  # cosine 0.55 to the seed, ~-0.39 to near
+    v = np.stack([seed, near, other]).astype(np.float32)
+
+    def joins_near(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where((a == 0) & (b == 1), JOIN, 0)
+
+    assert sorted(sorted(g) for g in cluster(v, 0.6, joins_near)) == [[0], [1], [2]]
+    assert sorted(sorted(g) for g in cluster(v, 0.6, joins_near, reach=0.5)) == [[0, 1], [2]]
+    # "close" (0.9 to the seed, 0.86 to near) seeds; near, close to it but at
+    # 0.55 to the seed, joins only if the judge joins near and the seed too.
+    close = np.array([0.9, 0.436, 0.0])
+    v2 = np.stack([seed, near, close]).astype(np.float32)
+
+    def joins_all(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.full(len(a), JOIN)
+
+    def not_near_seed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where((a == 0) & (b == 1), 0, JOIN)
+
+    assert sorted(sorted(g) for g in cluster(v2, 0.6, joins_all, reach=0.5)) == [[0, 1, 2]]
+    assert sorted(sorted(g) for g in cluster(v2, 0.6, not_near_seed, reach=0.5)) == [[0, 2], [1]]
+    # Beyond reach, not even a JOIN joins.
+    assert sorted(sorted(g) for g in cluster(v, 0.6, joins_all, reach=0.58)) == [[0], [1], [2]]
+
+
 @pytest.mark.parametrize(
     ("fact", "candidate", "kind"),
     [

@@ -52,6 +52,7 @@ def cluster(
     threshold: float,
     joins: Callable[[np.ndarray, np.ndarray], np.ndarray] | None = None,
     cap: int = CAP,
+    reach: float | None = None,
 ) -> list[list[int]]:
     """Clusters as lists of row indices, seed first; every row is in exactly one.
 
@@ -61,16 +62,27 @@ def cluster(
     False) not as its seed's neighbour. It is asked once, in one batch, about every pair
     of a row and its ``cap`` nearest neighbours (it must not depend on
     which of the two is the seed).
+
+    ``reach`` (below ``threshold``) offers ``joins`` the pairs down to it too:
+    such a pair shares a cluster only when ``joins`` accepts it, seed and
+    member alike ("User is vegetarian" / "I don't eat meat, strictly veg"
+    sit at 0.55). Which rows seed first is still counted at ``threshold``.
     """
     n = len(vectors)
     if n == 0:
         return []
-    near = neighbours(vectors, threshold)
-    degree = np.array([len(x) for x in near])
+    low = threshold if reach is None or joins is None else min(reach, threshold)
+    near = neighbours(vectors, low)
+    degree = np.array(
+        [int((vectors[x] @ vectors[i] >= threshold).sum()) for i, x in enumerate(near)]
+    )
     apart = np.zeros(0, dtype=np.int64)  # keys (a * n + b, a < b) of pairs read APART
+    accepted = np.zeros(0, dtype=np.int64)  # ... and of pairs read JOIN below the threshold
     if joins is not None:
         near = [row[row != i][:cap] for i, row in enumerate(near)]
-        near, apart = _judged(near, n, joins)
+        near, apart, accepted = _judged(near, n, joins)
+        if low >= threshold:
+            accepted = np.zeros(0, dtype=np.int64)
     else:
         near = [row[row != i] for i, row in enumerate(near)]
     # Densest first; among equally dense, the one with the most neighbours
@@ -91,7 +103,15 @@ def cluster(
             # before it (two "same as the seed" readings far apart are two
             # statements, not one), and not be read apart from any of them
             # ("Priya's brother" beside "Priya's sister", both like a seed).
-            if taken[j] or not bool((vectors[members] @ vectors[j] >= threshold).all()):
+            if taken[j]:
+                continue
+            # Below the threshold, only a pair the judge joined.
+            far = [
+                m
+                for m, c in zip(members, vectors[members] @ vectors[j], strict=True)
+                if c < threshold
+            ]
+            if far and not _all_of(accepted, far, j, n):
                 continue
             if apart.size and _any_of(apart, members, j, n):
                 continue
@@ -103,13 +123,13 @@ def cluster(
 
 def _judged(
     near: list[np.ndarray], n: int, joins: Callable[[np.ndarray, np.ndarray], np.ndarray]
-) -> tuple[list[np.ndarray], np.ndarray]:
+) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
     """Each row's neighbours that ``joins`` accepts, every pair asked once; and the
-    sorted keys (a * n + b, a < b) of the pairs it read ``APART``."""
+    sorted keys (a * n + b, a < b) of the pairs it read ``APART`` and ``JOIN``."""
     rows = np.concatenate([np.full(len(x), i, dtype=np.int64) for i, x in enumerate(near)])
     cols = np.concatenate(near).astype(np.int64) if rows.size else rows
     if not rows.size:
-        return near, np.zeros(0, dtype=np.int64)
+        return near, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     key = np.minimum(rows, cols) * n + np.maximum(rows, cols)
     pairs, back = np.unique(key, return_inverse=True)
     answer = np.asarray(joins(pairs // n, pairs % n)).astype(np.int8)
@@ -119,15 +139,27 @@ def _judged(
     for x in near:
         out.append(x[ok[start : start + len(x)]])
         start += len(x)
-    return out, pairs[answer == APART]
+    return out, pairs[answer == APART], pairs[answer == JOIN]
+
+
+def _found(keys_sorted: np.ndarray, members: list[int], j: int, n: int) -> np.ndarray:
+    """Per member, whether its pair with ``j`` is among ``keys_sorted``."""
+    if not keys_sorted.size:
+        return np.zeros(len(members), dtype=bool)
+    m = np.asarray(members, dtype=np.int64)
+    keys = np.minimum(m, j) * n + np.maximum(m, j)
+    at = np.minimum(np.searchsorted(keys_sorted, keys), len(keys_sorted) - 1)
+    return keys_sorted[at] == keys  # type: ignore[no-any-return]
 
 
 def _any_of(keys_sorted: np.ndarray, members: list[int], j: int, n: int) -> bool:
     """Whether a pair of ``j`` and one of ``members`` is among ``keys_sorted``."""
-    m = np.asarray(members, dtype=np.int64)
-    keys = np.minimum(m, j) * n + np.maximum(m, j)
-    at = np.minimum(np.searchsorted(keys_sorted, keys), len(keys_sorted) - 1)
-    return bool((keys_sorted[at] == keys).any())
+    return bool(_found(keys_sorted, members, j, n).any())
+
+
+def _all_of(keys_sorted: np.ndarray, members: list[int], j: int, n: int) -> bool:
+    """Whether every pair of ``j`` and one of ``members`` is among ``keys_sorted``."""
+    return bool(_found(keys_sorted, members, j, n).all())
 
 
 def medoid(vectors: np.ndarray, members: list[int]) -> int:

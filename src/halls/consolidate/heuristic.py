@@ -45,6 +45,11 @@ SAME, UNRELATED = LABELS.index("same"), LABELS.index("unrelated")
 JUDGE_BATCH = 4096  # pairs per judge call while clustering (memory of the batch features)
 READINGS = 8  # distinct statements of a cluster the judge reads against each fact
 LINK_MARGIN = 0.15  # clustering asks the judge about pairs down to cluster_threshold - this
+# ... and, below that, down to cluster_threshold - REACH_MARGIN, where a pair
+# joins only on a sure "same" (``UNSURE``): "User is vegetarian" / "I don't eat
+# meat, haven't for years - strictly veg" sit at 0.55, and most pairs there
+# are two statements about one person, not one statement.
+REACH_MARGIN = 0.25
 _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}
 
 
@@ -423,19 +428,28 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
     when = np.array([u.occurred_at.timestamp() for u in units])
     statements = Statements([u.content for u in units], vectors)
 
+    # Pairs this close are the judge's to decide: paraphrases with contrast
+    # words sit around 0.6-0.75; lower, the pairs grow quadratically (10,000
+    # entries of one person's notes: ~100 neighbours each at 0.6, ~1,000 at 0.4;
+    # ``cluster`` judges a row's ``CAP`` nearest only).
+    link = max(cfg.related_threshold, cfg.cluster_threshold - LINK_MARGIN)
+    reach = max(cfg.related_threshold, cfg.cluster_threshold - REACH_MARGIN)
+
     def joins(a: np.ndarray, b: np.ndarray) -> np.ndarray:
         # The judge reads a pair earlier statement first (a < b on ties).
         first = when[a] <= when[b]
         early, late = np.where(first, a, b), np.where(first, b, a)
-        high = np.einsum("ij,ij->i", vectors[a], vectors[b]) >= cfg.cluster_threshold
+        sims = np.einsum("ij,ij->i", vectors[a], vectors[b])
+        high = sims >= cfg.cluster_threshold
         out = np.zeros(len(a), dtype=np.int8)
         for start in range(0, len(a), JUDGE_BATCH):
             part = slice(start, start + JUDGE_BATCH)
             labels, conf = judge_rows(judge, statements, early[part], late[part])
-            # A neighbour joins when the judge reads the same statement;
-            # above the cluster threshold also when it is unsure the two
-            # differ (a change, a retraction, another subject or a second
-            # value read with confidence never joins, nor do two that each
+            # A neighbour joins when the judge reads the same statement
+            # (below the link threshold, surely: ``REACH_MARGIN``); above the
+            # cluster threshold also when it is unsure the two differ (a
+            # change, a retraction, another subject or a second value read
+            # with confidence never joins, nor do two that each
             # claim a number or a name the other lacks: "every two weeks" /
             # "once a month", "the London office" / "the Berlin office").
             swapped = swapped_values(statements, early[part], late[part])
@@ -446,7 +460,8 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
             # restatements of one seed is no such sign: contrast words.)
             sure = (labels == UNRELATED) & (conf >= UNSURE)
             apart = np.where(sure | swapped, APART, 0)
-            out[part] = np.where((labels == SAME) | unsure, JOIN, apart)
+            same = (labels == SAME) & ((conf >= UNSURE) | (sims[part] >= link))
+            out[part] = np.where(same | unsure, JOIN, apart)
         return out
 
     hints, noise = [], []
@@ -458,11 +473,7 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
 
     out: list[Candidate] = []
     skipped = 0
-    # Pairs this close are the judge's to decide: paraphrases with contrast
-    # words sit around 0.6-0.75; lower, the pairs grow quadratically (10,000
-    # entries of one person's notes: ~100 neighbours each at 0.6, ~1,000 at 0.4).
-    link = max(cfg.related_threshold, cfg.cluster_threshold - LINK_MARGIN)
-    clusters = cluster(vectors, link, joins)
+    clusters = cluster(vectors, link, joins, reach=reach)
     # A hint that matches no cluster outright goes to the nearest one (briefs.nearest).
     unmatched = [
         h

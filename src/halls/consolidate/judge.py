@@ -432,6 +432,9 @@ _MONTHS = frozenset(
 )
 
 
+_DETERMINERS = frozenset("the a my his her their our your its".split())  # noqa: SIM905
+
+
 def _departs(low: list[str], n: int) -> bool:
     after = [*low[n + 1 : n + 3], "", ""]
     if after[0] == "at":
@@ -446,6 +449,8 @@ def _retracts(stems: list[str], low: list[str]) -> bool:
             continue  # "passed the exam", "the office shuts at 6" retract nothing
         if w in _DEPARTS and _departs(low, n):
             continue
+        if w == "left" and n and low[n - 1] in _DETERMINERS:
+            continue  # "my left hand", "on the left": a side
         if w == "off" and (
             low[n - 1 : n] and low[n - 1] in _OFF_STARTS or low[n + 1 : n + 2] == ["limits"]
         ):
