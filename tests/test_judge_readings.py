@@ -274,3 +274,61 @@ def test_the_pairs_the_rules_decide_do_not_train_the_model(embedder) -> None:
     )
     assert x[:, _OTHER_PERSON].tolist() == [1.0, 0.0]
     assert decided(x).tolist() == [True, False]
+
+
+def _words(text: str, mark: str = "contrast") -> dict[str, bool]:
+    parsed = _parse(text)
+    names_of = {i: w for w, i in _VOCAB.items()}
+    return {
+        names_of[int(i)]: bool(m) for i, m in zip(parsed.ids, getattr(parsed, mark), strict=True)
+    }
+
+
+def test_the_value_beside_an_addition_or_before_a_change_is_no_claim() -> None:
+    """ "The Economist in addition to The Atlantic" claims The Economist; "switched from
+    Python 3.9 to Python 3.12" claims 3.12; "Ana is from Spain" claims Spain."""
+    assert _words("I subscribe to The Economist in addition to The Atlantic") == {
+        "subscribe": False,
+        "economist": False,
+        "atlantic": True,
+    }
+    assert _words("plays the cello as well as the piano")["piano"]
+    assert _words("switched from Python 3.9 to Python 3.12") == {
+        "python": False,  # said again after "to"
+        "3.9": True,
+        "3.12": False,
+    }
+    assert _parse("switched from Python 3.9 to Python 3.12").numbers == {3.12}
+    assert _words("Ana is from Spain") == {"ana": False, "spain": False}
+
+
+def test_a_departure_or_a_side_is_no_retraction() -> None:
+    retracts = {
+        t: bool(_parse(t).flags[3])
+        for t in (
+            "the flight leaves May 2nd",
+            "the train leaves at 7:40",
+            "I write with my left hand",
+            "Dan left Google in 2022",
+            "I left the band",
+        )
+    }
+    assert retracts == {
+        "the flight leaves May 2nd": False,
+        "the train leaves at 7:40": False,
+        "I write with my left hand": False,
+        "Dan left Google in 2022": True,
+        "I left the band": True,
+    }
+
+
+def test_a_shortening_is_read_as_its_word() -> None:
+    assert list(_words("checkout svc region: us-east-1")) == [
+        "checkout",
+        "service",
+        "region",
+        "us-east-1",
+    ]
+    assert list(_words("ana's bday")) == ["ana", "birthday"]
+    # "DB" read as "database" stays a common noun, no name.
+    assert _words("the billing DB", "name") == {"billing": False, "database": False}

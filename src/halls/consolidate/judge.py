@@ -268,6 +268,18 @@ _ADDITION_PHRASES = {"well": "as", "addition": "in"}
 _ADDITION_WORDS = frozenset(["besides", "additionally"])
 
 
+# What an addition or a change names beside its new value is the value it had
+# ("The Economist in addition to The Atlantic", "Thursdays on top of Tuesdays",
+# "switched from Python 3.9 to 3.12"): read like a contrast, no new claim.
+_BESIDE = {"besides": "", "alongside": "", "addition": "in", "top": "on", "as": "well"}
+
+
+def _beside(low: list[str], n: int) -> bool:
+    w = low[n]
+    before = _BESIDE.get(w)
+    return before is not None and (not before or (n > 0 and low[n - 1] == before))
+
+
 def _marks_addition(low: list[str], n: int) -> bool:
     w = low[n]
     return w in _ADDITION_WORDS or (n > 0 and _ADDITION_PHRASES.get(w) == low[n - 1])
@@ -319,10 +331,11 @@ def _parse(text: str) -> _Parsed:
     person: list[bool] = []
     attribute: list[bool] = []
     senses: list[frozenset[int]] = []
-    after = False
+    after = through = False  # in a contrast's scope; between a change's "from" and "to"
+    changes = any(w in CHANGE for w in stems) or any(w in ALTERS for w in low)
     numbers: set[float] = set()
     for n, (w, r) in enumerate(zip(stems, raw, strict=True)):
-        if not after:
+        if not (after or through):
             if low[n] in NUMBER_VALUES:
                 numbers.add(NUMBER_VALUES[low[n]])
             elif low[n] == "biweekly":  # "every two weeks" keeps its number
@@ -362,7 +375,7 @@ def _parse(text: str) -> _Parsed:
                 value.append(
                     name[-1] or number[-1] or w in NUMBER_WORDS or _ADDRESS.search(w) is not None
                 )
-                contrast.append(after)
+                contrast.append(after or through)
                 negated.append(in_scope[n])
                 person.append(w in PERSON)
                 attribute.append(w in ATTRIBUTE)
@@ -370,12 +383,18 @@ def _parse(text: str) -> _Parsed:
                 # ("Java" is no "coffee"), and relations have their own.
                 plain = not (value[-1] or capital[-1] or person[-1])
                 senses.append(synonyms.senses(low[n]) if plain else synonyms.NONE)
-        if w in CONTRAST or low[n] in CONTRAST:
+            elif not (after or through):  # said again as a claim ("from Python 3.9 to Python 3.12")
+                contrast[ids.index(i)] = False
+        if low[n] in ("to", "into"):
+            through = False
+        if w in CONTRAST or low[n] in CONTRAST or _beside(low, n):
             after = True
+        elif low[n] == "from" and changes:
+            through = True  # "switched from Python 3.9 to 3.12": all of it, to "to"
         elif keep:
             after = False
     flags = [
-        any(w in CHANGE for w in stems) or any(w in ALTERS for w in low),
+        changes,
         any(w in NEGATION for w in stems) or "no longer" in joined,
         any(w in ADDITIVE for w in stems) or "as well" in joined or "in addition" in joined,
         _retracts(stems, low) or _GAVE_UP.search(joined) is not None,
