@@ -65,6 +65,26 @@ def test_a_paraphrase_far_in_vectors_joins_when_the_judge_is_sure(client) -> Non
     assert sorted(fact["derived_from"]) == sorted(ids) and fact["evidence_count"] == 2
 
 
+def test_two_facts_said_in_turn_are_two_facts(client) -> None:
+    """Each read as a change of the other, but each said again after the other was
+    first said: neither replaced the other."""
+    c, clock = client
+    ids = say(
+        c,
+        clock,
+        [
+            "Tom's birthday is on March 4",
+            "Tom's wife's birthday is on March 14",
+            "Tom's birthday: March 4th",
+            "Tom's wife has her birthday on March 14th",
+        ],
+    )
+    facts = active(c)
+    assert sorted(sorted(f["derived_from"]) for f in facts) == sorted(
+        [sorted(ids[0::2]), sorted(ids[1::2])]
+    )
+
+
 def test_a_change_without_change_words_supersedes(client) -> None:
     c, clock = client
     say(

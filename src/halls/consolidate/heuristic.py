@@ -321,10 +321,13 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
         verdict = decider.reconcile(cand, pool.nearest(cand.vector, NEAREST), pool.texts)
         d = verdict.decision
         made = created.get(d.target_id or "")
-        if d.kind in ("UPDATE", "DELETE") and made and (made.last_seen or 0) >= cand.last_seen:
+        if d.kind in ("UPDATE", "DELETE") and made and (made.last_seen or 0) >= cand.first_seen:
             # A change comes after what it changes: statements made at the
-            # same time (pinned notes written together) are different facts.
-            d = Decision("ADD", None, f"{d.reason}, but not said later than it; a separate fact")
+            # same time (pinned notes written together) are different facts,
+            # and so are two said in turn ("Ana's birthday is June 3", "Ana's
+            # husband's birthday is June 30", and each again): what is still
+            # said after the other was first said has not been replaced by it.
+            d = Decision("ADD", None, f"{d.reason}, but it was said again since; a separate fact")
         elif (
             d.kind in ("UPDATE", "DELETE")
             and (d.target_id in pinned or (made is not None and made.pinned))
