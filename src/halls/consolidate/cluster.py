@@ -36,15 +36,20 @@ BLOCK = 1024
 CAP = 48  # neighbours a seed offers ``joins`` (nearest first)
 
 
-def neighbours(vectors: np.ndarray, threshold: float) -> list[np.ndarray]:
-    """For each row, the rows with cosine >= threshold (itself included), nearest first."""
+def neighbours(
+    vectors: np.ndarray, threshold: float, dense: float | None = None
+) -> tuple[list[np.ndarray], np.ndarray]:
+    """For each row, the rows with cosine >= threshold (itself included), nearest
+    first; and how many rows are at cosine >= ``dense`` (default: ``threshold``)."""
     out: list[np.ndarray] = []
+    count: list[int] = []
     for start in range(0, len(vectors), BLOCK):
         sims = vectors[start : start + BLOCK] @ vectors.T
         for row in sims:
             near = np.flatnonzero(row >= threshold)
             out.append(near[np.argsort(-row[near], kind="stable")])
-    return out
+            count.append(len(near) if dense is None else int((row[near] >= dense).sum()))
+    return out, np.array(count, dtype=np.int64)
 
 
 def cluster(
@@ -72,17 +77,14 @@ def cluster(
     if n == 0:
         return []
     low = threshold if reach is None or joins is None else min(reach, threshold)
-    near = neighbours(vectors, low)
-    degree = np.array(
-        [int((vectors[x] @ vectors[i] >= threshold).sum()) for i, x in enumerate(near)]
-    )
+    near, degree = neighbours(vectors, low, threshold if low < threshold else None)
     apart = np.zeros(0, dtype=np.int64)  # keys (a * n + b, a < b) of pairs read APART
     accepted = np.zeros(0, dtype=np.int64)  # ... and of pairs read JOIN below the threshold
     if joins is not None:
         near = [row[row != i][:cap] for i, row in enumerate(near)]
+        # (Without a reach every JOIN is at the threshold or above, so a
+        # member below it is never accepted: complete linkage as before.)
         near, apart, accepted = _judged(near, n, joins)
-        if low >= threshold:
-            accepted = np.zeros(0, dtype=np.int64)
     else:
         near = [row[row != i] for i, row in enumerate(near)]
     # Densest first; among equally dense, the one with the most neighbours
