@@ -37,6 +37,12 @@ from halls.consolidate.values import normalise
         ("node v20", "node 20"),
         ("Mon-Fri", "weekdays"),
         ("Monday to Friday", "weekdays"),
+        ("oil change at 60k mi", "oil change at 60000 mi"),
+        ("due at 60,000 miles", "due at 60000 mi"),
+        ("$1.5k/mo", "1500 dollar monthly"),
+        ("staging db: pg14", "staging db: pg 14"),
+        ("python3.12", "python 3.12"),
+        ("COVID-19", "COVID 19"),
     ],
 )
 def test_a_value_is_written_one_way(written: str, read: str) -> None:
@@ -60,6 +66,9 @@ def test_a_value_is_written_one_way(written: str, read: str) -> None:
         "2x per day",
         "60 km/hr",  # a speed, no price
         "month-to-month",
+        "B12 and an i7",  # one letter and its number name one thing
+        "GPT-4o",
+        "us-east-1",  # a region's number is its own
     ],
 )
 def test_what_is_no_value_spelling_stays_as_written(text: str) -> None:

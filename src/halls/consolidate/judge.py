@@ -38,6 +38,7 @@ lists are features of the local judge, not its decision.
 from __future__ import annotations
 
 import re
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -45,6 +46,7 @@ from importlib import resources
 from typing import Literal, Protocol
 
 import numpy as np
+import snowballstemmer
 
 from halls.consolidate import names, synonyms, values
 from halls.consolidate.reconcile import CHANGE, NEGATION, STOP, Decision, Known, _stem, decide
@@ -187,6 +189,12 @@ _SHORT = {
     "govt": "government",
     "uni": "university",
     "db": "database",
+    # Names notes shorten ("pg14", "k8s"), read as one name however written.
+    "pg": "postgresql",
+    "postgres": "postgresql",
+    "k8s": "kubernetes",
+    "js": "javascript",
+    "py": "python",
 }
 # Number words are values like digits ("seats twelve", "twice a week"), and
 # stand for their numbers, so that "every two weeks" and "2 weeks" give the
@@ -309,15 +317,23 @@ def _subject_first(text: str) -> str:
     return f"{m['owner'][0].upper()}{m['owner'][1:]} {m['copula']} {value}{m['end']}"
 
 
+# "Any more" closing a clause is "anymore" ("isn't on the team any more"); before
+# a noun it is a quantity ("any more coffee").
+_ANY_MORE = re.compile(r"\bany more\b(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
+
+
 @lru_cache(maxsize=65536)
 def _parse(text: str) -> _Parsed:
-    clean = values.normalise(text.replace("’", "'").replace("n't", " not"))
+    text = _ANY_MORE.sub("anymore", text.replace("’", "'").replace("n't", " not"))
+    clean = values.normalise(text)
     clean = _subject_first(_OWNER.sub("I", clean))
     spans = list(_TOKEN.finditer(clean))
     raw = [m.group() for m in spans]
     low = [w.lower().rstrip(".:") for w in raw]
-    stems = [_stem(w.removesuffix("'s")) for w in low]
-    stems = [_SAME_PERSON.get(w, _SHORT.get(w, w)) for w in stems]
+    # A shortening is read as its word, written whole or in the plural ("svcs").
+    whole = [w.removesuffix("'s") for w in low]
+    stems = [_stem(_SHORT.get(w) or _SHORT.get(_stem(w)) or w) for w in whole]
+    stems = [_SAME_PERSON.get(w, w) for w in stems]
     joined = " ".join(low)
     ids: list[int] = []
     roots: list[int] = []
@@ -350,6 +366,11 @@ def _parse(text: str) -> _Parsed:
             if i not in ids:
                 ids.append(i)
                 root = _agent(w)
+                # A word's forms are one word ("swimming", "swim"; "cycling", "cycle";
+                # "fluently", "fluent"); a name is only itself.
+                named = (n and r[:1].isupper()) or names.is_name(low[n].removesuffix("'s"))
+                if root.isalpha() and r[1:].islower() and not named:
+                    root = _root(root)
                 # An address or host is compared whole: "staging.example.com" is
                 # no "stage.example.org", nor the word "staging".
                 # So is a relation: "grandmother" is no "grandfather".
@@ -510,6 +531,17 @@ def _denies(
     denied = (eq & (valid[0] & negated[0])[:, :, None]).any(axis=1) & scope
     net = affirmed.sum(axis=1) - denied.sum(axis=1)
     return np.maximum(net, 0) / np.maximum(scope.sum(axis=1), 1)  # type: ignore[no-any-return]
+
+
+_STEMMER = snowballstemmer.stemmer("english")
+_STEMMING = threading.Lock()  # a Snowball stemmer keeps its word in the object
+
+
+@lru_cache(maxsize=65536)
+def _root(word: str) -> str:
+    """The word's Snowball (Porter 2) stem: its regular forms share it."""
+    with _STEMMING:
+        return str(_STEMMER.stemWord(word))
 
 
 def _agent(word: str) -> str:

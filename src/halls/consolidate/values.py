@@ -3,7 +3,8 @@
 People write one value many ways: "108 cm" and "a hundred and eight
 centimetres", "16GB" and "sixteen gigs", "€1,150" and "1150 euros", "6pm",
 "6 p.m." and "18:00", "half past nine" and "9:30", "every two weeks" and
-"biweekly", "March 3rd" and "the third of March" ("March 3"). ``normalise`` rewrites a
+"biweekly", "March 3rd" and "the third of March" ("March 3"), "60k" and "60,000",
+"pg14" and "pg 14". ``normalise`` rewrites a
 statement so that each value has one spelling, and the judge's word
 comparison sees the same value as the same words (and a changed value as
 another). It is English only and reads nothing but the text.
@@ -126,6 +127,13 @@ _SLASH_PER = re.compile(
 _PERCENT = re.compile(r"(?<=\d)\s?%|\bper cent\b", re.IGNORECASE)
 # A version's "v" ("node v20", "postgres v15", "v2.1") is no part of its number.
 _VERSION = re.compile(r"\bv(?=\d+(?:\.\d+)*\b)")
+# A name glued to its number ("pg14", "python3.12", "COVID-19") is the name and
+# the number, as "Postgres 14" is. One letter is left glued ("B12", "i7", "S3"
+# name one thing each), and so is a longer word: "bluefinch42" is a handle.
+_NAMED_NUMBER = re.compile(r"(?<![\w-])([A-Za-z]{2,6})-?(\d+(?:\.\d+)*)\b")
+# A number in thousands ("60k", "1.5K", "$2k") is that number: "60k miles" is
+# "60000 miles" (a "4K" screen too: both statements read it alike).
+_KILO = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[kK]\b")
 # The working week however written ("Mon-Fri", "Monday to Friday", "M-F"): "weekdays".
 _WORKWEEK = re.compile(
     r"\b(?:mon(?:day)?|m)\s?(?:-|–|to|through|thru)\s?(?:fri(?:day)?|f)\b", re.IGNORECASE
@@ -166,6 +174,7 @@ def normalise(text: str) -> str:
     """The statement with each number, unit, sum, time and cadence written one way."""
     for pattern, word in _CADENCE:
         text = pattern.sub(word, text)
+    text = _KILO.sub(_thousands, text)
     text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     text = _GROUPED.sub(_grouped, text)
     text = _CODE_MONEY.sub(lambda m: f"{m.group(2)} {UNITS[m.group(1).lower()]}", text)
@@ -173,6 +182,7 @@ def normalise(text: str) -> str:
     text = _MONEY.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = _PERCENT.sub(lambda m: " percent" if m.group().strip() == "%" else "percent", text)
     text = _VERSION.sub("", text)
+    text = _NAMED_NUMBER.sub(r"\1 \2", text)
     text = _WORKWEEK.sub("weekdays", text)
     text = _ORDINAL.sub(_ordinal, text)
     text = _DIGIT_ORDINAL.sub(r"\1", text)
@@ -187,6 +197,11 @@ def normalise(text: str) -> str:
     text = _GLUED.sub(_glued, text)
     text = _AFTER_NUMBER.sub(_unit, text)
     return _SLASH_PER.sub(lambda m: f"{m.group(1)} {_SLASH_ADVERB[m.group(2).lower()]}", text)
+
+
+def _thousands(m: re.Match[str]) -> str:
+    number = float(m.group(1)) * 1000
+    return str(int(number)) if number.is_integer() else str(number)
 
 
 def _ordinal(m: re.Match[str]) -> str:
