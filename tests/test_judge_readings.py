@@ -364,3 +364,18 @@ def test_a_name_glued_to_its_number_is_the_name_and_the_number() -> None:
         "14",
     ]
     assert list(_words("k8s")) == list(_words("Kubernetes"))
+
+
+def test_any_more_closing_a_clause_retracts() -> None:
+    retracts = 3  # the flag of a retraction word (``_parse``)
+    assert _parse("Leo isn't part of the platform team any more").flags[retracts] == 1.0
+    assert _parse("Leo is no longer on the platform team").flags[retracts] == 1.0
+    assert _parse("I don't want any more coffee").flags[retracts] == 0.0  # a quantity
+
+
+def test_a_detail_more_is_the_same_fact(embedder) -> None:
+    # Read as two facts (``unrelated`` 0.80) before the judge was trained on pairs of
+    # one fact said with a detail more or less.
+    assert _labels(embedder, [("Yusuf speaks Spanish", "Yusuf speaks Spanish fluently")]) == [
+        "same"
+    ]

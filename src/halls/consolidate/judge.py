@@ -330,10 +330,7 @@ def _parse(text: str) -> _Parsed:
     spans = list(_TOKEN.finditer(clean))
     raw = [m.group() for m in spans]
     low = [w.lower().rstrip(".:") for w in raw]
-    # A shortening is read as its word, written whole or in the plural ("svcs").
-    whole = [w.removesuffix("'s") for w in low]
-    stems = [_stem(_SHORT.get(w) or _SHORT.get(_stem(w)) or w) for w in whole]
-    stems = [_SAME_PERSON.get(w, w) for w in stems]
+    stems = [_SAME_PERSON.get(w, w) for w in map(_word, low)]
     joined = " ".join(low)
     ids: list[int] = []
     roots: list[int] = []
@@ -531,6 +528,15 @@ def _denies(
     denied = (eq & (valid[0] & negated[0])[:, :, None]).any(axis=1) & scope
     net = affirmed.sum(axis=1) - denied.sum(axis=1)
     return np.maximum(net, 0) / np.maximum(scope.sum(axis=1), 1)  # type: ignore[no-any-return]
+
+
+def _word(low: str) -> str:
+    """A lower-case word without its plural "s", a shortening read as its word,
+    written whole or in the plural ("svcs", "k8s")."""
+    whole = low.removesuffix("'s")
+    stem = _stem(whole)
+    short = _SHORT.get(whole) or _SHORT.get(stem)
+    return stem if short is None else _stem(short)
 
 
 _STEMMER = snowballstemmer.stemmer("english")

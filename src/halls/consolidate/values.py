@@ -121,7 +121,7 @@ _ADVERB |= {"quarter": "quarterly", "year": "yearly"}
 _SLASH_ADVERB = {"mo": "monthly", "mth": "monthly", "yr": "yearly", "wk": "weekly", "hr": "hourly"}
 _SLASH_ADVERB |= {unit: adverb for unit, adverb in _ADVERB.items() if unit != "night"}
 _SLASH_PER = re.compile(
-    rf"(\d[\d.]*k?(?: (?:euro|dollar|pound))?)\s?/\s?({'|'.join(_SLASH_ADVERB)})\b", re.IGNORECASE
+    rf"(\d[\d.]*(?: (?:euro|dollar|pound))?)\s?/\s?({'|'.join(_SLASH_ADVERB)})\b", re.IGNORECASE
 )
 # A share: "6.8%", "6.8 %" and "6.8 per cent" are "6.8 percent".
 _PERCENT = re.compile(r"(?<=\d)\s?%|\bper cent\b", re.IGNORECASE)
