@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from halls.consolidate import synonyms
 from halls.consolidate.heuristic import UNSURE
@@ -206,8 +207,13 @@ def test_swapped_numbers_are_never_the_same(embedder) -> None:
     assert x[:, _SWAPPED_NUMBERS].tolist() == [1.0, 0.0, 0.0]
     p = judge.probabilities(x.copy())
     assert p[0, LABELS.index("same")] == 0.0 and abs(float(p[0].sum()) - 1.0) < 1e-5
-    # Without the rule the model's own reading of the first pair is "same".
-    assert _own_reading(judge, x, 0, _SWAPPED_NUMBERS) == "same"
+    # The rule alone: had the model read every pair as mostly the same, the first
+    # pair keeps none of it (the rest of its odds, renormalised, stand).
+    mostly_same = np.tile(np.array([0.7, 0.2, 0.0, 0.1], dtype=np.float32), (3, 1))
+    ruled = _kind_rules(x, mostly_same)
+    assert ruled[0, LABELS.index("same")] == 0.0
+    assert ruled[0, LABELS.index("update")] == pytest.approx(2 / 3, abs=1e-5)
+    assert [LABELS[int(k)] for k in ruled[1:].argmax(axis=1)] == ["same", "same"]
 
 
 def test_an_implicit_change_sharing_only_a_name_is_of_a_one_at_a_time_attribute(
@@ -360,7 +366,11 @@ def test_naming_the_attribute_of_a_value_says_the_same(embedder) -> None:
     assert x[:, _ATTRIBUTE].tolist() == [1.0, 1.0, 0.0, 0.0, 0.0]
     p = judge.probabilities(x.copy())
     assert p[:2, LABELS.index("same")].tolist() == [1.0, 1.0]
-    assert _own_reading(judge, x, 0, _ATTRIBUTE) != "same"
+    # The rule alone: had the model read every pair as two facts, the first two
+    # (an attribute named) are one, the others keep that reading.
+    two_facts = np.tile(np.eye(len(LABELS), dtype=np.float32)[LABELS.index("unrelated")], (5, 1))
+    ruled = _kind_rules(x, two_facts)
+    assert [LABELS[int(k)] for k in ruled.argmax(axis=1)] == ["same", "same"] + ["unrelated"] * 3
 
 
 def test_a_value_written_two_ways_is_the_same_words() -> None:

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import pytest
 
 from halls.consolidate import names, values
 from halls.consolidate.heuristic import _consensus
@@ -379,3 +380,73 @@ def test_a_detail_more_is_the_same_fact(embedder) -> None:
     assert _labels(embedder, [("Yusuf speaks Spanish", "Yusuf speaks Spanish fluently")]) == [
         "same"
     ]
+
+
+def test_the_value_a_swap_gives_up_is_no_claim() -> None:
+    """ "Swapped his Kindle for a Kobo" claims the Kobo, as "from X to Y" claims Y."""
+    assert _words("Dev swapped his Kindle for a Kobo Clara", "contrast") == {
+        "dev": False,
+        "kindle": True,
+        "kobo": False,
+        "clara": False,
+    }
+    assert _words("We replaced Bitwarden with 1Password", "contrast") == {
+        "bitwarden": True,
+        "1password": False,
+    }
+    # "Swap" with no "for" or "with" after it names no old value.
+    assert not any(_words("We swapped the shifts", "contrast").values())
+
+
+def test_an_attribute_and_the_verb_giving_its_value_stand_for_each_other(embedder) -> None:
+    """ "Lena's manager is Tom" says "Lena reports to Tom" (``synonyms.ALTERNATIONS``);
+    the words of another attribute do not ("Lena's mentor is Tom")."""
+    x = _features(
+        embedder,
+        [
+            ("Lena's manager is Tom Becker", "Lena reports to Tom Becker"),
+            ("Priya's birthday is March 14", "priya was born on the 14th of march"),
+            ("My sister's car is a blue Camry", "my sister drives a blue Camry"),
+            ("Lena's mentor is Tom Becker", "Lena reports to Tom Becker"),
+        ],
+    )
+    novel, dropped = 5, 6  # the counts of words one statement has and the other lacks
+    assert (x[:3, novel] + x[:3, dropped]).tolist() == [0.0, 0.0, 0.0]
+    assert x[3, novel] > 0 and x[3, dropped] > 0
+    assert _labels(
+        embedder,
+        [
+            ("Lena's manager is Tom Becker", "Lena reports to Tom Becker"),
+            ("User speaks Spanish", "I'm fluent in Spanish"),
+        ],
+    ) == ["same", "same"]
+
+
+def test_capitals_shortening_a_run_of_words_are_those_words(embedder) -> None:
+    """ "NYT" is "New York Times", "BP" "blood pressure"; other capitals stay themselves."""
+    x = _features(
+        embedder,
+        [
+            ("User pays for the New York Times", "User pays for the NYT"),
+            ("Mom takes a blood pressure pill", "Mom takes a BP pill"),
+            ("User pays for the New York Times", "User pays for the WSJ"),
+            ("The house router is a Ubiquiti Dream Router", "The house router is a Ubiquiti UDR"),
+        ],
+    )
+    novel, dropped = 5, 6
+    assert (x[[0, 1, 3], novel] + x[[0, 1, 3], dropped]).tolist() == [0.0, 0.0, 0.0]
+    # "WSJ" spells no run of the other: one word in, three out (of five, scaled).
+    assert x[2, novel] == pytest.approx(1 / 5) and x[2, dropped] == pytest.approx(3 / 5)
+    assert x[2, _SWAPPED_NAMES] == 1.0
+
+
+def test_a_later_statement_dropping_nothing_is_no_update(embedder) -> None:
+    """A statement that keeps all of the earlier one's words and adds some says more of
+    it (or another fact); only a word of change makes it a change."""
+    pairs = [
+        ("Ben has swim practice on Tuesdays", "ben: swimming practice every tuesday at 5"),
+        ("Ben has swim practice on Tuesdays", "Ben's swim practice now starts at 5"),
+    ]
+    x = _features(embedder, pairs)
+    update = np.tile(np.eye(len(LABELS), dtype=np.float32)[LABELS.index("update")], (2, 1))
+    assert [LABELS[int(k)] for k in _kind_rules(x, update).argmax(axis=1)] == ["same", "update"]

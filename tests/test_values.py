@@ -43,6 +43,17 @@ from halls.consolidate.values import normalise
         ("staging db: pg14", "staging db: pg 14"),
         ("python3.12", "python 3.12"),
         ("COVID-19", "COVID 19"),
+        ("2x per day", "twice daily"),
+        ("fed 1x daily", "fed once daily"),
+        ("fed once a day", "fed once daily"),
+        ("ten cigarettes a day", "10 cigarettes daily"),
+        ("a smoker (~10/day)", "a smoker (~10 daily)"),
+        ("MOT due Sept", "MOT due September"),
+        ("Jan 5th", "January 5"),
+        ("birthday: 14/03", "birthday: March 14"),
+        ("on 03/14/2025", "on March 14 2025"),
+        ("on 14.03.2025", "on March 14 2025"),
+        ("up at 0630", "up at 6:30"),
     ],
 )
 def test_a_value_is_written_one_way(written: str, read: str) -> None:
@@ -63,7 +74,12 @@ def test_a_value_is_written_one_way(written: str, read: str) -> None:
         "the 7:40 train",
         "Pixel 8",
         "bluefinch42",
-        "2x per day",
+        "took a day off",
+        "open 24/7",  # no date
+        "3/4 of the team",  # either reading: left as written
+        "seat 14.03",  # a decimal as often as a date
+        "Jan works at Bosch",  # a name, beside no day
+        "in 2019",
         "60 km/hr",  # a speed, no price
         "month-to-month",
         "B12 and an i7",  # one letter and its number name one thing

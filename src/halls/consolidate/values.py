@@ -4,7 +4,8 @@ People write one value many ways: "108 cm" and "a hundred and eight
 centimetres", "16GB" and "sixteen gigs", "€1,150" and "1150 euros", "6pm",
 "6 p.m." and "18:00", "half past nine" and "9:30", "every two weeks" and
 "biweekly", "March 3rd" and "the third of March" ("March 3"), "60k" and "60,000",
-"pg14" and "pg 14". ``normalise`` rewrites a
+"pg14" and "pg 14", "2x a day" and "twice daily", "Sept" and "September",
+"14/03" and "March 14", "0630" and "6:30". ``normalise`` rewrites a
 statement so that each value has one spelling, and the judge's word
 comparison sees the same value as the same words (and a changed value as
 another). It is English only and reads nothing but the text.
@@ -115,10 +116,20 @@ _PER = re.compile(
     r"(hour|night|week|month|quarter|year)\b",
     re.IGNORECASE,
 )
+# "A day" after an amount is "daily" too ("twice a day", "2x per day", "10
+# cigarettes a day", "5 mg/day"); "a day off", "in a day" keep their words.
+_PER_DAY = re.compile(
+    r"((?:\d\S*|\btwice|\bonce|\btimes)(?:\s+[a-z]+)?\s+)(?:a|per)\s+day\b(?!\s+(?:off|trip|pass)\b)",
+    re.IGNORECASE,
+)
+# "2x a day", "1x daily": so many times.
+_TIMES = re.compile(r"\b([1-9])x(?=\s+(?:a|an|per|each|every|daily|weekly|monthly|yearly)\b)")
+_TIMES_WORDS = {"1": "once", "2": "twice"}
 _ADVERB = {"hour": "hourly", "night": "nightly", "week": "weekly", "month": "monthly"}
 _ADVERB |= {"quarter": "quarterly", "year": "yearly"}
 # ... or after a slash, as a price is noted ("$1,850/mo", "20 EUR/month", "$15/hr").
 _SLASH_ADVERB = {"mo": "monthly", "mth": "monthly", "yr": "yearly", "wk": "weekly", "hr": "hourly"}
+_SLASH_ADVERB |= {"day": "daily", "d": "daily"}
 _SLASH_ADVERB |= {unit: adverb for unit, adverb in _ADVERB.items() if unit != "night"}
 _SLASH_PER = re.compile(
     rf"(\d[\d.]*(?: (?:euro|dollar|pound))?)\s?/\s?({'|'.join(_SLASH_ADVERB)})\b", re.IGNORECASE
@@ -166,6 +177,23 @@ _DAYTIME = re.compile(
 )
 _HALF = {"morning": "am", "afternoon": "pm", "evening": "pm"}
 _24H = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
+# A time written in four digits with a leading zero ("0630", "0745h") is a
+# time of day; other four digits are mostly years or amounts.
+_MILITARY = re.compile(r"(?<![\d:.,+-])0(\d)([0-5]\d)h?(?![\d:.,])")
+# A month shortened ("Sept", "Oct 3", "3 Dec"): the month. The ones that are
+# also words or names ("Jan", "Mar", "May") only beside a day's number.
+_MONTH_NAMES = (  # noqa: SIM905 - a string reads better
+    "January February March April May June July August September October November December"
+).split()
+_SHORT_MONTH = {m[:3].lower(): m for m in _MONTH_NAMES} | {"sept": "September"}
+_PLAIN_MONTH = re.compile(r"\b(feb|aug|sept?|oct|nov|dec)\b\.?", re.IGNORECASE)
+_NEAR_MONTH = re.compile(
+    r"\b(jan|mar|apr|jun|jul)\b\.?(?=\s?\d)|(?<=\d )(jan|mar|apr|jun|jul)\b", re.I
+)
+# A day and month in digits ("14/03", "03/14", "14.03.2025") is that date when
+# only one reading is possible (one part is over 12); "3/4" stays, so do "24/7"
+# and versions or fractions inside longer runs.
+_NUMERIC_DATE = re.compile(r"(?<![\w/.])(\d{1,2})([/.])(\d{1,2})(?:\2(\d{4}|\d{2}))?(?![\w/]|\.\d)")
 _PAST = re.compile(r"\b(half|quarter) past (\d{1,2})\b", re.IGNORECASE)
 _TO = re.compile(r"\bquarter to (\d{1,2})\b", re.IGNORECASE)
 
@@ -184,11 +212,17 @@ def normalise(text: str) -> str:
     text = _VERSION.sub("", text)
     text = _NAMED_NUMBER.sub(r"\1 \2", text)
     text = _WORKWEEK.sub("weekdays", text)
+    text = _PLAIN_MONTH.sub(lambda m: _SHORT_MONTH[m.group(1).lower()], text)
+    text = _NEAR_MONTH.sub(lambda m: _SHORT_MONTH[(m.group(1) or m.group(2)).lower()], text)
+    text = _NUMERIC_DATE.sub(_date, text)
+    text = _MILITARY.sub(r"\1:\2", text)
+    text = _TIMES.sub(lambda m: _TIMES_WORDS.get(m.group(1), m.group(1) + " times"), text)
     text = _ORDINAL.sub(_ordinal, text)
     text = _DIGIT_ORDINAL.sub(r"\1", text)
     text = _NUMBER_RUN.sub(_number, text)
     # After the number words: "eighteen hundred dollars a month" has its number now.
     text = _PER.sub(lambda m: f"{m.group(1)}{_ADVERB[m.group(2).lower()]}", text)
+    text = _PER_DAY.sub(lambda m: f"{m.group(1)}daily", text)
     text = _PAST.sub(lambda m: f"{m.group(2)}:{30 if m.group(1).lower() == 'half' else 15}", text)
     text = _TO.sub(lambda m: f"{(int(m.group(1)) - 2) % 12 + 1}:45", text)
     text = _DAYTIME.sub(lambda m: m.group(1) + _HALF[m.group(2).lower()], text)
@@ -197,6 +231,21 @@ def normalise(text: str) -> str:
     text = _GLUED.sub(_glued, text)
     text = _AFTER_NUMBER.sub(_unit, text)
     return _SLASH_PER.sub(lambda m: f"{m.group(1)} {_SLASH_ADVERB[m.group(2).lower()]}", text)
+
+
+def _date(m: re.Match[str]) -> str:
+    first, second, year = int(m.group(1)), int(m.group(3)), m.group(4)
+    if m.group(2) == "." and not year:
+        return m.group(0)  # "14.03" is as often a decimal number
+    if first > 12 and 1 <= second <= 12 and first <= 31:
+        day, month = first, second
+    elif second > 12 and 1 <= first <= 12 and second <= 31:
+        day, month = second, first
+    else:
+        return m.group(0)  # "3/4": either; "24/7": no date
+    if m.group(0) == "24/7":
+        return m.group(0)
+    return f"{_MONTH_NAMES[month - 1]} {day}" + (f" {year}" if year else "")
 
 
 def _thousands(m: re.Match[str]) -> str:
