@@ -450,3 +450,18 @@ def test_a_later_statement_dropping_nothing_is_no_update(embedder) -> None:
     x = _features(embedder, pairs)
     update = np.tile(np.eye(len(LABELS), dtype=np.float32)[LABELS.index("update")], (2, 1))
     assert [LABELS[int(k)] for k in _kind_rules(x, update).argmax(axis=1)] == ["same", "update"]
+
+
+def test_a_statement_of_i_or_we_opens_with_what_is_said_not_a_subject(embedder) -> None:
+    """Two common words opening two statements are two subjects ("the staging database"
+    / "the production database"), but not after "I", "we" or "User": "speaks" and
+    "fluent" are what is said of the same one."""
+    x = _features(
+        embedder,
+        [
+            ("The staging database is MySQL", "The production database is MySQL"),
+            ("User speaks Spanish", "I'm fluent in Spanish"),
+            ("We deploy to AWS", "Our infra is hosted on AWS"),
+        ],
+    )
+    assert x[:, _OTHER_SUBJECT].tolist() == [1.0, 0.0, 0.0]

@@ -61,6 +61,7 @@ _ADDRESS = re.compile(r"\w[./:@]\w")
 # A word in capitals may shorten a run of words by their initials ("NYT", "the
 # New York Times"; "BP", "blood pressure"; "US", "United States").
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
+_FIRST_PERSON = frozenset(["i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've"])
 ADDITIVE = frozenset(
     "also too well another addition besides second either extra both additionally more".split()  # noqa: SIM905
 )
@@ -246,6 +247,7 @@ class _Parsed:
     heads: frozenset[int]  # the roots of the words its numbers count ("Year 3": year)
     acronyms: tuple[tuple[int, str], ...]  # (slot, letters) of its words in capitals ("NYT")
     initials: tuple[tuple[str, int], ...]  # per token: its first letter, its slot or -1
+    owner: bool  # its subject is "I" or "we" ("User ..." too): its first word is no subject
 
 
 N_FLAGS = 8
@@ -468,6 +470,7 @@ def _parse(text: str) -> _Parsed:
         frozenset(heads),
         tuple(acronyms),
         tuple(initials),
+        bool(low) and low[0] in _FIRST_PERSON,
     )
 
 
@@ -676,6 +679,7 @@ class Statements:
         self.heads = [p.heads for p in parsed]
         self.acronyms = [p.acronyms for p in parsed]
         self.initials = [p.initials for p in parsed]
+        self.owner = np.array([p.owner for p in parsed], dtype=bool)
         self.flags = (
             np.stack([p.flags for p in parsed]) if parsed else np.zeros((0, N_FLAGS), np.float32)
         )
@@ -801,7 +805,11 @@ def lexical_rows(
         # owner" / "Kwame is the product owner" changes who is).
         # Each gives a number of the same thing ("Year 3" / "Year 4").
         _shared(first.heads, second.heads, a, b, only_names),
-        (va & ~a_in_b & ~(capa | vala))[:, 0] & (vb & ~b_in_a & ~(capb | valb))[:, 0],
+        # (Not where either is said of "I" or "we": its first word is then what
+        # is said, no subject: "User speaks Spanish" / "I'm fluent in Spanish".)
+        (va & ~a_in_b & ~(capa | vala))[:, 0]
+        & (vb & ~b_in_a & ~(capb | valb))[:, 0]
+        & ~(first.owner[a] | second.owner[b]),
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
 
