@@ -438,6 +438,9 @@ def test_capitals_shortening_a_run_of_words_are_those_words(embedder) -> None:
     # "WSJ" spells no run of the other: one word in, three out (of five, scaled).
     assert x[2, novel] == pytest.approx(1 / 5) and x[2, dropped] == pytest.approx(3 / 5)
     assert x[2, _SWAPPED_NAMES] == 1.0
+    # "US" and "IT" in capitals are a country and a department, "us" a pronoun.
+    assert "us" in _words("User has a US passport")
+    assert "us" not in _words("Send us the report")
 
 
 def test_a_later_statement_dropping_nothing_is_no_update(embedder) -> None:

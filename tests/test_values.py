@@ -50,6 +50,7 @@ from halls.consolidate.values import normalise
         ("a smoker (~10/day)", "a smoker (~10 daily)"),
         ("MOT due Sept", "MOT due September"),
         ("Jan 5th", "January 5"),
+        ("due 5 Jan", "due 5 January"),
         ("birthday: 14/03", "birthday: March 14"),
         ("on 03/14/2025", "on March 14 2025"),
         ("on 14.03.2025", "on March 14 2025"),

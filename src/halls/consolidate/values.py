@@ -235,16 +235,14 @@ def normalise(text: str) -> str:
 
 def _date(m: re.Match[str]) -> str:
     first, second, year = int(m.group(1)), int(m.group(3)), m.group(4)
-    if m.group(2) == "." and not year:
-        return m.group(0)  # "14.03" is as often a decimal number
+    if (m.group(2) == "." and not year) or m.group(0) == "24/7":
+        return m.group(0)  # "14.03" is as often a decimal number; "24/7" no date
     if first > 12 and 1 <= second <= 12 and first <= 31:
         day, month = first, second
     elif second > 12 and 1 <= first <= 12 and second <= 31:
         day, month = second, first
     else:
-        return m.group(0)  # "3/4": either; "24/7": no date
-    if m.group(0) == "24/7":
-        return m.group(0)
+        return m.group(0)  # "3/4": either reading
     return f"{_MONTH_NAMES[month - 1]} {day}" + (f" {year}" if year else "")
 
 
