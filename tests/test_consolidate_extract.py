@@ -260,6 +260,28 @@ def test_clauses_markers_and_requests_to_remember(turn: str, expected: list[str]
     assert said(turn) == expected
 
 
+def test_a_note_sentence_pointing_back_stays_with_the_one_before() -> None:
+    """A note's "he", "its", "they" point at what the sentence before named: one statement."""
+    assert said("Marco never drives to the office; he commutes by bicycle") == [
+        "Marco never drives to the office; he commutes by bicycle"
+    ]
+    assert said("billing-svc isn't on MySQL - its db is postgres v15") == [
+        "billing-svc isn't on MySQL - its db is postgres v15"
+    ]
+    # After a question (dropped), and as a list's item, a sentence stands alone;
+    # "there" opens a statement of its own.
+    assert said("The deploy runs on Fridays. Should we move it? It is slow.") == [
+        "The deploy runs on Fridays.",
+        "It is slow.",
+    ]
+    listed = "- Lena works at Bosch\n- she likes tea"
+    assert said(listed) == ["Lena works at Bosch", "she likes tea"]
+    assert said("The office is in Leeds. There is a gym downstairs.") == [
+        "The office is in Leeds.",
+        "There is a gym downstairs.",
+    ]
+
+
 def test_notes_are_not_cut_into_clauses() -> None:
     """A note (no speaker) passes through whole: only utterances are cut at clause joins."""
     assert said("The cache is slow, so we added Redis") == ["The cache is slow, so we added Redis"]

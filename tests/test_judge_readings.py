@@ -468,3 +468,20 @@ def test_a_statement_of_i_or_we_opens_with_what_is_said_not_a_subject(embedder) 
         ],
     )
     assert x[:, _OTHER_SUBJECT].tolist() == [1.0, 0.0, 0.0]
+
+
+def test_a_word_of_many_values_naming_a_measure_holds_one(embedder) -> None:
+    """The word "interest" may hold many values ("an interest in chess, and in go"), an "interest
+    rate" one at a time: a new rate is a change, not a second rate."""
+    pairs = [
+        ("The interest rate on our mortgage is 6.8%", "mortgage interest rate: 5.9%"),
+        ("Aru has an interest in chess", "Aru has an interest in go"),
+    ]
+    assert _parse(pairs[0][0]).flags[5] == 0.0 and _parse(pairs[1][0]).flags[5] == 1.0
+    assert _labels(embedder, pairs) == ["update", "unrelated"]
+
+
+def test_off_before_a_time_rings_and_retracts_nothing() -> None:
+    """An alarm that "goes off at 7:15" sets a time; "the alarm is off" retracts one."""
+    assert _parse("My weekday alarm goes off at 7:15").flags[3] == 0.0
+    assert _parse("My weekday alarm is off now").flags[3] == 1.0

@@ -28,6 +28,7 @@ from halls.consolidate.values import normalise
         ("at quarter to ten", "at 9:45"),
         ("on the third of March", "on the 3 of March"),
         ("the twenty-first", "the 21"),
+        ("Maya's a fourth grader", "Maya's a 4 grader"),  # "a" before an ordinal and a noun
         ("on March 3rd, the 21st", "on March 3, the 21"),
         ("$1,850/mo", "1850 dollar monthly"),
         ("eighteen hundred and fifty dollars a month", "1850 dollar monthly"),
@@ -68,6 +69,7 @@ def test_a_value_is_written_one_way(written: str, read: str) -> None:
         "her first language",  # "first"/"second" are rarely dates
         "a second car",
         "a third of the budget",  # a share
+        "cut the costs by a third",  # a share too
         "in a month",  # no cadence
         "a week ago",
         "every day",  # a habit more than a schedule

@@ -480,14 +480,57 @@ def statement(sentence: str, speaker: str | None) -> str | None:
     return _finish(third_person(s, speaker))
 
 
+# Pronouns by which a note's sentence points back at what the sentence before
+# named ("Marco never drives; he cycles", "billing-svc isn't on MySQL - its db
+# is Postgres"). Such a sentence does not stand alone: it stays with the one
+# before, as one statement. ("There", "this" and "that" open statements of their own.)
+_BACK = frozenset(
+    (  # noqa: SIM905 - a string reads better
+        "he he's he'd he'll his him she she's she'd she'll her it it's its they they're they've "
+        "they'd they'll their them"
+    ).split()
+)
+
+
 def statements(text: str, speaker: str | None = None) -> list[Statement]:
     """The statements of ``text``; a leading speaker label names the speaker when none is given."""
     if speaker is None:
         speaker, text = speaker_of(text)
+    if speaker is None:
+        return _note(text)
     out: list[Statement] = []
     for sentence in sentences(text):
         for part in clauses(sentence) if speaker is not None else [sentence]:
             kept = statement(part, speaker)
             if kept:
                 out.append(Statement(kept, sentence))
+    return out
+
+
+def _note(text: str) -> list[Statement]:
+    """A note's statements: its sentences, one pointing back kept with the one before."""
+    out: list[Statement] = []
+    follows = False  # whether the sentence before was kept
+    for sentence in sentences(text):
+        kept = statement(sentence, None)
+        points_back = follows and _words(sentence)[:1] and _words(sentence)[0] in _BACK
+        follows = bool(kept)
+        if not kept:
+            continue
+        if points_back:
+            # The two as the note wrote them ("...; he ...", "... - its ...").
+            before = out[-1]
+            plain = _CAPTION.sub("", text.translate(_APOSTROPHES))
+            start = plain.find(before.sentence)
+            end = plain.find(sentence, start + len(before.sentence)) if start >= 0 else -1
+            if end >= 0 and "\n" in plain[start:end]:
+                out.append(Statement(kept, sentence))  # a list's items stand alone
+                continue
+            if end < 0 or before.text != before.sentence:
+                both = f"{before.text.rstrip(' .;')}; {kept}"
+            else:
+                both = plain[start : end + len(sentence)]
+            out[-1] = Statement(both, both)
+            continue
+        out.append(Statement(kept, sentence))
     return out

@@ -47,9 +47,10 @@ READINGS = 8  # distinct statements of a cluster the judge reads against each fa
 LINK_MARGIN = 0.15  # clustering asks the judge about pairs down to cluster_threshold - this
 # ... and, below that, down to cluster_threshold - REACH_MARGIN, where a pair
 # joins only on a sure "same" (``UNSURE``): "User is vegetarian" / "I don't eat
-# meat, haven't for years - strictly veg" sit at 0.55, and most pairs there
-# are two statements about one person, not one statement.
-REACH_MARGIN = 0.25
+# meat, haven't for years" sit at 0.47-0.55, "preferred_editor=neovim" / "does
+# all their coding in Neovim" at 0.49, and most pairs there are two
+# statements about one person, not one statement.
+REACH_MARGIN = 0.30
 _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}
 
 

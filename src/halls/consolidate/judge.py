@@ -117,6 +117,9 @@ MULTI = frozenset(
         "into fond interest"
     ).split()
 )
+# ... but not as the first noun of a compound naming a measure: "interest
+# rate", "fan speed", "member count" hold one value at a time.
+_MEASURES = [[w] for w in "rate speed level count number size fee price limit".split()]  # noqa: SIM905
 SINGLE = frozenset(
     (  # noqa: SIM905 - as above
         "live based work employer job manager report called named name default main primary "
@@ -442,7 +445,7 @@ def _parse(text: str) -> _Parsed:
         any(w in ADDITIVE for w in stems) or "as well" in joined or "in addition" in joined,
         _retracts(stems, low) or _GAVE_UP.search(joined) is not None,
         any(w in EPISODIC for w in stems),
-        any(w in MULTI for w in stems),
+        any(w in MULTI and low[n + 1 : n + 2] not in _MEASURES for n, w in enumerate(stems)),
         any(w in SINGLE for w in stems),
         min(len(low), 30) / 30,
     ]
@@ -489,7 +492,8 @@ _OFF_STARTS = frozenset("kick kicks kicked kicking set sets tee tees teed".split
 
 
 # "Leave" before a time or a date departs ("the flight leaves May 2", "the
-# train leaves at 7:40", "left at 6 pm"): a schedule, no retraction.
+# train leaves at 7:40", "left at 6 pm"): a schedule, no retraction; so does
+# "off" ("the alarm goes off at 7:15", "I'm off at 5 pm").
 _DEPARTS = frozenset(["leave", "left"])
 _MONTHS = frozenset(
     "january february march april may june july august september october november december "  # noqa: SIM905
@@ -512,8 +516,8 @@ def _retracts(stems: list[str], low: list[str]) -> bool:
     for n, w in enumerate(stems):
         if w not in RETRACT or low[n + 1 : n + 2] != _PARTICLE.get(w, low[n + 1 : n + 2]):
             continue  # "passed the exam", "the office shuts at 6" retract nothing
-        if w in _DEPARTS and _departs(low, n):
-            continue
+        if (w in _DEPARTS or w == "off") and _departs(low, n):
+            continue  # ... and "the alarm goes off at 7:15" rings
         if w == "left" and n and low[n - 1] in _DETERMINERS:
             continue  # "my left hand", "on the left": a side
         if w == "off" and (

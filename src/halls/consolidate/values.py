@@ -156,10 +156,11 @@ _NUMBER_RUN = re.compile(
     rf"(?:(?:\s+and\s+|[\s-]+)(?:{_NUMBER_WORD}))*\b",
     re.IGNORECASE,
 )
-# ("a third" of something is a share, not a date.)
+# ("a third" of something, or "cut by a third", is a share; "a fourth grader" an ordinal.)
 _ORDINAL_WORD = "|".join(sorted([*ORDINALS, *_ORDINAL_ONES], key=len, reverse=True))
 _ORDINAL = re.compile(
-    rf"(?<!\ba )(?<!\bone )\b(?:(?:{'|'.join(TENS)})-)?(?:{_ORDINAL_WORD})\b",
+    rf"(?:(?<!\ba )(?<!\bone )|(?=\w+\s+(?!of\b)[a-z]))"
+    rf"\b(?:(?:{'|'.join(TENS)})-)?(?:{_ORDINAL_WORD})\b",
     re.IGNORECASE,
 )
 _DIGIT_ORDINAL = re.compile(r"\b(\d+)(?:st|nd|rd|th)\b", re.IGNORECASE)
