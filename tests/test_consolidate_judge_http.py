@@ -65,6 +65,35 @@ def test_a_paraphrase_far_in_vectors_joins_when_the_judge_is_sure(client) -> Non
     assert sorted(fact["derived_from"]) == sorted(ids) and fact["evidence_count"] == 2
 
 
+def test_a_paraphrase_below_half_similar_joins_when_the_judge_is_sure(client) -> None:
+    """Cosine 0.46, between the reach (0.45) and 0.5: judged, and read the same surely."""
+    c, clock = client
+    ids = say(c, clock, ["User is vegetarian", "I have not eaten meat or fish for years"])
+    [fact] = active(c)
+    assert sorted(fact["derived_from"]) == sorted(ids)
+
+
+def test_a_note_pointing_back_with_a_pronoun_is_one_statement(client) -> None:
+    """'...; he commutes by bicycle' is said of Marco: the note is one statement, so it
+    joins 'Marco bikes to work' (cut in two, its halves were read as two facts)."""
+    c, clock = client
+    ids = say(
+        c, clock, ["Marco bikes to work", "Marco never drives to the office; he cycles there"]
+    )
+    [fact] = active(c)
+    assert sorted(fact["derived_from"]) == sorted(ids)
+
+
+def test_an_unsure_change_between_close_statements_is_a_detail_more(client) -> None:
+    """Cosine 0.80, read as a change at 0.65 only, and no new value: one fact."""
+    c, clock = client
+    ids = say(
+        c, clock, ["The frontend repo uses ESLint for linting", "frontend: eslint for lint checks"]
+    )
+    [fact] = active(c)
+    assert sorted(fact["derived_from"]) == sorted(ids)
+
+
 def test_two_facts_said_in_turn_are_two_facts(client) -> None:
     """Each read as a change of the other, but each said again after the other was
     first said: neither replaced the other."""

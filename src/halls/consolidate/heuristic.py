@@ -40,8 +40,9 @@ from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact, new_id
 
 NEAREST = 5
-UNSURE = 0.8  # an "unrelated" this unsure does not keep two very close statements apart
+UNSURE = 0.8  # an "unrelated" or "update" this unsure does not keep two close statements apart
 SAME, UNRELATED = LABELS.index("same"), LABELS.index("unrelated")
+UPDATE = LABELS.index("update")
 JUDGE_BATCH = 4096  # pairs per judge call while clustering (memory of the batch features)
 READINGS = 8  # distinct statements of a cluster the judge reads against each fact
 LINK_MARGIN = 0.15  # clustering asks the judge about pairs down to cluster_threshold - this
@@ -451,13 +452,16 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
             labels, conf = judge_rows(judge, statements, early[part], late[part])
             # A neighbour joins when the judge reads the same statement
             # (below the link threshold, surely: ``REACH_MARGIN``); above the
-            # cluster threshold also when it is unsure the two differ (a
-            # change, a retraction, another subject or a second value read
-            # with confidence never joins, nor do two that each
+            # cluster threshold also when it is unsure whether the two differ
+            # (a retraction, or a change, another subject or a second value
+            # read with confidence never joins, nor do two that each
             # claim a number or a name the other lacks: "every two weeks" /
-            # "once a month", "the London office" / "the Berlin office").
+            # "once a month", "the London office" / "the Berlin office"). An
+            # unsure change this close is a detail more ("frontend: eslint
+            # for lint checks" after "The frontend repo uses ESLint for
+            # linting", 0.80, "update" at 0.65).
             swapped = swapped_values(statements, early[part], late[part])
-            unsure = (labels == UNRELATED) & (conf < UNSURE) & high[part] & ~swapped
+            unsure = np.isin(labels, (UNRELATED, UPDATE)) & (conf < UNSURE) & high[part] & ~swapped
             # Read apart: a sure "unrelated" (another subject, another
             # person) or other numbers; no cluster holds both, not even
             # through a seed each is like. (A change read between two
