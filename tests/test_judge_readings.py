@@ -56,6 +56,13 @@ def test_a_value_named_before_a_possessive_is_read_subject_first() -> None:
     )
     assert _subject_first("Marcus is Paulo's manager.") == "Paulo's manager is Marcus."
     assert _subject_first("Rex is my dog") == "My dog is Rex"
+    # A given name holding "the <role> of" something is that role's value.
+    assert _subject_first("Jamal is the captain of our football team") == (
+        "The captain of our football team is Jamal"
+    )
+    assert _subject_first("Running is the best part of my day") == (
+        "Running is the best part of my day"
+    )
     # Nothing up front but pronouns, or a clause after: left as written.
     assert _subject_first("This is my desk") == "This is my desk"
     assert _subject_first("Java is Nadia's language, not Python") == (
@@ -485,3 +492,12 @@ def test_off_before_a_time_rings_and_retracts_nothing() -> None:
     """An alarm that "goes off at 7:15" sets a time; "the alarm is off" retracts one."""
     assert _parse("My weekday alarm goes off at 7:15").flags[3] == 0.0
     assert _parse("My weekday alarm is off now").flags[3] == 1.0
+
+
+def test_a_new_holder_of_a_role_is_a_change(embedder) -> None:
+    """One person at a time is "the captain of our team"; "a member" is one of many."""
+    pairs = [
+        ("Jamal is the captain of our football team", "Luis is the captain of our football team"),
+        ("Jamal is a member of the chess club", "Luis is a member of the chess club"),
+    ]
+    assert _labels(embedder, pairs) == ["update", "unrelated"]

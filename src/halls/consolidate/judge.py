@@ -321,8 +321,20 @@ _POSSESSIVE_COPULA = re.compile(
 )
 
 
+# ... and so does a name before "the <role> of": "Jamal is the captain of our
+# team" says "the captain of our team is Jamal", a role one person holds at
+# a time ("Luis is the captain of our team" names another holder).
+_ROLE_COPULA = re.compile(
+    r"^(?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}) (?P<copula>is|was) "
+    r"(?P<owner>the (?:[\w-]+ ){1,2}of [^,;:!?]+?)(?P<end>[.!]?)$"
+)
+
+
 def _subject_first(text: str) -> str:
     m = _POSSESSIVE_COPULA.match(text)
+    role = _ROLE_COPULA.match(text) if m is None else None
+    if role is not None and names.is_name(role["value"].split()[0].lower()):
+        m = role  # a given name ("Jamal"), not a word opening the sentence ("Running")
     if m is None:
         return text
     value = m["value"]
