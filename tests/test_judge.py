@@ -25,7 +25,6 @@ from halls.consolidate.judge import (
     Statements,
     WordJudge,
     _kind_rules,
-    _parse,
     default_judge,
     features,
     held_out,
@@ -34,6 +33,7 @@ from halls.consolidate.judge import (
     same_change,
     swapped_values,
 )
+from halls.consolidate.reading import parse
 
 
 def _pairs(embedder: Any, items: list[tuple[str, str, str]]) -> tuple[list[Pair], list[str]]:
@@ -411,15 +411,12 @@ def test_the_user_of_a_note_is_the_first_person() -> None:
     """An agent's note calls the memory's owner "the user" or names no subject:
     "User has a peanut allergy", "I have a peanut allergy" and "Has a peanut
     allergy" compare the same words; a user who is not the owner stays a word."""
-    words = [_parse(t).ids.tolist() for t in ("User has a peanut allergy", "Has a peanut allergy")]
-    assert words[0] == words[1] == _parse("I have a peanut allergy").ids.tolist()
+    words = [parse(t).ids.tolist() for t in ("User has a peanut allergy", "Has a peanut allergy")]
+    assert words[0] == words[1] == parse("I have a peanut allergy").ids.tolist()
     assert (
-        _parse("Spaces only, per the user").ids.tolist()
-        == _parse("Spaces only, per me").ids.tolist()
+        parse("Spaces only, per the user").ids.tolist() == parse("Spaces only, per me").ids.tolist()
     )
-    assert len(_parse("Every user gets a quota").ids) == len(
-        _parse("Every member gets a quota").ids
-    )
+    assert len(parse("Every user gets a quota").ids) == len(parse("Every member gets a quota").ids)
 
 
 def test_the_shipped_judge_beats_the_word_lists_on_pairs_written_by_others(embedder) -> None:
@@ -456,5 +453,5 @@ def test_the_words_that_mark_an_addition_claim_nothing() -> None:
         "In addition, plays the piano",
         "Besides, plays piano",
     ):
-        assert _parse(later).ids.tolist() == _parse("Also plays piano").ids.tolist(), later
-    assert _parse("Plays piano well").ids.tolist() != _parse("Plays piano").ids.tolist()
+        assert parse(later).ids.tolist() == parse("Also plays piano").ids.tolist(), later
+    assert parse("Plays piano well").ids.tolist() != parse("Plays piano").ids.tolist()

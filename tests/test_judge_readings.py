@@ -19,8 +19,6 @@ from halls.consolidate.judge import (
     _OTHER_SUBJECT,
     _RENUMBERED,
     _SWAPPED_NAMES,
-    _VOCAB,
-    ALTERS,
     LABELS,
     N_LEXICAL,
     N_MLP_LEXICAL,
@@ -28,14 +26,13 @@ from halls.consolidate.judge import (
     LocalJudge,
     Pair,
     _kind_rules,
-    _parse,
-    _subject_first,
     decide_judged,
     decided,
     default_judge,
     features,
     mlp_inputs,
 )
+from halls.consolidate.reading import _VOCAB, ALTERS, _subject_first, parse
 from halls.consolidate.reconcile import Known
 
 
@@ -80,7 +77,7 @@ def test_the_new_value_of_an_attribute_named_after_it_is_a_change(embedder) -> N
 
 def test_a_negation_covers_its_clause() -> None:
     def negated(text: str) -> list[str]:
-        p = _parse(text)
+        p = parse(text)
         word = {v: k for k, v in _VOCAB.items()}
         return [word[int(i)] for i, n in zip(p.ids, p.negated, strict=True) if n]
 
@@ -166,7 +163,7 @@ def test_the_same_words_say_the_same_thing(embedder) -> None:
 def test_relations_are_compared_whole(embedder) -> None:
     """Relations share first letters ("grandmother", "grandfather"): they are compared
     whole, and two statements about two relations are about two people."""
-    assert _parse("Grandpa keeps bees").roots[0] != _parse("Grandma keeps bees").roots[0]
+    assert parse("Grandpa keeps bees").roots[0] != parse("Grandma keeps bees").roots[0]
     pairs = [
         ("Grandpa keeps bees in Wicklow", "Grandma keeps bees in Wicklow"),
         ("My aunt's flat is on the 4th floor", "My uncle's flat is on the 7th floor"),
@@ -290,7 +287,7 @@ def test_the_pairs_the_rules_decide_do_not_train_the_model(embedder) -> None:
 
 
 def _words(text: str, mark: str = "contrast") -> dict[str, bool]:
-    parsed = _parse(text)
+    parsed = parse(text)
     names_of = {i: w for w, i in _VOCAB.items()}
     return {
         names_of[int(i)]: bool(m) for i, m in zip(parsed.ids, getattr(parsed, mark), strict=True)
@@ -311,13 +308,13 @@ def test_the_value_beside_an_addition_or_before_a_change_is_no_claim() -> None:
         "3.9": True,
         "3.12": False,
     }
-    assert _parse("switched from Python 3.9 to Python 3.12").numbers == {3.12}
+    assert parse("switched from Python 3.9 to Python 3.12").numbers == {3.12}
     assert _words("Ana is from Spain") == {"ana": False, "spain": False}
 
 
 def test_a_departure_or_a_side_is_no_retraction() -> None:
     retracts = {
-        t: bool(_parse(t).flags[3])
+        t: bool(parse(t).flags[3])
         for t in (
             "the flight leaves May 2nd",
             "the train leaves at 7:40",
@@ -348,7 +345,7 @@ def test_a_shortening_is_read_as_its_word() -> None:
 
 
 def _roots(text: str) -> list[int]:
-    return _parse(text).roots.tolist()
+    return parse(text).roots.tolist()
 
 
 def test_the_forms_of_a_word_are_one_word() -> None:
@@ -376,9 +373,9 @@ def test_a_name_glued_to_its_number_is_the_name_and_the_number() -> None:
 
 def test_any_more_closing_a_clause_retracts() -> None:
     retracts = 3  # the flag of a retraction word (``_parse``)
-    assert _parse("Leo isn't part of the platform team any more").flags[retracts] == 1.0
-    assert _parse("Leo is no longer on the platform team").flags[retracts] == 1.0
-    assert _parse("I don't want any more coffee").flags[retracts] == 0.0  # a quantity
+    assert parse("Leo isn't part of the platform team any more").flags[retracts] == 1.0
+    assert parse("Leo is no longer on the platform team").flags[retracts] == 1.0
+    assert parse("I don't want any more coffee").flags[retracts] == 0.0  # a quantity
 
 
 def test_a_detail_more_is_the_same_fact(embedder) -> None:
@@ -484,14 +481,14 @@ def test_a_word_of_many_values_naming_a_measure_holds_one(embedder) -> None:
         ("The interest rate on our mortgage is 6.8%", "mortgage interest rate: 5.9%"),
         ("Aru has an interest in chess", "Aru has an interest in go"),
     ]
-    assert _parse(pairs[0][0]).flags[5] == 0.0 and _parse(pairs[1][0]).flags[5] == 1.0
+    assert parse(pairs[0][0]).flags[5] == 0.0 and parse(pairs[1][0]).flags[5] == 1.0
     assert _labels(embedder, pairs) == ["update", "unrelated"]
 
 
 def test_off_before_a_time_rings_and_retracts_nothing() -> None:
     """An alarm that "goes off at 7:15" sets a time; "the alarm is off" retracts one."""
-    assert _parse("My weekday alarm goes off at 7:15").flags[3] == 0.0
-    assert _parse("My weekday alarm is off now").flags[3] == 1.0
+    assert parse("My weekday alarm goes off at 7:15").flags[3] == 0.0
+    assert parse("My weekday alarm is off now").flags[3] == 1.0
 
 
 def test_a_new_holder_of_a_role_is_a_change(embedder) -> None:

@@ -22,10 +22,9 @@ additive, retraction and contrast words, many-valued and one-at-a-time
 verbs, how much of what one statement negates the other affirms), computed in
 numpy over a batch of pairs (``Statements`` parses each statement once), and,
 when its weights carry a projection, over the two sentence embeddings (their
-product and distance in a few principal directions: ``semantic``). A
-statement is read subject first ("Kotlin is Nadia's language" as "Nadia's
-language is Kotlin"), with its values written one way (``values``) and a
-given name opening it read as a name (``names``). Its weights
+product and distance in a few principal directions: ``semantic``). How
+one statement is read before two are compared (its content words, names,
+values, negation scope, flags) is ``reading``. Its weights
 (``judge_data/judge.npz``, 6 KB; several MLPs whose probabilities are
 averaged, when trained so) are trained by ``scripts/train_judge.py`` on
 ``judge_data/pairs.txt`` and ``pairs_voices.txt`` and ship in the package:
@@ -37,8 +36,6 @@ lists are features of the local judge, not its decision.
 
 from __future__ import annotations
 
-import re
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
@@ -46,35 +43,12 @@ from importlib import resources
 from typing import Literal, Protocol
 
 import numpy as np
-import snowballstemmer
 
-from halls.consolidate import names, synonyms, values
-from halls.consolidate.reconcile import CHANGE, NEGATION, STOP, Decision, Known, _stem, decide
+from halls.consolidate.reading import MAX_WORDS, N_FLAGS, Parsed, denies, parse
+from halls.consolidate.reconcile import Decision, Known, decide
 
 Label = Literal["same", "update", "retract", "unrelated"]
 LABELS: tuple[Label, ...] = ("same", "update", "retract", "unrelated")
-
-_TOKEN = re.compile(r"[A-Za-z0-9~][A-Za-z0-9~./:-]*")
-# "Give" retracts only as "give up" / "give away": "the API gives times in UTC".
-_GAVE_UP = re.compile(r"\b(?:give|gives|gave|given|giving) (?:up|away)\b")
-_ADDRESS = re.compile(r"\w[./:@]\w")
-# A word in capitals may shorten a run of words by their initials ("NYT", "the
-# New York Times"; "BP", "blood pressure"; "US", "United States").
-_ACRONYM = re.compile(r"[A-Z]{2,5}")
-_FIRST_PERSON = frozenset(["i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've"])
-ADDITIVE = frozenset(
-    "also too well another addition besides second either extra both additionally more".split()  # noqa: SIM905
-)
-RETRACT = frozenset(
-    (  # noqa: SIM905 - a string reads better
-        "stopped stop quit left leave cancelled canceled dropped drop removed sold "
-        "anymore longer ended discontinued abandoned rid died passed shut closed off ex former "
-        "retired resigned"
-    ).split()
-)
-EPISODIC = frozenset(
-    "today yesterday tonight morning afternoon evening tomorrow week weekend earlier".split()  # noqa: SIM905
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,505 +80,7 @@ class Judge(Protocol):
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]: ...
 
 
-# -- lexical features --
-
-# Verbs whose subject may hold several values at once ("likes hiking" and
-# "likes kayaking" are two facts) and nouns/verbs whose subject holds one at
-# a time ("lives in Lisbon" then "lives in Porto" is a change). Stems.
-MULTI = frozenset(
-    (  # noqa: SIM905 - a string reads better
-        "like love enjoy prefer play speak own read watch know visit collect fan member hobby "
-        "into fond interest"
-    ).split()
-)
-# ... but not as the first noun of a compound naming a measure: "interest
-# rate", "fan speed", "member count" hold one value at a time.
-_MEASURES = [[w] for w in "rate speed level count number size fee price limit".split()]  # noqa: SIM905
-SINGLE = frozenset(
-    (  # noqa: SIM905 - as above
-        "live based work employer job manager report called named name default main primary "
-        "run drive car phone editor theme version birthday age address home apartment flat "
-        "desk sit floor cadence schedule hourly daily nightly weekly biweekly monthly quarterly "
-        "yearly title role position salary "
-        "password deadline due current capital boss lead"
-    ).split()
-)
-# Nouns that name an attribute whose value a statement gives ("the release
-# cadence is biweekly", "Ahmed's age is 40", "the app version is 2.3"):
-# naming the attribute adds nothing to a statement that gives its value
-# ("we release biweekly", "Ahmed is 40"). Nouns only: "works" or "main"
-# beside a value say something of their own ("work phone", "main branch").
-ATTRIBUTE = frozenset(
-    (  # noqa: SIM905 - a string reads better
-        "name cadence frequency schedule version age birthday address employer title role "
-        "salary deadline hometown nationality timezone"
-    ).split()
-)
-# People named by their relation to someone ("Eli's son", "my husband",
-# "Dan's mentor"): a statement about one of them is about another person than
-# the same statement without, or with another relation. Stems; words for the
-# same relation are one ("boss" is "manager", "mom" is "mother").
-PERSON = frozenset(
-    (  # noqa: SIM905 - a string reads better
-        "husband wife spouse son daughter sister brother sibling mother father parent kid baby "
-        "partner boyfriend girlfriend fiance fiancee colleague coworker friend neighbour neighbor "
-        "manager mentor roommate cousin aunt uncle grandmother grandfather grandparent niece "
-        "nephew family grandson granddaughter grandchild stepson stepdaughter stepmother "
-        "stepfather"
-    ).split()
-)
-_SAME_PERSON = {
-    "mom": "mother",
-    "mum": "mother",
-    "dad": "father",
-    "boss": "manager",
-    "child": "kid",
-    "children": "kid",
-    "grandma": "grandmother",
-    "grandpa": "grandfather",
-    "hubby": "husband",
-    "bro": "brother",
-    "sis": "sister",
-    "bf": "boyfriend",
-    "gf": "girlfriend",
-    "mgr": "manager",
-}
-# Words notes shorten ("bday", "svc", "repo"), stemmed: read as the word they
-# shorten, so that "checkout svc" and "the checkout service" share it. Only
-# shortenings of one word ("doc" is a doctor or a document, "dev" a developer
-# or development: left as written).
-_SHORT = {
-    "bday": "birthday",
-    "b-day": "birthday",
-    "svc": "service",
-    "mtg": "meeting",
-    "appt": "appointment",
-    "dept": "department",
-    "repo": "repository",
-    "env": "environment",
-    "cfg": "config",
-    "pref": "preference",
-    "yr": "year",
-    "mo": "month",
-    "wk": "week",
-    "pw": "password",
-    "pwd": "password",
-    "addr": "address",
-    "msg": "message",
-    "pkg": "package",
-    "prod": "production",
-    "govt": "government",
-    "uni": "university",
-    "db": "database",
-    # Names notes shorten ("pg14", "k8s"), read as one name however written.
-    "pg": "postgresql",
-    "postgres": "postgresql",
-    "k8s": "kubernetes",
-    "js": "javascript",
-    "py": "python",
-}
-# Number words are values like digits ("seats twelve", "twice a week"), and
-# stand for their numbers, so that "every two weeks" and "2 weeks" give the
-# same number and "once a month" another (``values.normalise`` writes most of
-# them as digits already). "one" is left out, it is mostly a pronoun ("the one
-# I use").
-NUMBER_VALUES: dict[str, float] = {
-    **{w: float(n) for w, n in values.SMALL.items() if w != "one"},
-    **{w: float(n) for w, n in (values.TENS | values.SCALES).items()},
-    **{"once": 1.0, "twice": 2.0, "dozen": 12.0},
-}
-# "half" is a value but no number of its own ("half an hour" is "30 minutes").
-NUMBER_WORDS = frozenset(NUMBER_VALUES) | {"half"}
-# Acronyms of kinds of thing (an API, a URL, a VPN), written in capitals but
-# common nouns: no name, no value ("a REST API" is "a REST interface").
-GENERIC = frozenset(
-    (  # noqa: SIM905 - a string reads better
-        "api url uri ui gui cli sdk ide os vm ci cd db cpu gpu ram ttl id pr faq vpn sso"
-    ).split()
-)
-_DIGITS = re.compile(r"\d+(?:\.\d+)?")
-# Words after which a value is a contrast, not a claim ("Ubuntu, not Debian").
-CONTRAST = frozenset(["not", "never", "no", "than", "without", "nor"])
-MAX_WORDS = 24  # content words compared per statement (a statement is a sentence)
-PREFIX = 5  # words sharing this many first letters count as one (allergic, allergy)
-_VOCAB: dict[str, int] = {}
-
-
-@dataclass(frozen=True, slots=True)
-class _Parsed:
-    """One statement's content words (ids, in order) and markers, for batch comparison."""
-
-    ids: np.ndarray  # int64, unique, sentence order, at most MAX_WORDS
-    roots: np.ndarray  # int64 per id: the word's first PREFIX letters ("allergic", "allergy")
-    name: np.ndarray  # bool per id: capitalised past the first word
-    capital: np.ndarray  # bool per id: capitalised anywhere (a subject's name too)
-    value: np.ndarray  # bool per id: a name, number or address (what a fact states)
-    number: np.ndarray  # bool per id: has a digit
-    contrast: np.ndarray  # bool per id: follows not/never/than...
-    negated: np.ndarray  # bool per id: in the scope of a negation (``_negated``)
-    person: np.ndarray  # bool per id: a relation to someone ("son", "mentor": ``PERSON``)
-    attribute: np.ndarray  # bool per id: names an attribute (``ATTRIBUTE``)
-    senses: tuple[frozenset[int], ...]  # per id: its WordNet senses (``synonyms``), or none
-    flags: np.ndarray  # float32: change negated additive retract episodic multi single length
-    numbers: frozenset[float]  # the numbers it claims (digits and number words; contrasts aside)
-    heads: frozenset[int]  # the roots of the words its numbers count ("Year 3": year)
-    acronyms: tuple[tuple[int, str], ...]  # (slot, letters) of its words in capitals ("NYT")
-    initials: tuple[tuple[str, int], ...]  # per token: its first letter, its slot or -1
-    owner: bool  # its subject is "I" or "we" ("User ..." too): its first word is no subject
-
-
-N_FLAGS = 8
-# Verbs that say a thing was changed, beside the markers of ``CHANGE``: the
-# model reads them as a word of change ("Upgraded to the Sony XM5", "We replaced
-# Bitwarden with 1Password"), not as content, and the rules read them in both
-# statements of a pair ("replaced her Civic with a RAV4" / "now drives a RAV4").
-# Their past and present participles only: "port 5433", "a lower floor",
-# "trades" are no change.
-_ALTER_VERBS = (  # noqa: SIM905 - a string reads better
-    "replace upgrade downgrade rename swap transfer switch change move relocate migrate port "
-    "trade convert raise lower increase decrease reduce bump promote demote reassign extend "
-    "shorten boost up"
-).split()
-
-
-def _forms(verb: str) -> set[str]:
-    """A regular verb's participles: "swap" -> swapped, swapping; "move" -> moved, moving."""
-    if verb.endswith("e"):
-        return {verb + "d", verb[:-1] + "ing"}
-    if re.fullmatch(r"[^aeiou]*[aeiou][bdgmnprt]", verb) or verb.endswith("fer"):
-        verb += verb[-1]  # swapped, upped, transferred
-    return {verb + "ed", verb + "ing"}
-
-
-ALTERS = frozenset().union(*(_forms(v) for v in _ALTER_VERBS)) | {"became"}
-# Of those, the ones that name the old value first and the new one after "for"
-# or "with" ("swapped his Kindle for a Kobo", "replaced Bitwarden with
-# 1Password"): the old value is read like the "from" of "from X to Y".
-_SWAPS = frozenset().union(*(_forms(v) for v in ("swap", "replace", "trade", "exchange")))
-
-
-# Words that only mark an addition ("as well", "in addition", "besides"): the
-# additive flag reads them; as content words they would be a new claim, so
-# "plays the piano as well" would say more than "also plays piano".
-_ADDITION_PHRASES = {"well": "as", "addition": "in"}
-_ADDITION_WORDS = frozenset(["besides", "additionally"])
-
-
-# What an addition or a change names beside its new value is the value it had
-# ("The Economist in addition to The Atlantic", "Thursdays on top of Tuesdays",
-# "switched from Python 3.9 to 3.12"): read like a contrast, no new claim.
-_BESIDE = {"besides": "", "alongside": "", "addition": "in", "top": "on", "as": "well"}
-
-
-def _beside(low: list[str], n: int) -> bool:
-    w = low[n]
-    before = _BESIDE.get(w)
-    return before is not None and (not before or (n > 0 and low[n - 1] == before))
-
-
-def _marks_addition(low: list[str], n: int) -> bool:
-    w = low[n]
-    return w in _ADDITION_WORDS or (n > 0 and _ADDITION_PHRASES.get(w) == low[n - 1])
-
-
-# An agent's note names the memory's owner "the user" ("User prefers tabs",
-# "allergic, per the user") or leaves the subject out ("Prefers tabs"):
-# both are the first person, which the comparison leaves out (``STOP``).
-_OWNER = re.compile(r"(?i)(?:^|(?<=\bthe ))user\b(?:'s)?")
-# "Kotlin is Nadia's main language" says what "Nadia's main language is Kotlin"
-# says: a copula before a possessive names the possessor's attribute, so the
-# sentence is read in that order (the subject first, the value last), as the
-# features expect ("a difference up front is another subject").
-_POSSESSIVE_COPULA = re.compile(
-    r"^(?P<value>[^,;:!?]+?) (?P<copula>is|are|was|were) "
-    r"(?P<owner>(?:[A-Z][\w-]*'s|my|his|her|their|our|your) [^,;:!?]+?)(?P<end>[.!]?)$"
-)
-
-
-# ... and so does a name before "the <role> of": "Jamal is the captain of our
-# team" says "the captain of our team is Jamal", a role one person holds at
-# a time ("Luis is the captain of our team" names another holder).
-_ROLE_COPULA = re.compile(
-    r"^(?P<value>[A-Z][\w'-]*(?: [A-Z][\w'-]*){0,2}) (?P<copula>is|was) "
-    r"(?P<owner>the (?:[\w-]+ ){1,2}of [^,;:!?]+?)(?P<end>[.!]?)$"
-)
-
-
-def _subject_first(text: str) -> str:
-    m = _POSSESSIVE_COPULA.match(text)
-    role = _ROLE_COPULA.match(text) if m is None else None
-    if role is not None and names.is_name(role["value"].split()[0].lower()):
-        m = role  # a given name ("Jamal"), not a word opening the sentence ("Running")
-    if m is None:
-        return text
-    value = m["value"]
-    if all(w.lower() in STOP for w in value.split()):
-        return text  # "It is my turn", "This is my desk": no value up front
-    return f"{m['owner'][0].upper()}{m['owner'][1:]} {m['copula']} {value}{m['end']}"
-
-
-# "Any more" closing a clause is "anymore" ("isn't on the team any more"); before
-# a noun it is a quantity ("any more coffee").
-_ANY_MORE = re.compile(r"\bany more\b(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
-
-
-@lru_cache(maxsize=65536)
-def _parse(text: str) -> _Parsed:
-    text = _ANY_MORE.sub("anymore", text.replace("’", "'").replace("n't", " not"))
-    clean = values.normalise(text)
-    clean = _subject_first(_OWNER.sub("I", clean))
-    spans = list(_TOKEN.finditer(clean))
-    raw = [m.group() for m in spans]
-    low = [w.lower().rstrip(".:") for w in raw]
-    stems = [_SAME_PERSON.get(w, w) for w in map(_word, low)]
-    joined = " ".join(low)
-    ids: list[int] = []
-    roots: list[int] = []
-    name: list[bool] = []
-    capital: list[bool] = []
-    value: list[bool] = []
-    number: list[bool] = []
-    contrast: list[bool] = []
-    negated: list[bool] = []
-    in_scope = _negated(clean, spans, [w.lower() for w in raw])
-    person: list[bool] = []
-    attribute: list[bool] = []
-    senses: list[frozenset[int]] = []
-    after = through = False  # in a contrast's scope; between a change's "from" and "to"
-    until: tuple[str, ...] = ()  # the words that end ``through`` ("to"; "for", "with")
-    changes = any(w in CHANGE for w in stems) or any(w in ALTERS for w in low)
-    numbers: set[float] = set()
-    acronyms: list[tuple[int, str]] = []
-    initials: list[tuple[str, int]] = []
-    for n, (w, r) in enumerate(zip(stems, raw, strict=True)):
-        if not (after or through):
-            if low[n] in NUMBER_VALUES:
-                numbers.add(NUMBER_VALUES[low[n]])
-            elif low[n] == "biweekly":  # "every two weeks" keeps its number
-                numbers.add(2.0)
-            numbers.update(float(d) for d in _DIGITS.findall(low[n]))
-        # One capital letter past the first word is a value ("size M", "type B").
-        short = w.isdigit() or (n > 0 and len(r) == 1 and r.isupper() and r != "I")
-        # "US" and "IT" in capitals are a country and a department, no pronouns.
-        stop = w in STOP and r not in ("US", "IT")
-        keep = (len(w) > 1 or short) and not stop and w not in CHANGE and low[n] not in ALTERS
-        keep = keep and w not in NEGATION and not _marks_addition(low, n)
-        if keep and len(ids) < MAX_WORDS:
-            i = _VOCAB.setdefault(w, len(_VOCAB))
-            if i not in ids:
-                ids.append(i)
-                root = _agent(w)
-                # A word's forms are one word ("swimming", "swim"; "cycling", "cycle";
-                # "fluently", "fluent"); a name is only itself.
-                named = (n and r[:1].isupper()) or names.is_name(low[n].removesuffix("'s"))
-                if root.isalpha() and r[1:].islower() and not named:
-                    root = _root(root)
-                # An address or host is compared whole: "staging.example.com" is
-                # no "stage.example.org", nor the word "staging".
-                # So is a relation: "grandmother" is no "grandfather".
-                if _ADDRESS.search(w) is None and w not in PERSON:
-                    root = root[:PREFIX] if len(root) >= PREFIX else root
-                roots.append(_VOCAB.setdefault("\x00" + root, len(_VOCAB)))
-                # A name: capitalised past the first word, a capital inside a
-                # word anywhere ("macOS", "iPhone", "TypeScript"), or a given
-                # name opening the statement ("Lena works at Siemens"; an
-                # opening "Prefers" or "Production" is no name: ``names``).
-                common = w in GENERIC or low[n] in GENERIC  # "DB" read as "database"
-                opening = not n and r[:1].isupper() and names.is_name(low[n].removesuffix("'s"))
-                name.append(
-                    not common
-                    and (
-                        (bool(n) and r[:1].isupper()) or any(c.isupper() for c in r[1:]) or opening
-                    )
-                )
-                capital.append(not common and any(c.isupper() for c in r))
-                number.append(any(ch.isdigit() for ch in w))
-                # A value: a name, a number (digits or words), an address,
-                # host or version ("stage.example.org", "v2.1").
-                value.append(
-                    name[-1] or number[-1] or w in NUMBER_WORDS or _ADDRESS.search(w) is not None
-                )
-                contrast.append(after or through)
-                negated.append(in_scope[n])
-                person.append(w in PERSON)
-                attribute.append(w in ATTRIBUTE)
-                # Synonyms are common words: a name or value is only itself
-                # ("Java" is no "coffee"), and relations have their own.
-                plain = not (value[-1] or capital[-1] or person[-1])
-                # An attribute and the verb giving its value stand for each other
-                # too ("manager" / "reports to": ``synonyms.ALTERNATIONS``).
-                given = synonyms.alternations(low[n]) if not value[-1] else synonyms.NONE
-                senses.append(synonyms.senses(low[n]) | given if plain else given)
-            elif not (after or through):  # said again as a claim ("from Python 3.9 to Python 3.12")
-                contrast[ids.index(i)] = False
-            if i in ids and _ACRONYM.fullmatch(r):
-                acronyms.append((ids.index(i), r.lower()))
-        slot = ids.index(_VOCAB[w]) if keep and _VOCAB.get(w) in ids else -1
-        initials.append((low[n][:1], slot))
-        if low[n] in until:
-            through = False
-        if w in CONTRAST or low[n] in CONTRAST or _beside(low, n):
-            after = True
-        elif low[n] == "from" and changes:
-            through, until = True, ("to", "into")  # "switched from Python 3.9 to 3.12"
-        elif low[n] in _SWAPS and any(x in ("for", "with") for x in low[n + 1 :]):
-            through, until = True, ("for", "with")  # "swapped his Kindle for a Kobo"
-        elif keep:
-            after = False
-    flags = [
-        changes,
-        any(w in NEGATION for w in stems) or "no longer" in joined,
-        any(w in ADDITIVE for w in stems) or "as well" in joined or "in addition" in joined,
-        _retracts(stems, low) or _GAVE_UP.search(joined) is not None,
-        any(w in EPISODIC for w in stems),
-        any(w in MULTI and low[n + 1 : n + 2] not in _MEASURES for n, w in enumerate(stems)),
-        any(w in SINGLE for w in stems),
-        min(len(low), 30) / 30,
-    ]
-    # A number counts the word before it ("Year 3", "Postgres 15", "space 14"),
-    # or, opening the statement, the word after it ("3 kids").
-    heads = {
-        roots[n - 1] if n else roots[n + 1]
-        for n, digit in enumerate(number)
-        if digit and (n or len(roots) > 1)
-    }
-    return _Parsed(
-        np.array(ids, dtype=np.int64),
-        np.array(roots, dtype=np.int64),
-        np.array(name, dtype=bool),
-        np.array(capital, dtype=bool),
-        np.array(value, dtype=bool),
-        np.array(number, dtype=bool),
-        np.array(contrast, dtype=bool),
-        np.array(negated, dtype=bool),
-        np.array(person, dtype=bool),
-        np.array(attribute, dtype=bool),
-        tuple(senses),
-        np.array(flags, dtype=np.float32),
-        frozenset(numbers),
-        frozenset(heads),
-        tuple(acronyms),
-        tuple(initials),
-        bool(low) and low[0] in _FIRST_PERSON,
-    )
-
-
-# A retraction verb after one of these (within two words) is negated: "I'll
-# never quit", "we won't stop", "I'm not gonna leave". "Longer" and
-# "anymore" retract *because* of the negation ("no longer", "not anymore").
-_NEGATORS = frozenset(["not", "never", "no"])
-_NEGATED_ONLY = frozenset(["longer", "anymore"])
-# Retraction verbs that retract only with their particle: "passed away", "shut down".
-_PARTICLE = {"passed": ["away"], "shut": ["down"]}
-
-
-# "Off" that starts or forbids something retracts nothing: "the backup kicks off
-# at 2am", "peanuts are off limits".
-_OFF_STARTS = frozenset("kick kicks kicked kicking set sets tee tees teed".split())  # noqa: SIM905
-
-
-# "Leave" before a time or a date departs ("the flight leaves May 2", "the
-# train leaves at 7:40", "left at 6 pm"): a schedule, no retraction; so does
-# "off" ("the alarm goes off at 7:15", "I'm off at 5 pm").
-_DEPARTS = frozenset(["leave", "left"])
-_MONTHS = frozenset(
-    "january february march april may june july august september october november december "  # noqa: SIM905
-    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
-
-
-_DETERMINERS = frozenset("the a my his her their our your its".split())  # noqa: SIM905
-
-
-def _departs(low: list[str], n: int) -> bool:
-    after = [*low[n + 1 : n + 3], "", ""]
-    if after[0] == "at":
-        after = after[1:]
-    return after[0][:1].isdigit() or (after[0] in _MONTHS and after[1][:1].isdigit())
-
-
-def _retracts(stems: list[str], low: list[str]) -> bool:
-    """A word of retraction that is not negated ("never quit", "won't stop" affirm)."""
-    for n, w in enumerate(stems):
-        if w not in RETRACT or low[n + 1 : n + 2] != _PARTICLE.get(w, low[n + 1 : n + 2]):
-            continue  # "passed the exam", "the office shuts at 6" retract nothing
-        if (w in _DEPARTS or w == "off") and _departs(low, n):
-            continue  # ... and "the alarm goes off at 7:15" rings
-        if w == "left" and n and low[n - 1] in _DETERMINERS:
-            continue  # "my left hand", "on the left": a side
-        if w == "off" and (
-            low[n - 1 : n] and low[n - 1] in _OFF_STARTS or low[n + 1 : n + 2] == ["limits"]
-        ):
-            continue
-        if w in _NEGATED_ONLY or not _NEGATORS.intersection(low[max(n - 2, 0) : n]):
-            return True
-    return False
-
-
-# Words that open a negation's scope; it runs to the end of the clause.
-_NEGATING = frozenset(["not", "never", "no", "without", "nor", "neither"])
-_CLAUSE_END = re.compile(r"[,;!?()]|\.(?:\s|$)")
-_CLAUSE_WORDS = frozenset(["but", "and", "because", "since", "instead", "although"])
-
-
-def _negated(text: str, spans: list[re.Match[str]], low: list[str]) -> list[bool]:
-    """Per token: whether it stands in the scope of a negation, from the negating
-    word to the end of its clause ("I never go by Samantha": "go", "Samantha";
-    "goes by Sam, not Samantha": "Samantha" only)."""
-    out, scope, end = [], False, 0
-    for m, w in zip(spans, low, strict=True):
-        if _CLAUSE_END.search(text, end, m.start()) or w in _CLAUSE_WORDS:
-            scope = False
-        out.append(scope)
-        if w in _NEGATING:
-            scope = True
-        end = m.end() - 1 if m.group().endswith(".") else m.end()
-    return out
-
-
-def _denies(
-    eq: np.ndarray, valid: tuple[np.ndarray, np.ndarray], negated: tuple[np.ndarray, np.ndarray]
-) -> np.ndarray:
-    """The share of the later statement's negated words that the earlier one affirms,
-    less those it negates too (``eq``: P x W_earlier x W_later word equality)."""
-    scope = negated[1] & valid[1]
-    affirmed = (eq & (valid[0] & ~negated[0])[:, :, None]).any(axis=1) & scope
-    denied = (eq & (valid[0] & negated[0])[:, :, None]).any(axis=1) & scope
-    net = affirmed.sum(axis=1) - denied.sum(axis=1)
-    return np.maximum(net, 0) / np.maximum(scope.sum(axis=1), 1)  # type: ignore[no-any-return]
-
-
-def _word(low: str) -> str:
-    """A lower-case word without its plural "s", a shortening read as its word,
-    written whole or in the plural ("svcs", "k8s")."""
-    whole = low.removesuffix("'s")
-    stem = _stem(whole)
-    short = _SHORT.get(whole) or _SHORT.get(stem)
-    return stem if short is None else _stem(short)
-
-
-_STEMMER = snowballstemmer.stemmer("english")
-_STEMMING = threading.Lock()  # a Snowball stemmer keeps its word in the object
-
-
-@lru_cache(maxsize=65536)
-def _root(word: str) -> str:
-    """The word's Snowball (Porter 2) stem: its regular forms share it."""
-    with _STEMMING:
-        return str(_STEMMER.stemWord(word))
-
-
-def _agent(word: str) -> str:
-    """The verb of an agent noun: "player" -> "play", "drummer" -> "drum"."""
-    if len(word) < 6 or not word.endswith("er"):
-        return word
-    base = word[:-2]
-    if len(base) > 3 and base[-1] == base[-2] and base[-1] not in "aeiouls":
-        base = base[:-1]
-    return base
-
-
-def _pad(parsed: Sequence[_Parsed], fill: int) -> tuple[np.ndarray, ...]:
+def _pad(parsed: Sequence[Parsed], fill: int) -> tuple[np.ndarray, ...]:
     """Statements as (P x MAX_WORDS) arrays: roots (``fill`` if empty), name, number,
     contrast, capital, value, person, attribute, and whether the word has synonyms."""
     ids = np.full((len(parsed), MAX_WORDS), fill, dtype=np.int64)
@@ -688,7 +164,7 @@ class Statements:
     def __init__(self, texts: Sequence[str], vectors: np.ndarray | None = None) -> None:
         self.texts = list(texts)
         self.vectors = vectors
-        parsed = [_parse(t) for t in texts]
+        parsed = [parse(t) for t in texts]
         self.words = _pad(parsed, -1)
         self.senses = [p.senses for p in parsed]
         self.numbers = [p.numbers for p in parsed]
@@ -803,8 +279,8 @@ def lexical_rows(
         # longer drinks green tea" denies all of "Sven drinks green tea"; "standup
         # at 9:30, not at 10", "no tabs", "never goes by Samantha" after "goes by
         # Sam, not Samantha" deny nothing the other affirms).
-        _denies(eq, (va, vb), (nega, negb)),
-        _denies(eq.transpose(0, 2, 1), (vb, va), (negb, nega)),
+        denies(eq, (va, vb), (nega, negb)),
+        denies(eq.transpose(0, 2, 1), (vb, va), (negb, nega)),
         # A value both give past the subject ("replaced her Civic with a Toyota
         # RAV4" / "now drives a Toyota RAV4": the RAV4, not Hannah).
         (both_change := change_a * change_b > 0)
@@ -991,10 +467,10 @@ def same_change(fact: str, first: str, second: str) -> bool:
     release monthly", "releases ship monthly"). The two agree when those
     overlap and neither names a value the other lacks while the other names
     one it lacks ("Pixel 8" / "Pixel 9" are two changes)."""
-    known = set(_parse(fact).roots.tolist())
+    known = set(parse(fact).roots.tolist())
     news = []
     for text in (first, second):
-        p = _parse(text)
+        p = parse(text)
         new = [n for n, r in enumerate(p.roots.tolist()) if r not in known]
         news.append(
             (
@@ -1339,7 +815,7 @@ def decide_judged(
     # implicit one waits for evidence like any statement, so a one-off
     # remark never replaces a fact on its own.
     marked = later is None or any(
-        bool(f[0] or f[1] or f[3]) for f in (_parse(t).flags for t in later)
+        bool(f[0] or f[1] or f[3]) for f in (parse(t).flags for t in later)
     )
     best: tuple[float, Known, Judgement] | None = None
     for k, j in judged:
