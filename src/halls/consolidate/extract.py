@@ -64,9 +64,10 @@ act), never a list of known sentences:
    others". The result starts with a capital and ends with a full stop.
 
 Text without a speaker (a note someone chose to remember, a brief's summary)
-is a *note*: only questions and formulae are dropped, and nothing is
-rewritten, so a stored note that already is a statement ("Chad prefers
-tabs") passes through unchanged.
+is a *note*: only questions and formulae are dropped, a sentence that
+points back with a pronoun ("...; he commutes by bicycle") stays with the
+one before, and nothing is rewritten, so a stored note that already is a
+statement ("Chad prefers tabs") passes through unchanged.
 """
 
 from __future__ import annotations
@@ -509,28 +510,28 @@ def statements(text: str, speaker: str | None = None) -> list[Statement]:
 
 def _note(text: str) -> list[Statement]:
     """A note's statements: its sentences, one pointing back kept with the one before."""
+    plain = _CAPTION.sub("", text.translate(_APOSTROPHES))
     out: list[Statement] = []
     follows = False  # whether the sentence before was kept
     for sentence in sentences(text):
         kept = statement(sentence, None)
-        points_back = follows and _words(sentence)[:1] and _words(sentence)[0] in _BACK
+        points_back = follows and _words(sentence)[:1] in ([w] for w in _BACK)
         follows = bool(kept)
         if not kept:
             continue
-        if points_back:
-            # The two as the note wrote them ("...; he ...", "... - its ...").
-            before = out[-1]
-            plain = _CAPTION.sub("", text.translate(_APOSTROPHES))
-            start = plain.find(before.sentence)
-            end = plain.find(sentence, start + len(before.sentence)) if start >= 0 else -1
-            if end >= 0 and "\n" in plain[start:end]:
-                out.append(Statement(kept, sentence))  # a list's items stand alone
-                continue
-            if end < 0 or before.text != before.sentence:
-                both = f"{before.text.rstrip(' .;')}; {kept}"
-            else:
-                both = plain[start : end + len(sentence)]
-            out[-1] = Statement(both, both)
+        if not points_back:
+            out.append(Statement(kept, sentence))
             continue
-        out.append(Statement(kept, sentence))
+        # The two as the note wrote them ("...; he ...", "... - its ..."); a
+        # list's items stand alone.
+        before = out[-1]
+        start = plain.find(before.sentence)
+        end = plain.find(sentence, start + len(before.sentence)) if start >= 0 else -1
+        if end >= 0 and "\n" in plain[start:end]:
+            out.append(Statement(kept, sentence))
+        elif end < 0 or before.text != before.sentence:
+            out[-1] = Statement(f"{before.text.rstrip(' .;')}; {kept}", before.sentence)
+        else:
+            both = plain[start : end + len(sentence)]
+            out[-1] = Statement(both, both)
     return out

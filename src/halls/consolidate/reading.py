@@ -64,7 +64,7 @@ MULTI = frozenset(
 )
 # ... but not as the first noun of a compound naming a measure: "interest
 # rate", "fan speed", "member count" hold one value at a time.
-_MEASURES = [[w] for w in "rate speed level count number size fee price limit".split()]  # noqa: SIM905
+_MEASURES = frozenset("rate speed level count number size fee price limit".split())  # noqa: SIM905
 SINGLE = frozenset(
     (  # noqa: SIM905 - as above
         "live based work employer job manager report called named name default main primary "
@@ -402,7 +402,10 @@ def parse(text: str) -> Parsed:
         any(w in ADDITIVE for w in stems) or "as well" in joined or "in addition" in joined,
         _retracts(stems, low) or _GAVE_UP.search(joined) is not None,
         any(w in EPISODIC for w in stems),
-        any(w in MULTI and low[n + 1 : n + 2] not in _MEASURES for n, w in enumerate(stems)),
+        any(
+            w in MULTI and not _MEASURES.intersection(low[n + 1 : n + 2])
+            for n, w in enumerate(stems)
+        ),
         any(w in SINGLE for w in stems),
         min(len(low), 30) / 30,
     ]
