@@ -130,6 +130,38 @@ def test_speaker_labels_and_sentences() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "note",
+    [
+        "User: vegetarian",
+        "User: editor theme dark, not light, in every editor they open",
+        "Emma: cat allergy",
+        "ISP: Virgin Media",
+        "Mia: swim practice Tue 4pm",
+    ],
+)
+def test_a_label_heading_a_short_note_about_it_is_no_speaker(note: str) -> None:
+    """An agent's note under a name ("Emma: cat allergy") is kept whole as a note;
+    read as a turn, it spoke of no one and was dropped."""
+    assert speaker_of(note) == (None, note)
+    assert [s.text for s in statements(note)] == [note]
+    assert distill.utterance(note, {}) == distill.Utterance(note, None)
+
+
+@pytest.mark.parametrize(
+    "turn",
+    [
+        "User: I moved to Leeds",
+        "Caroline: Wow, great pic!",
+        "Emma: you should come along",
+        "Melanie: The kids loved the camping trip and want to go back next summer",
+    ],
+)
+def test_a_turn_in_the_first_person_exclaiming_or_long_keeps_its_speaker(turn: str) -> None:
+    label, rest = turn.split(": ", 1)
+    assert speaker_of(turn) == (label, rest)
+
+
 def _at(day: int, hour: int = 9) -> datetime:
     return datetime(2025, 3, day, hour, tzinfo=UTC)
 

@@ -243,3 +243,60 @@ def test_a_waiting_change_joins_the_same_change_made_in_the_run(client) -> None:
     )
     [fact] = active(c)
     assert fact["id"] != old["id"] and sorted(fact["derived_from"]) == sorted(new_ids)
+
+
+def test_two_phrasings_each_joined_to_a_third_share_its_fact(client) -> None:
+    """The second and third phrasings sit at cosine 0.48, where the judge reads them
+    as the same but not surely; each is surely the same as the first, so the three
+    are one fact (complete linkage by the judge's reading, not by its certainty)."""
+    c, clock = client
+    ids = say(
+        c,
+        clock,
+        [
+            "Ines takes her coffee black, no sugar.",
+            "Drinks coffee without milk or sugar.",
+            "Black coffee is how Ines likes it.",
+        ],
+    )
+    [fact] = active(c)
+    assert sorted(fact["derived_from"]) == sorted(ids) and fact["evidence_count"] == 3
+
+
+def test_a_change_one_phrasing_reads_as_another_fact_still_changes_it(client) -> None:
+    """ "Greta's bike: Canyon gravel bike" is surely a change of "Greta's bike is a
+    Trek road bike"; the other phrasing of the same claim, with a clause of
+    context, reads as another fact, and more surely. That reading abstains: the
+    fact is superseded, not joined by a second bike."""
+    c, clock = client
+    say(c, clock, ["Greta's bike is a Trek road bike", "Greta's bike: a Trek road bike"])
+    [old] = active(c)
+    new_ids = say(
+        c,
+        clock,
+        [
+            "Greta's bike: Canyon gravel bike",
+            "Greta rides a Canyon gravel bike to the lake on weekends",
+        ],
+    )
+    [fact] = active(c)
+    assert fact["id"] != old["id"] and sorted(fact["derived_from"]) == sorted(new_ids)
+
+
+def test_a_name_heading_a_short_note_is_the_subject_of_a_fact(client) -> None:
+    """'Emma: cat allergy' is an agent's note about Emma, not Emma's words: it joins
+    'Emma is allergic to cats', and Noah's note makes Noah's fact."""
+    c, clock = client
+    say(
+        c,
+        clock,
+        [
+            "Emma is allergic to cats",
+            "Noah is allergic to cats",
+            "Emma: cat allergy",
+            "Noah: cat allergy",
+        ],
+    )
+    facts = active(c)
+    assert sorted(len(f["derived_from"]) for f in facts) == [2, 2]
+    assert {f["content"].split()[0].rstrip(":") for f in facts} == {"Emma", "Noah"}

@@ -254,11 +254,19 @@ def test_an_ensemble_averages_its_members() -> None:
 
 
 def test_a_clusters_readings_count_with_their_whole_distributions() -> None:
-    """0.92 a change in one phrasing, 0.32 (its second choice) in another: likelier than not."""
-    first = Judgement("update", 0.92, "local", (0.0, 0.92, 0.0, 0.08))
+    """0.72 a change in one phrasing, 0.32 (its second choice) in another: likelier than not."""
+    first = Judgement("update", 0.72, "local", (0.0, 0.72, 0.0, 0.28))
     second = Judgement("unrelated", 0.68, "local", (0.0, 0.32, 0.0, 0.68))
     got = _consensus([first, second])
-    assert got.label == "update" and abs(got.confidence - 0.62) < 1e-6
+    assert got.label == "update" and abs(got.confidence - 0.52) < 1e-6
+    # A phrasing sure of the change: the one that sees no relation abstains.
+    sure = Judgement("update", 0.92, "local", (0.0, 0.92, 0.0, 0.08))
+    other = Judgement("unrelated", 0.95, "local", (0.0, 0.05, 0.0, 0.95))
+    got = _consensus([sure, other])
+    assert got.label == "update" and abs(got.confidence - 0.92) < 1e-6
+    # ... not a sure "same": chatty statements would gather into one fact.
+    same = Judgement("same", 0.92, "local", (0.92, 0.0, 0.0, 0.08))
+    assert _consensus([same, other]).label == "unrelated"
     # Without distributions (a judge that gives only its label): votes, as before.
     bare = _consensus([Judgement("update", 0.92, "llm"), Judgement("unrelated", 0.68, "llm")])
     assert bare.label == "update" and abs(bare.confidence - 0.46) < 1e-6

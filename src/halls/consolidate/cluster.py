@@ -32,6 +32,9 @@ from collections.abc import Callable
 import numpy as np
 
 JOIN, APART = 1, -1  # answers of ``joins`` beside 0 (neither)
+# ... and: the two read as the same, but not surely enough to link them; they
+# may share a cluster that links each of them to its seed.
+ALIKE = 2
 BLOCK = 1024
 CAP = 48  # neighbours a seed offers ``joins`` (nearest first)
 
@@ -63,8 +66,12 @@ def cluster(
 
     ``joins(a, b)`` answers, for arrays of row pairs (a < b), whether the two
     may share a cluster: ``JOIN`` (or True) yes, ``APART`` the two are read as
-    different things (then no cluster holds both, even through a seed), 0 (or
-    False) not as its seed's neighbour. It is asked once, in one batch, about every pair
+    different things (then no cluster holds both, even through a seed),
+    ``ALIKE`` as the same but not surely (not as its seed's neighbour, but
+    below the threshold as a fellow member: "Takes coffee without milk or
+    sugar" and "Black coffee is how the user likes it", at 0.51, both joined
+    to "User drinks their coffee black, no sugar"), 0 (or False) not as its
+    seed's neighbour. It is asked once, in one batch, about every pair
     of a row and its ``cap`` nearest neighbours (it must not depend on
     which of the two is the seed).
 
@@ -79,12 +86,12 @@ def cluster(
     low = threshold if reach is None or joins is None else min(reach, threshold)
     near, degree = neighbours(vectors, low, threshold if low < threshold else None)
     apart = np.zeros(0, dtype=np.int64)  # keys (a * n + b, a < b) of pairs read APART
-    accepted = np.zeros(0, dtype=np.int64)  # ... and of pairs read JOIN below the threshold
+    linked = np.zeros(0, dtype=np.int64)  # ... and of pairs read JOIN or ALIKE
     if joins is not None:
         near = [row[row != i][:cap] for i, row in enumerate(near)]
         # (Without a reach every JOIN is at the threshold or above, so a
         # member below it is never accepted: complete linkage as before.)
-        near, apart, accepted = _judged(near, n, joins)
+        near, apart, linked = _judged(near, n, joins)
     else:
         near = [row[row != i] for i, row in enumerate(near)]
     # Densest first; among equally dense, the one with the most neighbours
@@ -107,13 +114,13 @@ def cluster(
             # ("Priya's brother" beside "Priya's sister", both like a seed).
             if taken[j]:
                 continue
-            # Below the threshold, only a pair the judge joined.
+            # Below the threshold, only a pair the judge read as the same.
             far = [
                 m
                 for m, c in zip(members, vectors[members] @ vectors[j], strict=True)
                 if c < threshold
             ]
-            if far and not _all_of(accepted, far, j, n):
+            if far and not _all_of(linked, far, j, n):
                 continue
             if apart.size and _any_of(apart, members, j, n):
                 continue
@@ -127,7 +134,8 @@ def _judged(
     near: list[np.ndarray], n: int, joins: Callable[[np.ndarray, np.ndarray], np.ndarray]
 ) -> tuple[list[np.ndarray], np.ndarray, np.ndarray]:
     """Each row's neighbours that ``joins`` accepts, every pair asked once; and the
-    sorted keys (a * n + b, a < b) of the pairs it read ``APART`` and ``JOIN``."""
+    sorted keys (a * n + b, a < b) of the pairs it read ``APART``, and ``JOIN`` or
+    ``ALIKE``."""
     rows = np.concatenate([np.full(len(x), i, dtype=np.int64) for i, x in enumerate(near)])
     cols = np.concatenate(near).astype(np.int64) if rows.size else rows
     if not rows.size:
@@ -141,7 +149,7 @@ def _judged(
     for x in near:
         out.append(x[ok[start : start + len(x)]])
         start += len(x)
-    return out, pairs[answer == APART], pairs[answer == JOIN]
+    return out, pairs[answer == APART], pairs[(answer == JOIN) | (answer == ALIKE)]
 
 
 def _found(keys_sorted: np.ndarray, members: list[int], j: int, n: int) -> np.ndarray:

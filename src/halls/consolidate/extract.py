@@ -300,7 +300,43 @@ def speaker_of(text: str) -> tuple[str | None, str]:
     m = _SPEAKER.match(text)
     if not m or len(m.group(1)) > 40 or m.group(1).lower() in _NOTE_LABELS:
         return None, text
-    return m.group(1), text[m.end() :]
+    rest = text[m.end() :]
+    if _noted(m.group(1), rest):
+        return None, text
+    return m.group(1), rest
+
+
+NOTE_WORDS = 6  # a label's value up to this long, with no person speaking, can be a note
+
+
+def _noted(label: str, rest: str) -> bool:
+    """Whether a label heads an agent's note about it, not words it says.
+
+    "User: vegetarian", "User: editor theme dark, not light": the user's own
+    words speak in the first person ("User: I moved to Leeds"). So with any
+    other label, when the value is a short phrase, not a sentence: no person
+    speaks in it, it ends in no full stop, exclaims or asks nothing, opens
+    with no marker, question word or pointing pronoun, and has no auxiliary
+    ("Emma: cat allergy", "ISP: Virgin Media", "Mia: swim practice Tue 4pm";
+    not "Priya: The mountains were stunning.", "Priya: How's the garden
+    coming along"). Of LoCoMo's 2,760 dev turns, none is so. Read as a turn,
+    such a note says nothing of its speaker and was dropped.
+    """
+    words = _words(rest)
+    if not words or FIRST_PERSON.intersection(words):
+        return False
+    if label.lower() == "user":
+        return True
+    first = words[0].split("'")[0]
+    return (
+        len(rest.split()) <= NOTE_WORDS
+        and not rest.rstrip().endswith(".")
+        and not set("!?") & set(rest)
+        and first not in MARKERS | _WH | _DEICTIC
+        and not (SECOND_PERSON | _AUX).intersection(words)
+        and not is_formula(rest)
+        and not _MEMO.match(rest)
+    )
 
 
 def sentences(text: str) -> list[str]:

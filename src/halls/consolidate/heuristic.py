@@ -19,7 +19,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from halls.consolidate import briefs as briefs_mod
-from halls.consolidate.cluster import APART, JOIN, cluster, medoid
+from halls.consolidate.cluster import ALIKE, APART, JOIN, cluster, medoid
 from halls.consolidate.distill import Unit
 from halls.consolidate.engine import Inputs, Plan, Proposal
 from halls.consolidate.evidence import evidence_count, evidence_score
@@ -163,8 +163,9 @@ def _consensus(judged: list[Judgement]) -> Judgement:
 
     The statements of a cluster say one thing in several phrasings, so each
     answer is a reading of the same claim. When the judge gives each reading's
-    probabilities (the local one), they are averaged and the likeliest label
-    wins with its mean probability; otherwise (a judge that gives only labels)
+    probabilities (the local one), they are averaged (without the readings
+    that see no relation, when another surely reads a change) and the likeliest
+    label wins with its mean probability; otherwise (a judge that gives only labels)
     the label with the largest summed confidence wins, and its confidence is
     that sum over the statements.
     """
@@ -179,6 +180,15 @@ def _consensus(judged: list[Judgement]) -> Judgement:
     if all(j.probabilities for j in judged):
         # Each reading's whole distribution counts: a change one phrasing reads
         # at 0.92 and another at 0.32 (its second choice) is likelier than not.
+        # A phrasing that sees no relation to the fact abstains when another
+        # surely reads a change of it: the phrasings are one claim, and the one
+        # that ties it to the fact knows more ("I weigh 77 kilos as of this
+        # morning's weigh-in" reads as another fact beside "User weighs 82 kg",
+        # "weight: 77 kg" as its change). (Not for a sure "same": chatty
+        # statements would gather into one fact.)
+        seen = [j for j in judged if j.label in ("update", "retract")]
+        if seen and max(j.confidence for j in seen) >= UNSURE:
+            judged = seen
         mean = np.mean([j.probabilities for j in judged], axis=0)
         k = int(mean.argmax())
         return Judgement(LABELS[k], float(mean[k]), judged[0].by, tuple(mean.tolist()))
@@ -469,7 +479,10 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
             sure = (labels == UNRELATED) & (conf >= UNSURE)
             apart = np.where(sure | swapped, APART, 0)
             same = (labels == SAME) & ((conf >= UNSURE) | (sims[part] >= link))
-            out[part] = np.where(same | unsure, JOIN, apart)
+            # Unsure "same" below the link threshold starts no cluster, but
+            # lets two statements that each join a seed share it.
+            alike = np.where((labels == SAME) & ~swapped, ALIKE, apart)
+            out[part] = np.where(same | unsure, JOIN, alike)
         return out
 
     hints, noise = [], []
