@@ -145,6 +145,27 @@ def test_give_retracts_only_as_give_up_or_away() -> None:
     assert x[:, _RETRACT_B].tolist() == [0.0, 1.0, 1.0]
 
 
+@pytest.mark.parametrize(
+    ("later", "retracts"),
+    [
+        ("Uninstalled the Prettier extension", True),
+        ("Let the NYT subscription lapse", True),
+        ("The home GitLab runner has been decommissioned", True),
+        ("Diego stepped down as coach", True),
+        ("Jonas handed back his company phone", True),
+        ("The band split up last year", True),
+        ("Maya stepped on a nail at the beach", False),
+        ("The bill was split between the four of us", False),
+        ("Jonas handed the report to his manager", False),
+    ],
+)
+def test_words_that_end_a_thing_retract(later: str, retracts: bool) -> None:
+    """Ending verbs ("lapse", "decommissioned", "stepped down") mark a retraction; the
+    same verbs without their particle ("stepped on", "split between") do not."""
+    x = lexical(["Something holds"], [later], np.full(1, 0.8))
+    assert bool(x[0, _RETRACT_B]) is retracts
+
+
 def test_a_negated_retraction_word_retracts_nothing() -> None:
     """'Never quit' and 'won't stop' affirm; 'no longer', 'not ... anymore', 'quit',
     'passed away' and 'shut down' retract; 'passed the interviews' and 'shuts at 6' do not."""

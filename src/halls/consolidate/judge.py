@@ -666,7 +666,8 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     named = _names_the_attribute(x)
     out[named] = 0.0
     out[named, _SAME] = 1.0
-    return out
+    # (Moved in float32, a probability may sum to a hair above 1.)
+    return np.clip(out, 0.0, 1.0)
 
 
 class LocalJudge:

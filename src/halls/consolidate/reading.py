@@ -30,7 +30,7 @@ from halls.consolidate.reconcile import CHANGE, NEGATION, STOP, _stem
 
 _TOKEN = re.compile(r"[A-Za-z0-9~][A-Za-z0-9~./:-]*")
 # "Give" retracts only as "give up" / "give away": "the API gives times in UTC".
-_GAVE_UP = re.compile(r"\b(?:give|gives|gave|given|giving) (?:up|away)\b")
+_GAVE_UP = re.compile(r"\b(?:give|gives|gave|given|giving|hand|hands|handed) (?:up|away|back)\b")
 _ADDRESS = re.compile(r"\w[./:@]\w")
 # A word in capitals may shorten a run of words by their initials ("NYT", "the
 # New York Times"; "BP", "blood pressure"; "US", "United States").
@@ -43,7 +43,9 @@ RETRACT = frozenset(
     (  # noqa: SIM905 - a string reads better
         "stopped stop quit left leave cancelled canceled dropped drop removed sold "
         "anymore longer ended discontinued abandoned rid died passed shut closed off ex former "
-        "retired resigned"
+        "retired resigned uninstalled deleted decommissioned scrapped terminated withdrew "
+        "withdrawn disbanded lapse lapsed expired unsubscribed revoked archived unplugged "
+        "dismantled outgrew divorced stepped stood broke split"
     ).split()
 )
 EPISODIC = frozenset(
@@ -443,7 +445,14 @@ def parse(text: str) -> Parsed:
 _NEGATORS = frozenset(["not", "never", "no"])
 _NEGATED_ONLY = frozenset(["longer", "anymore"])
 # Retraction verbs that retract only with their particle: "passed away", "shut down".
-_PARTICLE = {"passed": ["away"], "shut": ["down"]}
+_PARTICLE = {
+    "passed": ["away"],
+    "shut": ["down"],
+    "stepped": ["down"],
+    "stood": ["down"],
+    "broke": ["up"],
+    "split": ["up"],
+}
 
 
 # "Off" that starts or forbids something retracts nothing: "the backup kicks off
