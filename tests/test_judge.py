@@ -157,6 +157,7 @@ def test_give_retracts_only_as_give_up_or_away() -> None:
         ("Maya stepped on a nail at the beach", False),
         ("The bill was split between the four of us", False),
         ("Jonas handed the report to his manager", False),
+        ("The kids put their hands up to answer", False),
     ],
 )
 def test_words_that_end_a_thing_retract(later: str, retracts: bool) -> None:

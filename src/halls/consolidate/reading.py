@@ -29,8 +29,11 @@ from halls.consolidate import names, synonyms, values
 from halls.consolidate.reconcile import CHANGE, NEGATION, STOP, _stem
 
 _TOKEN = re.compile(r"[A-Za-z0-9~][A-Za-z0-9~./:-]*")
-# "Give" retracts only as "give up" / "give away": "the API gives times in UTC".
-_GAVE_UP = re.compile(r"\b(?:give|gives|gave|given|giving|hand|hands|handed) (?:up|away|back)\b")
+# "Give" retracts only as "give up" / "give away" / "give back" ("the API gives
+# times in UTC"), "hand" as "hand back" ("handed back his company phone").
+_GAVE_UP = re.compile(
+    r"\b(?:(?:give|gives|gave|given|giving) (?:up|away|back)|(?:hand|hands|handed) back)\b"
+)
 _ADDRESS = re.compile(r"\w[./:@]\w")
 # A word in capitals may shorten a run of words by their initials ("NYT", "the
 # New York Times"; "BP", "blood pressure"; "US", "United States").
