@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from halls.consolidate.briefs import Phrase, completed
-from halls.consolidate.cluster import APART, JOIN, cluster, medoid
+from halls.consolidate.cluster import ALIKE, APART, JOIN, cluster, medoid
 from halls.consolidate.decay import decayed_evidence
 from halls.consolidate.evidence import DAY, evidence_count, evidence_score
 from halls.consolidate.judge import Pair, default_judge
@@ -165,6 +165,18 @@ def test_below_the_threshold_only_pairs_the_judge_joins_share_a_cluster() -> Non
     assert sorted(sorted(g) for g in cluster(v2, 0.6, not_near_seed, reach=0.5)) == [[0, 2], [1]]
     # Beyond reach, not even a JOIN joins.
     assert sorted(sorted(g) for g in cluster(v, 0.6, joins_all, reach=0.58)) == [[0], [1], [2]]
+
+    # Read the same but not surely (ALIKE): two members each joined to the seed
+    # share it, but such a pair starts no cluster of its own.
+    def alike_near_seed(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where((a == 0) & (b == 1), ALIKE, JOIN)
+
+    assert sorted(sorted(g) for g in cluster(v2, 0.6, alike_near_seed, reach=0.5)) == [[0, 1, 2]]
+
+    def alike_only(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return np.where((a == 0) & (b == 1), ALIKE, 0)
+
+    assert sorted(sorted(g) for g in cluster(v, 0.6, alike_only, reach=0.5)) == [[0], [1], [2]]
 
 
 @pytest.mark.parametrize(

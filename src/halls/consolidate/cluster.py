@@ -68,9 +68,9 @@ def cluster(
     may share a cluster: ``JOIN`` (or True) yes, ``APART`` the two are read as
     different things (then no cluster holds both, even through a seed),
     ``ALIKE`` as the same but not surely (not as its seed's neighbour, but
-    below the threshold as a fellow member: "Takes coffee without milk or
-    sugar" and "Black coffee is how the user likes it", at 0.51, both joined
-    to "User drinks their coffee black, no sugar"), 0 (or False) not as its
+    below the threshold as a fellow member: "Drinks coffee without milk or
+    sugar" and "Black coffee is how Ines likes it", at 0.48, both joined to
+    "Ines takes her coffee black, no sugar"), 0 (or False) not as its
     seed's neighbour. It is asked once, in one batch, about every pair
     of a row and its ``cap`` nearest neighbours (it must not depend on
     which of the two is the seed).
