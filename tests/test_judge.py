@@ -419,6 +419,33 @@ def test_a_value_written_two_ways_is_the_same_words() -> None:
     assert x[5, _DROPPED] > 0 and x[5, _SWAPPED_NUMBERS] == 1.0
 
 
+def test_an_amount_in_another_unit_is_the_same_words() -> None:
+    """An amount and the same amount in another unit, as people round it ("12 km" /
+    "7.5 miles", "90 minutes" / "an hour and a half"), share their number and unit and
+    claim no number the other lacks; in one unit, or far apart, they are two values."""
+    earlier = [
+        "The loop trail is 12 km",
+        "The film runs 90 minutes",
+        "The fibre plan is 1 Gbps",
+        "The loop trail is 12 km",
+        "I weigh 82 kg",
+    ]
+    later = [
+        "The loop trail is ~7.5 miles",
+        "The film runs an hour and a half",
+        "The fibre plan is 1000 Mbps",
+        "The loop trail is 9 miles",
+        "I weigh 78 kg",
+    ]
+    x = lexical(earlier, later, np.full(len(earlier), 0.8))
+    assert x[:3, _DROPPED].tolist() == [0.0] * 3 and x[:3, 3].tolist() == [0.0] * 3
+    assert x[:3, _SWAPPED_NUMBERS].tolist() == [0.0] * 3
+    assert x[3:, _SWAPPED_NUMBERS].tolist() == [1.0, 1.0]
+    statements = Statements(earlier + later)
+    rows = np.arange(len(earlier))
+    assert swapped_values(statements, rows, rows + len(earlier)).tolist() == [False] * 3 + [True] * 2
+
+
 def test_two_changes_agree_when_they_give_the_same_new_value() -> None:
     fact = "We release every two weeks"
     assert same_change(fact, "We release once a month", "Releases ship monthly")

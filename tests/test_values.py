@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from halls.consolidate.values import normalise
+from halls.consolidate.values import amount, normalise, same_amount
 
 
 @pytest.mark.parametrize(
@@ -56,6 +56,16 @@ from halls.consolidate.values import normalise
         ("on 03/14/2025", "on March 14 2025"),
         ("on 14.03.2025", "on March 14 2025"),
         ("up at 0630", "up at 6:30"),
+        ("every weekday morning", "weekdays morning"),
+        ("each workday", "weekdays"),
+        ("on working days", "on weekdays"),
+        ("three quarters of an hour", "45 minute"),
+        ("a half-hour walk", "30 minute walk"),
+        ("half an hour each way", "30 minute each way"),
+        ("a quarter of an hour", "15 minute"),
+        ("an hour and a half", "1.5 hour"),
+        ("two and a half hours", "2.5 hour"),
+        ("one and a half years", "1.5 years"),
     ],
 )
 def test_a_value_is_written_one_way(written: str, read: str) -> None:
@@ -88,6 +98,8 @@ def test_a_value_is_written_one_way(written: str, read: str) -> None:
         "B12 and an i7",  # one letter and its number name one thing
         "GPT-4o",
         "us-east-1",  # a region's number is its own
+        "an 8-hour workday",  # one workday is a length of time
+        "the first half of the hour",
     ],
 )
 def test_what_is_no_value_spelling_stays_as_written(text: str) -> None:
@@ -97,3 +109,15 @@ def test_what_is_no_value_spelling_stays_as_written(text: str) -> None:
 def test_number_words_that_are_not_one_number_stay_apart() -> None:
     assert normalise("nineteen ninety-five") == "19 95"
     assert normalise("two three") == "2 3"
+
+
+def test_an_amount_in_another_unit_is_the_same_size_as_people_round() -> None:
+    km, miles = amount(12, "km"), amount(7.5, "mi")
+    assert km is not None and miles is not None
+    assert same_amount(km, miles)  # 7.46 miles, rounded
+    assert same_amount(amount(90, "minute"), amount(1.5, "hour"))  # type: ignore[arg-type]
+    assert same_amount(amount(1, "gbps"), amount(1000, "mbps"))  # type: ignore[arg-type]
+    assert not same_amount(km, amount(9, "mi"))  # type: ignore[arg-type]
+    assert not same_amount(amount(90, "minute"), amount(90, "second"))  # type: ignore[arg-type]
+    assert not same_amount(amount(1, "kg"), amount(1, "l"))  # type: ignore[arg-type]  # another measure
+    assert amount(20, "euro") is None  # money converts at a rate that changes

@@ -44,6 +44,7 @@ from typing import Literal, Protocol
 
 import numpy as np
 
+from halls.consolidate import values
 from halls.consolidate.reading import MAX_WORDS, N_FLAGS, Parsed, denies, parse
 from halls.consolidate.reconcile import Decision, Known, decide
 
@@ -128,6 +129,7 @@ def _same_values(
     return some & ~(kept_a & ~a_in_b).any(axis=1) & ~(kept_b & ~b_in_a).any(axis=1)  # type: ignore[no-any-return]
 
 
+Amounts = tuple[tuple[str, float, float, str, int, int], ...]  # ``Parsed.amounts``
 N_LEXICAL = 46
 # Columns of ``lexical`` that ``_kind_rules`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
@@ -170,6 +172,7 @@ class Statements:
         self.numbers = [p.numbers for p in parsed]
         self.heads = [p.heads for p in parsed]
         self.acronyms = [p.acronyms for p in parsed]
+        self.amounts = [p.amounts for p in parsed]
         self.initials = [p.initials for p in parsed]
         self.owner = np.array([p.owner for p in parsed], dtype=bool)
         self.flags = (
@@ -206,6 +209,9 @@ def lexical_rows(
         (first.acronyms, second.acronyms), (first.initials, second.initials), (a, b),
         (a_in_b, b_in_a), (va, vb),
     )  # fmt: skip
+    a_in_b, b_in_a = _amounts_shared(
+        (first.amounts, second.amounts), (a, b), (a_in_b, b_in_a), (va, vb)
+    )
     fa, fb = first.flags[a], second.flags[b]
     n_a, n_b = va.sum(axis=1), vb.sum(axis=1)
     shared = a_in_b.sum(axis=1)
@@ -267,7 +273,7 @@ def lexical_rows(
         # statements naming the same ones and no others, about the same named
         # subject ("Lena" and "Jonas" opening them are two people), give the same.
         _same_values(a_in_b, b_in_a, (va & vala, vb & valb), (va & capa, vb & capb)),
-        _swapped(first.numbers, second.numbers, a, b),
+        _swapped((first.numbers, second.numbers), (first.amounts, second.amounts), a, b),
         # The two share no word but capitalised ones (names, a subject).
         (only_names := ~(a_in_b & va & ~capa).any(axis=1)),
         # They differ in the people they are about, and in nothing else.
@@ -418,17 +424,60 @@ def _swapped_names(
 
 
 def _swapped(
-    first: list[frozenset[float]], second: list[frozenset[float]], a: np.ndarray, b: np.ndarray
+    numbers: tuple[list[frozenset[float]], list[frozenset[float]]],
+    amounts: tuple[list[Amounts], list[Amounts]],
+    a: np.ndarray,
+    b: np.ndarray,
 ) -> np.ndarray:
     """Each statement claims a number the other does not ("every two weeks" / "once a
-    month"; number words read as numbers, contrasts aside)."""
-    return np.array(
-        [
-            bool(x - y and y - x)
-            for x, y in ((first[i], second[j]) for i, j in zip(a.tolist(), b.tolist(), strict=True))
-        ],
-        dtype=bool,
+    month"; number words read as numbers, contrasts aside), an amount in another
+    unit of the same size aside ("12 km" / "7.5 miles")."""
+    out = []
+    for i, j in zip(a.tolist(), b.tolist(), strict=True):
+        x, y = numbers[0][i], numbers[1][j]
+        if x - y and y - x and amounts[0][i] and amounts[1][j]:
+            x, y = (
+                x - _converted(amounts[0][i], amounts[1][j]),
+                y - _converted(amounts[1][j], amounts[0][i]),
+            )
+        out.append(bool(x - y and y - x))
+    return np.array(out, dtype=bool)
+
+
+def _matches(mine: Amounts, theirs: Amounts) -> Amounts:
+    """The amounts of ``mine`` that one of ``theirs`` gives in another unit: the same
+    size, within ``values.TOLERANCE`` ("12 km" / "7.5 miles", "90 minutes" / "1.5
+    hours"; in one unit, "82 kg" / "78 kg", two numbers are two values)."""
+    return tuple(
+        m for m in mine if any(values.same_amount(m[:2], t[:2]) and m[3] != t[3] for t in theirs)
     )
+
+
+def _converted(mine: Amounts, theirs: Amounts) -> frozenset[float]:
+    """The numbers of ``mine`` that ``theirs`` gives in another unit (``_matches``)."""
+    return frozenset(m[2] for m in _matches(mine, theirs))
+
+
+def _amounts_shared(
+    amounts: tuple[list[Amounts], list[Amounts]],
+    rows: tuple[np.ndarray, np.ndarray],
+    shared: tuple[np.ndarray, np.ndarray],
+    valid: tuple[np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Which words of each statement the other has, an amount's number and unit
+    standing for the same amount in another unit ("12 km" / "7.5 miles")."""
+    todo = [r for r in range(len(rows[0])) if amounts[0][rows[0][r]] and amounts[1][rows[1][r]]]
+    if not todo:
+        return shared
+    out = (shared[0].copy(), shared[1].copy())
+    for r in todo:
+        mine, theirs = amounts[0][rows[0][r]], amounts[1][rows[1][r]]
+        for side, found in ((0, _matches(mine, theirs)), (1, _matches(theirs, mine))):
+            for *_, number, unit in found:
+                for slot in (number, unit):
+                    if slot >= 0 and valid[side][r, slot]:
+                        out[side][r, slot] = True
+    return out
 
 
 def _shared(
@@ -454,9 +503,12 @@ def swapped_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.n
     ib, capb = statements.words[0][b], statements.words[5][b]
     ib = np.where(ib >= 0, ib, -2)
     eq = ia[:, :, None] == ib[:, None, :]
-    lack_a, lack_b = (ia >= 0) & ~eq.any(axis=2), (ib >= 0) & ~eq.any(axis=1)
+    numbers, amounts = statements.numbers, statements.amounts
+    valid = (ia >= 0, ib >= 0)
+    shared = _amounts_shared((amounts, amounts), (a, b), (eq.any(axis=2), eq.any(axis=1)), valid)
+    lack_a, lack_b = valid[0] & ~shared[0], valid[1] & ~shared[1]
     named = _swapped_names((lack_a, lack_b), (capa, capb))
-    return _swapped(statements.numbers, statements.numbers, a, b) | named  # type: ignore[no-any-return]
+    return _swapped((numbers, numbers), (amounts, amounts), a, b) | named  # type: ignore[no-any-return]
 
 
 def same_change(fact: str, first: str, second: str) -> bool:

@@ -200,6 +200,9 @@ class Parsed:
     heads: frozenset[int]  # the roots of the words its numbers count ("Year 3": year)
     acronyms: tuple[tuple[int, str], ...]  # (slot, letters) of its words in capitals ("NYT")
     initials: tuple[tuple[str, int], ...]  # per token: its first letter, its slot or -1
+    # (measure, size in its base unit, number, unit, slot of the number, slot of
+    # the unit or -1) per amount it claims in a unit of ``values.MEASURES`` ("12 km")
+    amounts: tuple[tuple[str, float, float, str, int, int], ...]
     owner: bool  # its subject is "I" or "we" ("User ..." too): its first word is no subject
 
 
@@ -326,8 +329,12 @@ def parse(text: str) -> Parsed:
     numbers: set[float] = set()
     acronyms: list[tuple[int, str]] = []
     initials: list[tuple[str, int]] = []
+    claimed: list[tuple[int, str, float, float, str]] = []  # (token, measure, size, number, unit)
     for n, (w, r) in enumerate(zip(stems, raw, strict=True)):
         if not (after or through):
+            measured = _measured(low, n)
+            if measured is not None:
+                claimed.append((n, *measured))
             if low[n] in NUMBER_VALUES:
                 numbers.add(NUMBER_VALUES[low[n]])
             elif low[n] == "biweekly":  # "every two weeks" keeps its number
@@ -414,6 +421,10 @@ def parse(text: str) -> Parsed:
         any(w in SINGLE for w in stems),
         min(len(low), 30) / 30,
     ]
+    amounts = tuple(
+        (measure, size, number, unit, initials[n][1], initials[n + 1][1])
+        for n, measure, size, number, unit in claimed
+    )
     # A number counts the word before it ("Year 3", "Postgres 15", "space 14"),
     # or, opening the statement, the word after it ("3 kids").
     heads = {
@@ -438,8 +449,20 @@ def parse(text: str) -> Parsed:
         frozenset(heads),
         tuple(acronyms),
         tuple(initials),
+        amounts,
         bool(low) and low[0] in _FIRST_PERSON,
     )
+
+
+def _measured(low: list[str], n: int) -> tuple[str, float, float, str] | None:
+    """The amount token ``n`` and the unit after it give ("12 km"), as (measure,
+    size in its base unit, number, unit); None when they give none."""
+    digits = low[n].lstrip("~")  # "~7.5 miles": about 7.5
+    if n + 1 >= len(low) or not _DIGITS.fullmatch(digits):
+        return None
+    number = float(digits)
+    found = values.amount(number, low[n + 1])
+    return None if found is None else (*found, number, low[n + 1])
 
 
 # A retraction verb after one of these (within two words) is negated: "I'll

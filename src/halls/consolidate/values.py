@@ -10,10 +10,16 @@ statement so that each value has one spelling, and the judge's word
 comparison sees the same value as the same words (and a changed value as
 another). It is English only and reads nothing but the text.
 
-What it does not do, on purpose: convert between units ("one gram" is not
-"1000 mg"), read "one" alone as a number (it is mostly a pronoun: "the one I
-use"), or read "first"/"second" as ordinals ("first language", "a second
-car"). "Every day" stays as written (mostly a habit, not a schedule's value).
+A value in another unit of the same measure ("12 km" and "7.5 miles", "90
+minutes" and "1.5 hours", "1 gbps" and "1000 mbps") keeps its own words:
+``amount`` gives each its size in one base unit, and the judge compares two
+statements' amounts (``same_amount``) within ``TOLERANCE``, as people round
+when they convert.
+
+What it does not do, on purpose: read "one" alone as a number (it is mostly
+a pronoun: "the one I use"), or read "first"/"second" as ordinals ("first
+language", "a second car"). "Every day" stays as written (mostly a habit,
+not a schedule's value).
 """
 
 from __future__ import annotations
@@ -74,6 +80,41 @@ _UNIT_NAMES = {
     "pound": "gbp pounds",
 }
 UNITS = {w: unit for unit, names in _UNIT_NAMES.items() for w in (unit, *names.split())}
+# The units ``normalise`` writes that measure one thing in several sizes: the
+# measure, and the size in its base unit. (Not money: a rate of exchange
+# changes; nor degrees, nor pounds of weight, whose "pound" is also money.)
+_SIZES = {
+    "length": {"mm": 0.001, "cm": 0.01, "m": 1.0, "km": 1000.0, "mi": 1609.344, "ft": 0.3048,
+               "inch": 0.0254},
+    "mass": {"mg": 1e-6, "g": 0.001, "kg": 1.0, "lb": 0.45359237, "oz": 0.028349523},
+    "volume": {"ml": 0.001, "l": 1.0},
+    "time": {"ms": 0.001, "second": 1.0, "minute": 60.0, "hour": 3600.0},
+    "data": {"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12},
+    "bandwidth": {"kbps": 1e3, "mbps": 1e6, "gbps": 1e9},
+    "frequency": {"mhz": 1e6, "ghz": 1e9},
+}  # fmt: skip
+MEASURES = {
+    unit: (measure, size) for measure, units in _SIZES.items() for unit, size in units.items()
+}
+# How far apart two amounts in two units may be and still be one value: people
+# round when they convert ("12 km" is 7.46 miles, written "7.5 miles"; "5 km"
+# is 3.1 miles, written "3 miles").
+TOLERANCE = 0.05
+
+
+def amount(number: float, unit: str) -> tuple[str, float] | None:
+    """A number of a unit ``normalise`` writes ("km", "minute") as its measure and its
+    size in that measure's base unit; None for any other unit."""
+    measure = MEASURES.get(unit)
+    return None if measure is None else (measure[0], number * measure[1])
+
+
+def same_amount(first: tuple[str, float], second: tuple[str, float]) -> bool:
+    """Two amounts of one measure within ``TOLERANCE`` of each other."""
+    (measure, x), (other, y) = first, second
+    return measure == other and abs(x - y) <= TOLERANCE * max(abs(x), abs(y))
+
+
 # Units read only glued to their number: "21C" is 21 degrees, "Python 3 C" is no temperature.
 _GLUED_ONLY = {"c": "degree"}
 _CURRENCY = {"€": "euro", "$": "dollar", "£": "pound"}
@@ -145,9 +186,13 @@ _NAMED_NUMBER = re.compile(r"(?<![\w-])([A-Za-z]{2,6})-?(\d+(?:\.\d+)*)\b")
 # A number in thousands ("60k", "1.5K", "$2k") is that number: "60k miles" is
 # "60000 miles" (a "4K" screen too: both statements read it alike).
 _KILO = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)[kK]\b")
-# The working week however written ("Mon-Fri", "Monday to Friday", "M-F"): "weekdays".
+# The working week however written ("Mon-Fri", "Monday to Friday", "M-F",
+# "every weekday", "each workday", "on working days"): "weekdays". (One
+# "workday" alone is a length of time: "an 8-hour workday".)
 _WORKWEEK = re.compile(
-    r"\b(?:mon(?:day)?|m)\s?(?:-|–|to|through|thru)\s?(?:fri(?:day)?|f)\b", re.IGNORECASE
+    r"\b(?:mon(?:day)?|m)\s?(?:-|–|to|through|thru)\s?(?:fri(?:day)?|f)\b"
+    r"|\b(?:every|each)\s+(?:week|work(?:ing)?\s?)day\b|\bwork(?:ing)?\s?days\b",
+    re.IGNORECASE,
 )
 _NUMBER_WORD = "|".join(sorted([*SMALL, *TENS, *SCALES], key=len, reverse=True))
 # A run of number words ("a hundred and eight", "thirty-two", "five hundred").
@@ -195,6 +240,22 @@ _NEAR_MONTH = re.compile(
 # only one reading is possible (one part is over 12); "3/4" stays, so do "24/7"
 # and versions or fractions inside longer runs.
 _NUMERIC_DATE = re.compile(r"(?<![\w/.])(\d{1,2})([/.])(\d{1,2})(?:\2(\d{4}|\d{2}))?(?![\w/]|\.\d)")
+# Parts of an hour as minutes: "half an hour" and "a half-hour" are "30 minutes",
+# "three quarters of an hour" "45 minutes"; "an hour and a half" and "two
+# and a half hours" are "1.5 hours" and "2.5 hours".
+_HOUR_PARTS = tuple(
+    (re.compile(pattern, re.IGNORECASE), minutes)
+    for pattern, minutes in (
+        (r"\b(?:three|3)[ -]quarters? of an hour\b", "45 minutes"),
+        (r"\b(?:an?\s+|one\s+)?quarter(?:\s+of\s+an\s+|\s+an\s+|-|\s+)hour\b", "15 minutes"),
+        (r"\b(?:an?\s+)?half(?:\s+of\s+an\s+|\s+an\s+|-|\s+)hour\b", "30 minutes"),
+    )
+)
+_AND_A_HALF = re.compile(
+    r"\b(?:an?|one)\s+(hour|day|week|month|year)\s+and\s+a\s+half\b"
+    r"|\b(\d+|one)\s+and\s+a\s+half\b",
+    re.IGNORECASE,
+)
 _PAST = re.compile(r"\b(half|quarter) past (\d{1,2})\b", re.IGNORECASE)
 _TO = re.compile(r"\bquarter to (\d{1,2})\b", re.IGNORECASE)
 
@@ -220,7 +281,10 @@ def normalise(text: str) -> str:
     text = _TIMES.sub(lambda m: _TIMES_WORDS.get(m.group(1), m.group(1) + " times"), text)
     text = _ORDINAL.sub(_ordinal, text)
     text = _DIGIT_ORDINAL.sub(r"\1", text)
+    for pattern, minutes in _HOUR_PARTS:
+        text = pattern.sub(minutes, text)
     text = _NUMBER_RUN.sub(_number, text)
+    text = _AND_A_HALF.sub(_and_a_half, text)
     # After the number words: "eighteen hundred dollars a month" has its number now.
     text = _PER.sub(lambda m: f"{m.group(1)}{_ADVERB[m.group(2).lower()]}", text)
     text = _PER_DAY.sub(lambda m: f"{m.group(1)}daily", text)
@@ -245,6 +309,13 @@ def _date(m: re.Match[str]) -> str:
     else:
         return m.group(0)  # "3/4": either reading
     return f"{_MONTH_NAMES[month - 1]} {day}" + (f" {year}" if year else "")
+
+
+def _and_a_half(m: re.Match[str]) -> str:
+    if m.group(1):
+        return f"1.5 {m.group(1)}s"  # "an hour and a half"
+    whole = m.group(2)
+    return f"{1 if whole.lower() == 'one' else whole}.5"
 
 
 def _thousands(m: re.Match[str]) -> str:
