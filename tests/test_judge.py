@@ -443,7 +443,9 @@ def test_an_amount_in_another_unit_is_the_same_words() -> None:
     assert x[3:, _SWAPPED_NUMBERS].tolist() == [1.0, 1.0]
     statements = Statements(earlier + later)
     rows = np.arange(len(earlier))
-    assert swapped_values(statements, rows, rows + len(earlier)).tolist() == [False] * 3 + [True] * 2
+    assert (
+        swapped_values(statements, rows, rows + len(earlier)).tolist() == [False] * 3 + [True] * 2
+    )
 
 
 def test_two_changes_agree_when_they_give_the_same_new_value() -> None:

@@ -13,6 +13,7 @@ from halls.consolidate import names, values
 from halls.consolidate.heuristic import _consensus
 from halls.consolidate.judge import (
     _CHANGED_ALIKE,
+    _COUNTERPART,
     _DENIES,
     _OTHER_PERSON,
     _OTHER_RELATION,
@@ -171,6 +172,32 @@ def test_relations_are_compared_whole(embedder) -> None:
     x = _features(embedder, pairs)
     assert x[:, _OTHER_RELATION].tolist() == [1.0, 1.0]
     assert _labels(embedder, pairs) == ["unrelated", "unrelated"]
+
+
+def test_counterpart_relations_are_never_the_same_fact(embedder) -> None:
+    """Each names another of a pair of relations ("son" / "daughter", "Mom" / "Dad"):
+    two people, even worded otherwise, never one fact; one relation said on both
+    sides, or two relations of no one pair, is no such sign."""
+    pairs = [
+        (
+            "The user's son plays football on Saturdays",
+            "User's daughter has football every Saturday",
+        ),
+        ("Mom takes her pill every morning", "dad: pill each morning"),
+        (
+            "The user's son plays football on Saturdays",
+            "Saturday is football day for the user's son",
+        ),
+        ("My sister lives in Porto", "My cousin lives in Porto"),
+    ]
+    x = _features(embedder, pairs)
+    assert x[:, _COUNTERPART].tolist() == [1.0, 1.0, 0.0, 0.0]
+    # Had the model read each pair as the same, the first two keep none of it.
+    same = np.tile(np.eye(len(LABELS), dtype=np.float32)[LABELS.index("same")], (4, 1))
+    same[:, LABELS.index("unrelated")] = 0.1
+    ruled = [LABELS[int(k)] for k in _kind_rules(x, same).argmax(axis=1)]
+    assert ruled[:2] == ["unrelated", "unrelated"] and ruled[2] == "same"
+    assert _labels(embedder, pairs)[:2] == ["unrelated", "unrelated"]
 
 
 def test_two_changes_to_one_value_are_one_change(embedder) -> None:

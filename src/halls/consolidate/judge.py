@@ -108,6 +108,23 @@ def _pad(parsed: Sequence[Parsed], fill: int) -> tuple[np.ndarray, ...]:
     return ids, name, number, contrast, capital, value, person, attribute, synonymous, negated
 
 
+def _counterparts(
+    first: list[frozenset[tuple[int, str]]],
+    second: list[frozenset[tuple[int, str]]],
+    a: np.ndarray,
+    b: np.ndarray,
+) -> np.ndarray:
+    """Each statement names a relation the other lacks, of one pair of counterparts
+    (``reading.COUNTERPARTS``: "my son" / "my daughter", "Mom" / "Dad")."""
+    out = np.zeros(len(a), dtype=bool)
+    for r, (i, j) in enumerate(zip(a.tolist(), b.tolist(), strict=True)):
+        x, y = first[i], second[j]
+        if x and y and x != y:
+            only_x, only_y = {n for n, _ in x - y}, {n for n, _ in y - x}
+            out[r] = bool(only_x & only_y)
+    return out
+
+
 def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
     """Where (0 = first word .. 1 = last) the first content word the other lacks sits."""
     missing = valid & ~shared
@@ -130,7 +147,7 @@ def _same_values(
 
 
 Amounts = tuple[tuple[str, float, float, str, int, int], ...]  # ``Parsed.amounts``
-N_LEXICAL = 46
+N_LEXICAL = 47
 # Columns of ``lexical`` that ``_kind_rules`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
 _SINGLE = 30
@@ -138,7 +155,7 @@ _NOVEL, _DROPPED, _ADDITIVE_B, _DENIES = 5, 6, 15, 40
 # ... and those only the rules read: the MLP does not see them (``mlp_inputs``).
 _SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON, _ATTRIBUTE = 34, 35, 36, 37, 38
 _SWAPPED_NAMES, _DENIED, _CHANGED_ALIKE, _OTHER_RELATION, _RENUMBERED = 39, 41, 42, 43, 44
-_OTHER_SUBJECT = 45
+_OTHER_SUBJECT, _COUNTERPART = 45, 46
 _NEG_A = 13
 RULE_ONLY = (
     _SAME_VALUES,
@@ -151,6 +168,7 @@ RULE_ONLY = (
     _OTHER_RELATION,
     _RENUMBERED,
     _OTHER_SUBJECT,
+    _COUNTERPART,
 )
 N_MLP_LEXICAL = N_LEXICAL - len(RULE_ONLY)
 
@@ -173,6 +191,7 @@ class Statements:
         self.heads = [p.heads for p in parsed]
         self.acronyms = [p.acronyms for p in parsed]
         self.amounts = [p.amounts for p in parsed]
+        self.kin = [p.kin for p in parsed]
         self.initials = [p.initials for p in parsed]
         self.owner = np.array([p.owner for p in parsed], dtype=bool)
         self.flags = (
@@ -308,6 +327,8 @@ def lexical_rows(
         (va & ~a_in_b & ~(capa | vala))[:, 0]
         & (vb & ~b_in_a & ~(capb | valb))[:, 0]
         & ~(first.owner[a] | second.owner[b]),
+        # Each names a relation of one pair the other lacks ("son" / "daughter").
+        _counterparts(first.kin, second.kin, a, b),
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
 
@@ -672,6 +693,9 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     # one is an update, where the relation is the value: "read by her dad" /
     # "her mum reads it").
     relations = x[:, _OTHER_RELATION] > 0
+    # ... and two that each name another of a pair ("son" / "daughter", "Mom" /
+    # "Dad") are never the same fact either (as swapped names, below).
+    kin = x[:, _COUNTERPART] > 0
     # So are two statements that open with two common words ("the staging
     # database is MySQL" / "the production database is PostgreSQL", "the van's
     # MOT is due in June" / "the car's MOT is due in September") and say no
@@ -704,6 +728,7 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     # the two are a change or two facts, never the same one (none of the 50
     # and 119 such labelled pairs is). ``same`` goes; the other readings keep
     # their odds.
+    swapped |= kin
     out[swapped, _SAME] = 0.0
     out[swapped] /= np.maximum(out[swapped].sum(axis=1, keepdims=True), 1e-12)
     # The same words about two people ("Eli's son is allergic to cats" after

@@ -103,6 +103,28 @@ PERSON = frozenset(
         "stepfather"
     ).split()
 )
+# Relations that come as counterparts: two statements that each name another
+# of one set ("the user's son" / "the user's daughter", "Mom" / "Dad") are
+# about two people, whatever else they share.
+COUNTERPARTS = {
+    word: n
+    for n, pair in enumerate(
+        (
+            "son daughter",
+            "brother sister",
+            "mother father",
+            "husband wife",
+            "boyfriend girlfriend",
+            "grandmother grandfather",
+            "grandson granddaughter",
+            "aunt uncle",
+            "niece nephew",
+            "stepson stepdaughter",
+            "stepmother stepfather",
+        )
+    )
+    for word in pair.split()
+}
 _SAME_PERSON = {
     "mom": "mother",
     "mum": "mother",
@@ -146,6 +168,8 @@ _SHORT = {
     "govt": "government",
     "uni": "university",
     "db": "database",
+    # ... and "each" is "every" ("each morning", "every morning").
+    "each": "every",
     # Names notes shorten ("pg14", "k8s"), read as one name however written.
     "pg": "postgresql",
     "postgres": "postgresql",
@@ -203,6 +227,7 @@ class Parsed:
     # (measure, size in its base unit, number, unit, slot of the number, slot of
     # the unit or -1) per amount it claims in a unit of ``values.MEASURES`` ("12 km")
     amounts: tuple[tuple[str, float, float, str, int, int], ...]
+    kin: frozenset[tuple[int, str]]  # (set, word) of its ``COUNTERPARTS`` ("son")
     owner: bool  # its subject is "I" or "we" ("User ..." too): its first word is no subject
 
 
@@ -450,6 +475,7 @@ def parse(text: str) -> Parsed:
         tuple(acronyms),
         tuple(initials),
         amounts,
+        frozenset((COUNTERPARTS[w], w) for w in stems if w in COUNTERPARTS),
         bool(low) and low[0] in _FIRST_PERSON,
     )
 
