@@ -20,6 +20,7 @@ from halls.consolidate.judge import (
     _OTHER_SUBJECT,
     _RENUMBERED,
     _SWAPPED_NAMES,
+    _TAIL,
     LABELS,
     N_LEXICAL,
     N_MLP_LEXICAL,
@@ -198,6 +199,25 @@ def test_counterpart_relations_are_never_the_same_fact(embedder) -> None:
     ruled = [LABELS[int(k)] for k in _kind_rules(x, same).argmax(axis=1)]
     assert ruled[:2] == ["unrelated", "unrelated"] and ruled[2] == "same"
     assert _labels(embedder, pairs)[:2] == ["unrelated", "unrelated"]
+
+
+def test_a_detail_said_after_the_same_words_is_the_same_fact(embedder) -> None:
+    """The later statement is the earlier one with more after it: a detail of the
+    same fact, however a many-valued verb reads; a second thing joined by "and", a
+    new name, or the detail said before the shared words is no such sign."""
+    pairs = [
+        ("I speak Spanish", "User speaks Spanish fluently"),
+        ("I play chess", "I play chess most evenings after dinner"),
+        ("I play guitar", "I play guitar and piano"),
+        ("I speak Spanish", "I speak Spanish with Lucia"),
+        ("The server reboots every Sunday", "The backup server reboots every Sunday"),
+    ]
+    x = _features(embedder, pairs)
+    assert x[:, _TAIL].tolist() == [1.0, 1.0, 0.0, 1.0, 0.0]
+    unrelated = np.tile(np.eye(len(LABELS), dtype=np.float32)[LABELS.index("unrelated")], (5, 1))
+    ruled = [LABELS[int(k)] for k in _kind_rules(x, unrelated).argmax(axis=1)]
+    assert ruled == ["same", "same", "unrelated", "unrelated", "unrelated"]
+    assert _labels(embedder, pairs)[:2] == ["same", "same"]
 
 
 def test_two_changes_to_one_value_are_one_change(embedder) -> None:

@@ -125,6 +125,18 @@ def _counterparts(
     return out
 
 
+def _tail(
+    valid: tuple[np.ndarray, np.ndarray], shared: tuple[np.ndarray, np.ndarray]
+) -> np.ndarray:
+    """The later statement has every word of the earlier one, and more, all of it
+    after the last word they share."""
+    (va, vb), (a_in_b, b_in_a) = valid, shared
+    slots = np.arange(vb.shape[1])
+    last_shared = np.where(vb & b_in_a, slots, -1).max(axis=1)
+    first_new = np.where(vb & ~b_in_a, slots, vb.shape[1]).min(axis=1)
+    return ~(va & ~a_in_b).any(axis=1) & (first_new < vb.shape[1]) & (first_new > last_shared)  # type: ignore[no-any-return]
+
+
 def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
     """Where (0 = first word .. 1 = last) the first content word the other lacks sits."""
     missing = valid & ~shared
@@ -147,15 +159,16 @@ def _same_values(
 
 
 Amounts = tuple[tuple[str, float, float, str, int, int], ...]  # ``Parsed.amounts``
-N_LEXICAL = 47
+N_LEXICAL = 48
 # Columns of ``lexical`` that ``_kind_rules`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
 _SINGLE = 30
 _NOVEL, _DROPPED, _ADDITIVE_B, _DENIES = 5, 6, 15, 40
+_NOVEL_NAMES, _NUMBERS_DIFFER = 7, 9
 # ... and those only the rules read: the MLP does not see them (``mlp_inputs``).
 _SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON, _ATTRIBUTE = 34, 35, 36, 37, 38
 _SWAPPED_NAMES, _DENIED, _CHANGED_ALIKE, _OTHER_RELATION, _RENUMBERED = 39, 41, 42, 43, 44
-_OTHER_SUBJECT, _COUNTERPART = 45, 46
+_OTHER_SUBJECT, _COUNTERPART, _TAIL = 45, 46, 47
 _NEG_A = 13
 RULE_ONLY = (
     _SAME_VALUES,
@@ -169,6 +182,7 @@ RULE_ONLY = (
     _RENUMBERED,
     _OTHER_SUBJECT,
     _COUNTERPART,
+    _TAIL,
 )
 N_MLP_LEXICAL = N_LEXICAL - len(RULE_ONLY)
 
@@ -192,6 +206,7 @@ class Statements:
         self.acronyms = [p.acronyms for p in parsed]
         self.amounts = [p.amounts for p in parsed]
         self.kin = [p.kin for p in parsed]
+        self.joins = np.array([p.joins for p in parsed], dtype=bool)
         self.initials = [p.initials for p in parsed]
         self.owner = np.array([p.owner for p in parsed], dtype=bool)
         self.flags = (
@@ -329,6 +344,9 @@ def lexical_rows(
         & ~(first.owner[a] | second.owner[b]),
         # Each names a relation of one pair the other lacks ("son" / "daughter").
         _counterparts(first.kin, second.kin, a, b),
+        # The later one is the earlier one and more after it, joined to nothing
+        # by "and" ("I speak Spanish" / "User speaks Spanish fluently").
+        _tail((va, vb), (a_in_b, b_in_a)) & ~second.joins[b],
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
 
@@ -625,7 +643,10 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     statements that differ only in the people they are about ("Eli's son")
     are two facts: all of the probability goes to ``unrelated``; two that
     differ only in one of them naming the attribute whose value both give
-    ("the release cadence is biweekly") are one: all of it goes to ``same``.
+    ("the release cadence is biweekly") are one: all of it goes to ``same``;
+    so does a later one that is the earlier one with a detail after it ("I
+    speak Spanish" / "User speaks Spanish fluently"). Two that each name
+    another of a pair of relations ("son" / "daughter") are never ``same``.
     """
     change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
     addition = (x[:, _ADDITION] > 0) & ~negation & ~retraction
@@ -667,6 +688,15 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     for k in (_UNRELATED, _RETRACT):
         out[part, _SAME] += out[part, k]
         out[part, k] = 0.0
+    # The later one is the earlier one with more said after it, no value among
+    # it, no word of change, negation, retraction or addition, and nothing joined
+    # by "and": a detail of the same fact ("I speak Spanish" / "User speaks
+    # Spanish fluently", "I play chess" / "I play chess most evenings after
+    # dinner"). Of the 29 labelled pairs so (the three files), 28 are ``same``.
+    tail = (x[:, _TAIL] > 0) & ~(change | negation | retraction) & (x[:, _ADDITIVE_B] == 0)
+    tail &= (x[:, _NOVEL_NAMES] == 0) & (x[:, _NUMBERS_DIFFER] == 0)
+    out[tail, _SAME] += out[tail, _UNRELATED] + out[tail, _UPDATE] + out[tail, _RETRACT]
+    out[tail, _UNRELATED] = out[tail, _UPDATE] = out[tail, _RETRACT] = 0.0
     # The same words, and no word of change, negation or retraction the other
     # lacks, say the same thing, however the model reads them ("I play the
     # guitar" / "User plays guitar", "I like jazz" / "I really like jazz"). Of

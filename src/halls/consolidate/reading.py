@@ -103,6 +103,7 @@ PERSON = frozenset(
         "stepfather"
     ).split()
 )
+_JOINERS = frozenset(["and", "plus"])
 # Relations that come as counterparts: two statements that each name another
 # of one set ("the user's son" / "the user's daughter", "Mom" / "Dad") are
 # about two people, whatever else they share.
@@ -228,6 +229,7 @@ class Parsed:
     # the unit or -1) per amount it claims in a unit of ``values.MEASURES`` ("12 km")
     amounts: tuple[tuple[str, float, float, str, int, int], ...]
     kin: frozenset[tuple[int, str]]  # (set, word) of its ``COUNTERPARTS`` ("son")
+    joins: bool  # it joins two things with "and", "&" or "plus" ("guitar and piano")
     owner: bool  # its subject is "I" or "we" ("User ..." too): its first word is no subject
 
 
@@ -476,6 +478,7 @@ def parse(text: str) -> Parsed:
         tuple(initials),
         amounts,
         frozenset((COUNTERPARTS[w], w) for w in stems if w in COUNTERPARTS),
+        bool(_JOINERS.intersection(low)) or "&" in clean,
         bool(low) and low[0] in _FIRST_PERSON,
     )
 
