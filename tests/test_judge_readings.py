@@ -540,6 +540,21 @@ def test_a_word_of_many_values_naming_a_measure_holds_one(embedder) -> None:
     assert _labels(embedder, pairs) == ["update", "unrelated"]
 
 
+def test_a_preference_said_as_the_preferred_one_holds_one(embedder) -> None:
+    """ "Likes" may hold many values; "likes ... best" and a "favourite" one at a time:
+    another restaurant liked best is a change, not a second favourite."""
+    pairs = [
+        (
+            "Out of all the places in town, Tove likes Casa Lupo best",
+            "Out of all the places in town, Tove likes Pho Saigon best",
+        ),
+        ("Tove likes Casa Lupo", "Tove likes Pho Saigon"),
+    ]
+    assert parse(pairs[0][0]).flags[5] == 0.0 and parse(pairs[1][0]).flags[5] == 1.0
+    assert parse("Tove's favourite restaurant is Casa Lupo").flags[6] == 1.0
+    assert _labels(embedder, pairs) == ["update", "unrelated"]
+
+
 def test_off_before_a_time_rings_and_retracts_nothing() -> None:
     """An alarm that "goes off at 7:15" sets a time; "the alarm is off" retracts one."""
     assert parse("My weekday alarm goes off at 7:15").flags[3] == 0.0

@@ -75,7 +75,7 @@ SINGLE = frozenset(
         "live based work employer job manager report called named name default main primary "
         "run drive car phone editor theme version birthday age address home apartment flat "
         "desk sit floor cadence schedule hourly daily nightly weekly biweekly monthly quarterly "
-        "yearly title role position salary "
+        "yearly title role position salary favourite favorite "
         "password deadline due current capital boss lead"
     ).split()
 )
@@ -104,6 +104,9 @@ PERSON = frozenset(
     ).split()
 )
 _JOINERS = frozenset(["and", "plus"])
+# A preference said as the one preferred holds one value at a time: "likes
+# Osteria Nonna best", "the game Oscar likes most", "favourite band".
+_FAVOURITE = frozenset(["best", "most", "favourite", "favorite", "fave", "fav"])
 # Relations that come as counterparts: two statements that each name another
 # of one set ("the user's son" / "the user's daughter", "Mom" / "Dad") are
 # about two people, whatever else they share.
@@ -444,7 +447,8 @@ def parse(text: str) -> Parsed:
         any(
             w in MULTI and not _MEASURES.intersection(low[n + 1 : n + 2])
             for n, w in enumerate(stems)
-        ),
+        )
+        and not _FAVOURITE.intersection(low),
         any(w in SINGLE for w in stems),
         min(len(low), 30) / 30,
     ]
