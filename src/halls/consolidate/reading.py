@@ -105,7 +105,7 @@ PERSON = frozenset(
 )
 _JOINERS = frozenset(["and", "plus"])
 # A preference said as the one preferred holds one value at a time: "likes
-# Osteria Nonna best", "the game Oscar likes most", "favourite band".
+# Casa Lupo best", "the band she likes most", "favourite film".
 _FAVOURITE = frozenset(["best", "most", "favourite", "favorite", "fave", "fav"])
 # Relations that come as counterparts: two statements that each name another
 # of one set ("the user's son" / "the user's daughter", "Mom" / "Dad") are
