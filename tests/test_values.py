@@ -66,6 +66,13 @@ from halls.consolidate.values import amount, normalise, same_amount
         ("an hour and a half", "1.5 hour"),
         ("two and a half hours", "2.5 hour"),
         ("one and a half years", "1.5 years"),
+        ("marathon PB: 3h35m", "marathon PB: 3:35"),
+        ("3 hours 42 minutes", "3:42"),
+        ("2 hrs and 5 mins", "2:05"),
+        ("a '15 Outback", "a 2015 Outback"),
+        ("('18)", "(2018)"),
+        ("class of ’99", "class of 1999"),
+        ("the '90s", "the 1990s"),
     ],
 )
 def test_a_value_is_written_one_way(written: str, read: str) -> None:
@@ -100,6 +107,9 @@ def test_a_value_is_written_one_way(written: str, read: str) -> None:
         "us-east-1",  # a region's number is its own
         "an 8-hour workday",  # one workday is a length of time
         "the first half of the hour",
+        "in the 1980s",  # a decade, no seconds
+        "Sam's '",
+        "I'm 'fine'",
     ],
 )
 def test_what_is_no_value_spelling_stays_as_written(text: str) -> None:

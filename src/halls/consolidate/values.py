@@ -256,6 +256,19 @@ _AND_A_HALF = re.compile(
     r"|\b(\d+|one)\s+and\s+a\s+half\b",
     re.IGNORECASE,
 )
+# Hours and minutes of a duration are written as a clock's: "3h35m", "3 hours 42
+# minutes" and "2 hrs and 5 mins" are "3:35", "3:42" and "2:05", the way a race time
+# or a flight's length is noted ("marathon PB: 3:42").
+_HOURS_MINUTES = re.compile(
+    r"\b(\d{1,2})\s?(?:h|hrs?|hours?)\.?,?\s?(?:and\s)?([0-5]?\d)\s?(?:m|mins?|minutes?)\b"
+    r"|\b(\d{1,2})h([0-5]\d)\b",
+    re.IGNORECASE,
+)
+# A year shortened to two digits after an apostrophe ("a '15 Outback", "class of
+# '09", "the '90s") is read as POSIX's strptime reads "%y": 69-99 are 19xx,
+# 00-68 are 20xx.
+_SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d\d)(?=s\b|[^\w'’]|$)")
+_PIVOT = 69
 _PAST = re.compile(r"\b(half|quarter) past (\d{1,2})\b", re.IGNORECASE)
 _TO = re.compile(r"\bquarter to (\d{1,2})\b", re.IGNORECASE)
 
@@ -264,6 +277,7 @@ def normalise(text: str) -> str:
     """The statement with each number, unit, sum, time and cadence written one way."""
     for pattern, word in _CADENCE:
         text = pattern.sub(word, text)
+    text = _SHORT_YEAR.sub(_short_year, text)
     text = _KILO.sub(_thousands, text)
     text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     text = _GROUPED.sub(_grouped, text)
@@ -285,6 +299,7 @@ def normalise(text: str) -> str:
         text = pattern.sub(minutes, text)
     text = _NUMBER_RUN.sub(_number, text)
     text = _AND_A_HALF.sub(_and_a_half, text)
+    text = _HOURS_MINUTES.sub(_hours_minutes, text)
     # After the number words: "eighteen hundred dollars a month" has its number now.
     text = _PER.sub(lambda m: f"{m.group(1)}{_ADVERB[m.group(2).lower()]}", text)
     text = _PER_DAY.sub(lambda m: f"{m.group(1)}daily", text)
@@ -316,6 +331,15 @@ def _and_a_half(m: re.Match[str]) -> str:
         return f"1.5 {m.group(1)}s"  # "an hour and a half"
     whole = m.group(2)
     return f"{1 if whole.lower() == 'one' else whole}.5"
+
+
+def _short_year(m: re.Match[str]) -> str:
+    return ("19" if int(m.group(1)) >= _PIVOT else "20") + m.group(1)
+
+
+def _hours_minutes(m: re.Match[str]) -> str:
+    hours, minutes = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
+    return f"{int(hours)}:{int(minutes):02d}"
 
 
 def _thousands(m: re.Match[str]) -> str:
@@ -388,8 +412,10 @@ def _grouped(m: re.Match[str]) -> str:
 
 
 def _glued(m: re.Match[str]) -> str:
-    """ "16GB" is "16 gb"; "2x" or "3d" are no units and stay."""
+    """ "16GB" is "16 gb"; "2x", "3d" or "1990s" are no units and stay."""
     number, suffix = m.group(1), m.group(2).lower()
+    if suffix == "s" and re.fullmatch(r"(?:19|20)\d0", number):
+        return m.group(0)  # a decade, "the 1990s"
     unit = UNITS.get(suffix) or _GLUED_ONLY.get(suffix)
     return m.group(0) if unit is None else f"{number} {unit}"
 
