@@ -19,6 +19,7 @@ from halls.consolidate.judge import (
     _OTHER_RELATION,
     _OTHER_SUBJECT,
     _RENUMBERED,
+    _RENUMBERED_ONLY,
     _SWAPPED_NAMES,
     _TAIL,
     LABELS,
@@ -218,6 +219,24 @@ def test_a_detail_said_after_the_same_words_is_the_same_fact(embedder) -> None:
     ruled = [LABELS[int(k)] for k in _kind_rules(x, unrelated).argmax(axis=1)]
     assert ruled == ["same", "same", "unrelated", "unrelated", "unrelated"]
     assert _labels(embedder, pairs)[:2] == ["same", "same"]
+
+
+def test_another_number_and_the_same_words_is_a_new_value(embedder) -> None:
+    """Only a number differs, past the first word: a new value of the same thing,
+    however the model reads it; opening the statement, a number names the subject."""
+    pairs = [
+        ("Dad takes 500 mg of metformin twice a day", "Dad takes 1000 mg of metformin twice a day"),
+        ("The lease is 1450 euros a month", "The lease is 1600 euros a month"),
+        ("the 38 bus runs every 10 minutes", "the 39 bus runs every 10 minutes"),
+        ("Dad takes 500 mg of metformin", "Dad also takes 1000 mg of metformin"),  # an addition
+        ("Dad takes 500 mg of metformin", "Mum takes 1000 mg of metformin"),  # a word too
+    ]
+    x = _features(embedder, pairs)
+    assert x[:, _RENUMBERED_ONLY].tolist() == [1.0, 1.0, 1.0, 1.0, 0.0]
+    unrelated = np.tile(np.eye(len(LABELS), dtype=np.float32)[LABELS.index("unrelated")], (5, 1))
+    ruled = [LABELS[int(k)] for k in _kind_rules(x, unrelated).argmax(axis=1)]
+    assert ruled == ["update", "update", "unrelated", "unrelated", "unrelated"]
+    assert _labels(embedder, pairs)[:2] == ["update", "update"]
 
 
 def test_two_changes_to_one_value_are_one_change(embedder) -> None:
