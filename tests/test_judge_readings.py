@@ -221,6 +221,14 @@ def test_a_detail_said_after_the_same_words_is_the_same_fact(embedder) -> None:
     assert _labels(embedder, pairs)[:2] == ["same", "same"]
 
 
+def test_a_day_named_as_this_or_last_is_an_event_a_part_of_it_alone_a_habit() -> None:
+    episodic = 4  # the flag's place in ``Parsed.flags``
+    events = ["Ran 10k this morning", "We had sushi last weekend", "Dentist tomorrow"]
+    habits = ["Plays guitar in the evenings", "Olu's weekend sport is tennis", "I run mornings"]
+    assert [parse(t).flags[episodic] for t in events] == [1.0, 1.0, 1.0]
+    assert [parse(t).flags[episodic] for t in habits] == [0.0, 0.0, 0.0]
+
+
 def test_another_number_and_the_same_words_is_a_new_value(embedder) -> None:
     """Only a number differs, past the first word: a new value of the same thing,
     however the model reads it; opening the statement, a number names the subject."""

@@ -51,9 +51,13 @@ RETRACT = frozenset(
         "dismantled outgrew divorced stepped stood broke split"
     ).split()
 )
-EPISODIC = frozenset(
-    "today yesterday tonight morning afternoon evening tomorrow week weekend earlier".split()  # noqa: SIM905
-)
+# Words that place a statement on one day, an event rather than a habit: on
+# their own ("today", "tonight"), or a part of the day or week after "this",
+# "last" or "next" ("this morning", "last weekend"). Alone, those parts are a
+# habit's time ("plays guitar in the evenings", "Olu's weekend sport").
+EPISODIC = frozenset("today yesterday tonight tomorrow earlier".split())  # noqa: SIM905
+_EPISODIC_PARTS = frozenset("morning afternoon evening night week weekend".split())  # noqa: SIM905
+_DEICTIC = frozenset("this last next".split())  # noqa: SIM905
 
 
 # -- lexical features --
@@ -443,7 +447,10 @@ def parse(text: str) -> Parsed:
         any(w in NEGATION for w in stems) or "no longer" in joined,
         any(w in ADDITIVE for w in stems) or "as well" in joined or "in addition" in joined,
         _retracts(stems, low) or _GAVE_UP.search(joined) is not None,
-        any(w in EPISODIC for w in stems),
+        any(
+            w in EPISODIC or (w in _EPISODIC_PARTS and low[n - 1 : n] and low[n - 1] in _DEICTIC)
+            for n, w in enumerate(low)
+        ),
         any(
             w in MULTI and not _MEASURES.intersection(low[n + 1 : n + 2])
             for n, w in enumerate(stems)
