@@ -229,6 +229,11 @@ def test_a_day_named_as_this_or_last_is_an_event_a_part_of_it_alone_a_habit() ->
     assert [parse(t).flags[episodic] for t in habits] == [0.0, 0.0, 0.0]
 
 
+def test_an_initialisms_plural_is_the_initialism() -> None:
+    assert parse("I changed GPs").roots[-1] == parse("my GP").roots[-1]
+    assert parse("staging runs three VMs").roots[-1] == parse("a VM").roots[-1]
+
+
 def test_another_number_and_the_same_words_is_a_new_value(embedder) -> None:
     """Only a number differs, past the first word: a new value of the same thing,
     however the model reads it; opening the statement, a number names the subject."""

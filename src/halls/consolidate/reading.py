@@ -335,6 +335,9 @@ def _subject_first(text: str) -> str:
 _ANY_MORE = re.compile(r"\bany more\b(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
 
 
+_PLURAL_INITIALS = re.compile(r"^([A-Z]{2,5})s$")
+
+
 @lru_cache(maxsize=65536)
 def parse(text: str) -> Parsed:
     text = _ANY_MORE.sub("anymore", text.replace("’", "'").replace("n't", " not"))
@@ -342,7 +345,8 @@ def parse(text: str) -> Parsed:
     clean = _subject_first(_OWNER.sub("I", clean))
     spans = list(_TOKEN.finditer(clean))
     raw = [m.group() for m in spans]
-    low = [w.lower().rstrip(".:") for w in raw]
+    # An initialism's plural is the initialism ("GPs", "VMs", "PRs": GP, VM, PR).
+    low = [_PLURAL_INITIALS.sub(r"\1", w).lower().rstrip(".:") for w in raw]
     stems = [_SAME_PERSON.get(w, w) for w in map(_word, low)]
     joined = " ".join(low)
     ids: list[int] = []
