@@ -202,6 +202,17 @@ def test_counterpart_relations_are_never_the_same_fact(embedder) -> None:
     assert _labels(embedder, pairs)[:2] == ["unrelated", "unrelated"]
 
 
+def test_two_deployment_environments_are_two_systems(embedder) -> None:
+    pairs = [
+        ("The staging server runs nginx on port 8080", "On prod, nginx listens on port 8080"),
+        ("the development database is MySQL 8", "the dev database is MySQL 8"),
+        ("The app is deployed to staging", "The app is now deployed to production"),
+    ]
+    x = _features(embedder, pairs)
+    assert x[:, _COUNTERPART].tolist() == [1.0, 0.0, 1.0]
+    assert _labels(embedder, pairs) == ["unrelated", "same", "update"]
+
+
 def test_a_detail_said_after_the_same_words_is_the_same_fact(embedder) -> None:
     """The later statement is the earlier one with more after it: a detail of the
     same fact, however a many-valued verb reads; a second thing joined by "and", a

@@ -113,7 +113,9 @@ _JOINERS = frozenset(["and", "plus"])
 _FAVOURITE = frozenset(["best", "most", "favourite", "favorite", "fave", "fav"])
 # Relations that come as counterparts: two statements that each name another
 # of one set ("the user's son" / "the user's daughter", "Mom" / "Dad") are
-# about two people, whatever else they share.
+# about two people, whatever else they share. So are a system's deployment
+# environments: "nginx on staging listens on 8080" / "On prod, nginx listens on
+# port 8080" are two servers (all 9 labelled pairs so are ``unrelated``).
 COUNTERPARTS = {
     word: n
     for n, pair in enumerate(
@@ -129,6 +131,7 @@ COUNTERPARTS = {
             "niece nephew",
             "stepson stepdaughter",
             "stepmother stepfather",
+            "production staging dev qa uat sandbox preprod",
         )
     )
     for word in pair.split()
@@ -173,6 +176,7 @@ _SHORT = {
     "msg": "message",
     "pkg": "package",
     "prod": "production",
+    "development": "dev",
     "govt": "government",
     "uni": "university",
     "db": "database",
