@@ -69,6 +69,8 @@ from halls.consolidate.values import amount, normalise, same_amount
         ("marathon PB: 3h35m", "marathon PB: 3:35"),
         ("3 hours 42 minutes", "3:42"),
         ("2 hrs and 5 mins", "2:05"),
+        ("PB: 1h47m30s", "PB: 1:47:30"),
+        ("PB: 1:52:00", "PB: 1:52"),
         ("a '15 Outback", "a 2015 Outback"),
         ("('18)", "(2018)"),
         ("class of ’99", "class of 1999"),

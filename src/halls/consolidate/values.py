@@ -257,13 +257,16 @@ _AND_A_HALF = re.compile(
     re.IGNORECASE,
 )
 # Hours and minutes of a duration are written as a clock's: "3h35m", "3 hours 42
-# minutes" and "2 hrs and 5 mins" are "3:35", "3:42" and "2:05", the way a race time
-# or a flight's length is noted ("marathon PB: 3:42").
+# minutes", "2 hrs and 5 mins" and "1h47m30s" are "3:35", "3:42", "2:05" and
+# "1:47:30", the way a race time or a flight's length is noted ("PB: 3:42").
 _HOURS_MINUTES = re.compile(
-    r"\b(\d{1,2})\s?(?:h|hrs?|hours?)\.?,?\s?(?:and\s)?([0-5]?\d)\s?(?:m|mins?|minutes?)\b"
+    r"\b(\d{1,2})\s?(?:h|hrs?|hours?)\.?,?\s?(?:and\s)?([0-5]?\d)\s?(?:m|mins?|minutes?)"
+    r"(?:\.?,?\s?(?:and\s)?([0-5]?\d)\s?(?:s|secs?|seconds?))?\b"
     r"|\b(\d{1,2})h([0-5]\d)\b",
     re.IGNORECASE,
 )
+# ... and whole minutes' seconds go: "1:52:00" is "1:52".
+_ZERO_SECONDS = re.compile(r"\b(\d{1,2}:[0-5]\d):00\b")
 # A year shortened to two digits after an apostrophe ("a '15 Outback", "class of
 # '09", "the '90s") is read as POSIX's strptime reads "%y": 69-99 are 19xx,
 # 00-68 are 20xx.
@@ -300,6 +303,7 @@ def normalise(text: str) -> str:
     text = _NUMBER_RUN.sub(_number, text)
     text = _AND_A_HALF.sub(_and_a_half, text)
     text = _HOURS_MINUTES.sub(_hours_minutes, text)
+    text = _ZERO_SECONDS.sub(r"\1", text)
     # After the number words: "eighteen hundred dollars a month" has its number now.
     text = _PER.sub(lambda m: f"{m.group(1)}{_ADVERB[m.group(2).lower()]}", text)
     text = _PER_DAY.sub(lambda m: f"{m.group(1)}daily", text)
@@ -338,8 +342,10 @@ def _short_year(m: re.Match[str]) -> str:
 
 
 def _hours_minutes(m: re.Match[str]) -> str:
-    hours, minutes = (m.group(1), m.group(2)) if m.group(1) else (m.group(3), m.group(4))
-    return f"{int(hours)}:{int(minutes):02d}"
+    if not m.group(1):
+        return f"{int(m.group(4))}:{int(m.group(5)):02d}"
+    seconds = int(m.group(3) or 0)
+    return f"{int(m.group(1))}:{int(m.group(2)):02d}" + (f":{seconds:02d}" if seconds else "")
 
 
 def _thousands(m: re.Match[str]) -> str:
