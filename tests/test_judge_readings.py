@@ -240,6 +240,13 @@ def test_a_day_named_as_this_or_last_is_an_event_a_part_of_it_alone_a_habit() ->
     assert [parse(t).flags[episodic] for t in habits] == [0.0, 0.0, 0.0]
 
 
+def test_a_british_spelling_is_the_american_word() -> None:
+    assert parse("Her favourite colour is grey").roots.tolist() == (
+        parse("Her favorite color is gray").roots.tolist()
+    )
+    assert parse("300 Mbps fibre").roots.tolist() == parse("300 Mbps fiber").roots.tolist()
+
+
 def test_an_initialisms_plural_is_the_initialism() -> None:
     assert parse("I changed GPs").roots[-1] == parse("my GP").roots[-1]
     assert parse("staging runs three VMs").roots[-1] == parse("a VM").roots[-1]

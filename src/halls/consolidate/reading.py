@@ -24,6 +24,7 @@ from functools import lru_cache
 
 import numpy as np
 import snowballstemmer
+from breame.spelling import BRITISH_ENGLISH_SPELLINGS
 
 from halls.consolidate import names, synonyms, values
 from halls.consolidate.reconcile import CHANGE, NEGATION, STOP, _stem
@@ -605,10 +606,15 @@ def denies(
     return np.maximum(net, 0) / np.maximum(scope.sum(axis=1), 1)  # type: ignore[no-any-return]
 
 
+# British spellings and their American ones (breame's table, 1,730 words).
+_AMERICAN: dict[str, str] = BRITISH_ENGLISH_SPELLINGS
+
+
 def _word(low: str) -> str:
     """A lower-case word without its plural "s", a shortening read as its word,
     written whole or in the plural ("svcs", "k8s")."""
     whole = low.removesuffix("'s")
+    whole = _AMERICAN.get(whole, whole)  # "fibre", "colour", "organised": one spelling
     stem = _stem(whole)
     short = _SHORT.get(whole) or _SHORT.get(stem)
     return stem if short is None else _stem(short)
