@@ -445,6 +445,8 @@ def test_a_shortening_is_read_as_its_word() -> None:
         "us-east-1",
     ]
     assert list(_words("ana's bday")) == ["ana", "birthday"]
+    assert list(_words("team docs")) == list(_words("team documentation"))
+    assert list(_words("my bike")) == list(_words("my bicycle"))
     # "DB" read as "database" stays a common noun, no name.
     assert _words("the billing DB", "name") == {"billing": False, "database": False}
 

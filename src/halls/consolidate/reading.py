@@ -155,8 +155,8 @@ _SAME_PERSON = {
 }
 # Words notes shorten ("bday", "svc", "repo"), stemmed: read as the word they
 # shorten, so that "checkout svc" and "the checkout service" share it. Only
-# shortenings of one word ("doc" is a doctor or a document, "dev" a developer
-# or development: left as written).
+# shortenings of one word ("doc" is a doctor or a document: left as written;
+# "development" is read as "dev", an environment as often as a developer).
 _SHORT = {
     "bday": "birthday",
     "b-day": "birthday",
@@ -181,6 +181,31 @@ _SHORT = {
     "govt": "government",
     "uni": "university",
     "db": "database",
+    "docs": "documentation",
+    "app": "application",
+    "info": "information",
+    "admin": "administrator",
+    "apt": "apartment",
+    "bike": "bicycle",
+    "tv": "television",
+    "fridge": "refrigerator",
+    "math": "mathematics",
+    "maths": "mathematics",
+    "lab": "laboratory",
+    "photo": "photograph",
+    "pic": "picture",
+    "stats": "statistics",
+    "exam": "examination",
+    "vet": "veterinarian",
+    "gov": "government",
+    "med": "medication",
+    "meds": "medication",
+    "sched": "schedule",
+    "mgmt": "management",
+    "biz": "business",
+    "intl": "international",
+    "ppl": "people",
+    "approx": "approximately",
     # ... and "each" is "every" ("each morning", "every morning").
     "each": "every",
     # Names notes shorten ("pg14", "k8s"), read as one name however written.
