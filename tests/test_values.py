@@ -71,6 +71,10 @@ from halls.consolidate.values import amount, normalise, same_amount
         ("2 hrs and 5 mins", "2:05"),
         ("PB: 1h47m30s", "PB: 1:47:30"),
         ("PB: 1:52:00", "PB: 1:52"),
+        ("blood group: O-", "blood group: O-negative"),
+        ("blood type is O negative", "blood type is O-negative"),
+        ("blood is type O, Rh negative", "blood is type O-negative"),
+        ("AB+ blood donor", "AB-positive blood donor"),
         ("a '15 Outback", "a 2015 Outback"),
         ("('18)", "(2018)"),
         ("class of ’99", "class of 1999"),
@@ -110,6 +114,8 @@ def test_a_value_is_written_one_way(written: str, read: str) -> None:
         "an 8-hour workday",  # one workday is a length of time
         "the first half of the hour",
         "in the 1980s",  # a decade, no seconds
+        "got an A+ in maths",  # a grade, no blood group
+        "A negative blood test",
         "Sam's '",
         "I'm 'fine'",
     ],

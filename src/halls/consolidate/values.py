@@ -272,6 +272,18 @@ _ZERO_SECONDS = re.compile(r"\b(\d{1,2}:[0-5]\d):00\b")
 # 00-68 are 20xx.
 _SHORT_YEAR = re.compile(r"(?<![\w'’])['’](\d\d)(?=s\b|[^\w'’]|$)")
 _PIVOT = 69
+# Blood groups are written one way, one word with the sign spelt out: "O-", "O
+# neg" and "O, Rh negative" are "O-negative"; "AB+" is "AB-positive" (where blood
+# is spoken of: "an A+ in maths" is a grade).
+_BLOOD = re.compile(r"\b(?:blood|type|group|rh|rhesus|donor)\b", re.IGNORECASE)
+_BLOOD_SIGN = re.compile(r"\b(AB|A|B|O)([+-])(?![\w+-])")
+_BLOOD_SHORT = re.compile(r"\b(AB|A|B|O)\s?(pos|neg)\b\.?")
+# (Not opening the statement: "A negative result" is no blood group.)
+_BLOOD_WORDS = re.compile(r"(?<=\S\s)(AB|A|B|O),?[\s-](positive|negative)\b")
+_RHESUS = re.compile(
+    r"\bRh(?:esus)?[\s-]?(?:(positive|negative)\b|([+-])(?![\w+-]))", re.IGNORECASE
+)
+_SIGN_WORDS = {"+": "positive", "-": "negative", "pos": "positive", "neg": "negative"}
 _PAST = re.compile(r"\b(half|quarter) past (\d{1,2})\b", re.IGNORECASE)
 _TO = re.compile(r"\bquarter to (\d{1,2})\b", re.IGNORECASE)
 
@@ -281,6 +293,11 @@ def normalise(text: str) -> str:
     for pattern, word in _CADENCE:
         text = pattern.sub(word, text)
     text = _SHORT_YEAR.sub(_short_year, text)
+    if _BLOOD.search(text):
+        text = _RHESUS.sub(lambda m: m.group(1) or _SIGN_WORDS[m.group(2)], text)
+        text = _BLOOD_SIGN.sub(lambda m: f"{m.group(1)}-{_SIGN_WORDS[m.group(2)]}", text)
+        text = _BLOOD_SHORT.sub(lambda m: f"{m.group(1)}-{_SIGN_WORDS[m.group(2)]}", text)
+        text = _BLOOD_WORDS.sub(r"\1-\2", text)
     text = _KILO.sub(_thousands, text)
     text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     text = _GROUPED.sub(_grouped, text)
