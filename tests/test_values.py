@@ -75,6 +75,8 @@ from halls.consolidate.values import amount, normalise, same_amount
         ("blood type is O negative", "blood type is O-negative"),
         ("blood is type O, Rh negative", "blood is type O-negative"),
         ("AB+ blood donor", "AB-positive blood donor"),
+        ("broadband: gigabit fibre", "broadband: 1 gbps fibre"),
+        ("a 10 gigabit link", "a 10 gbps link"),
         ("a '15 Outback", "a 2015 Outback"),
         ("('18)", "(2018)"),
         ("class of ’99", "class of 1999"),

@@ -284,6 +284,8 @@ _RHESUS = re.compile(
     r"\bRh(?:esus)?[\s-]?(?:(positive|negative)\b|([+-])(?![\w+-]))", re.IGNORECASE
 )
 _SIGN_WORDS = {"+": "positive", "-": "negative", "pos": "positive", "neg": "negative"}
+# "Gigabit" with no number is one ("a gigabit plan", "gigabit fibre": 1 Gbps).
+_BARE_GIGABIT = re.compile(r"(?<![\d.])(?<![\d.]\s)\bgigabit\b", re.IGNORECASE)
 _PAST = re.compile(r"\b(half|quarter) past (\d{1,2})\b", re.IGNORECASE)
 _TO = re.compile(r"\bquarter to (\d{1,2})\b", re.IGNORECASE)
 
@@ -318,6 +320,7 @@ def normalise(text: str) -> str:
     for pattern, minutes in _HOUR_PARTS:
         text = pattern.sub(minutes, text)
     text = _NUMBER_RUN.sub(_number, text)
+    text = _BARE_GIGABIT.sub("1 gigabit", text)
     text = _AND_A_HALF.sub(_and_a_half, text)
     text = _HOURS_MINUTES.sub(_hours_minutes, text)
     text = _ZERO_SECONDS.sub(r"\1", text)
