@@ -55,7 +55,8 @@ from halls.consolidate.values import amount, normalise, same_amount
         ("birthday: 14/03", "birthday: March 14"),
         ("on 03/14/2025", "on March 14 2025"),
         ("on 14.03.2025", "on March 14 2025"),
-        ("up at 0630", "up at 6:30"),
+        ("up at 0630", "up at 6:30 am"),  # a leading zero is a 24-hour morning
+        ("reboot: Sundays 03:00", "reboot: Sundays 3 am"),
         ("every weekday morning", "weekdays morning"),
         ("each workday", "weekdays"),
         ("on working days", "on weekdays"),
@@ -77,6 +78,14 @@ from halls.consolidate.values import amount, normalise, same_amount
         ("AB+ blood donor", "AB-positive blood donor"),
         ("broadband: gigabit fibre", "broadband: 1 gbps fibre"),
         ("a 10 gigabit link", "a 10 gbps link"),
+        ("an 8-hour workday", "an 8 hour workday"),  # one workday is a length of time
+        ("a twelve-year-old cat", "a 12 year-old cat"),
+        ("a five-kilometre run", "a 5 km run"),
+        ("runs 5k", "runs 5 km"),  # a run's "k" is kilometres...
+        ("a 60k salary", "a 60000 salary"),  # ... others' a thousand
+        ("two times a day", "twice daily"),
+        ("for a decade", "for 10 years"),
+        ("at half six in the morning", "at 6:30 am"),
         ("a '15 Outback", "a 2015 Outback"),
         ("('18)", "(2018)"),
         ("class of ’99", "class of 1999"),
@@ -113,7 +122,6 @@ def test_a_value_is_written_one_way(written: str, read: str) -> None:
         "B12 and an i7",  # one letter and its number name one thing
         "GPT-4o",
         "us-east-1",  # a region's number is its own
-        "an 8-hour workday",  # one workday is a length of time
         "the first half of the hour",
         "in the 1980s",  # a decade, no seconds
         "got an A+ in maths",  # a grade, no blood group

@@ -286,6 +286,25 @@ _RHESUS = re.compile(
 _SIGN_WORDS = {"+": "positive", "-": "negative", "pos": "positive", "neg": "negative"}
 # "Gigabit" with no number is one ("a gigabit plan", "gigabit fibre": 1 Gbps).
 _BARE_GIGABIT = re.compile(r"(?<![\d.])(?<![\d.]\s)\bgigabit\b", re.IGNORECASE)
+# A number joined to its word by a hyphen is the number and the word: "a
+# five-kilometre run", "a 4-day week", "a 12-year-old cat", "2-space indents".
+_HYPHENED = re.compile(r"\b(\d+(?:\.\d+)?)-(?=[a-z])")
+# "Two times" and "one time" a day are "twice" and "once" ("2x" already is).
+_N_TIMES = re.compile(
+    r"\b([12]) times?(?=\s+(?:a|an|per|each|every|daily|weekly|monthly|yearly)\b)"
+)
+# A decade is ten years.
+_DECADE = re.compile(r"\b(?:a|one)\s+decade\b", re.IGNORECASE)
+# "Half six" is half past six (British), after "at" or before a part of the day.
+_HALF_HOUR = re.compile(
+    r"\b(at\s+)half\s+(\d{1,2})\b|\bhalf\s+(\d{1,2})(?=\s+in\s+the\s+(?:morning|afternoon|evening))",
+    re.IGNORECASE,
+)
+# A run of "5k" is five kilometres, not five thousand.
+_RACE = re.compile(
+    r"\b(\d+(?:\.\d+)?)[kK](?=\s+(?:run|race|runs|races|jog|fun run)\b)"
+    r"|\b((?:run|runs|ran|running|jog|jogs|jogged)\s+(?:a\s+)?)(\d+(?:\.\d+)?)[kK]\b"
+)
 _PAST = re.compile(r"\b(half|quarter) past (\d{1,2})\b", re.IGNORECASE)
 _TO = re.compile(r"\bquarter to (\d{1,2})\b", re.IGNORECASE)
 
@@ -300,6 +319,9 @@ def normalise(text: str) -> str:
         text = _BLOOD_SIGN.sub(lambda m: f"{m.group(1)}-{_SIGN_WORDS[m.group(2)]}", text)
         text = _BLOOD_SHORT.sub(lambda m: f"{m.group(1)}-{_SIGN_WORDS[m.group(2)]}", text)
         text = _BLOOD_WORDS.sub(r"\1-\2", text)
+    text = _RACE.sub(
+        lambda m: f"{m.group(1)} km" if m.group(1) else f"{m.group(2)}{m.group(3)} km", text
+    )
     text = _KILO.sub(_thousands, text)
     text = _THOUSANDS.sub(lambda m: m.group(1) + m.group(2).replace(",", ""), text)
     text = _GROUPED.sub(_grouped, text)
@@ -313,7 +335,7 @@ def normalise(text: str) -> str:
     text = _PLAIN_MONTH.sub(lambda m: _SHORT_MONTH[m.group(1).lower()], text)
     text = _NEAR_MONTH.sub(lambda m: _SHORT_MONTH[(m.group(1) or m.group(2)).lower()], text)
     text = _NUMERIC_DATE.sub(_date, text)
-    text = _MILITARY.sub(r"\1:\2", text)
+    text = _MILITARY.sub(r"0\1:\2", text)
     text = _TIMES.sub(lambda m: _TIMES_WORDS.get(m.group(1), m.group(1) + " times"), text)
     text = _ORDINAL.sub(_ordinal, text)
     text = _DIGIT_ORDINAL.sub(r"\1", text)
@@ -321,6 +343,10 @@ def normalise(text: str) -> str:
         text = pattern.sub(minutes, text)
     text = _NUMBER_RUN.sub(_number, text)
     text = _BARE_GIGABIT.sub("1 gigabit", text)
+    text = _HYPHENED.sub(r"\1 ", text)
+    text = _N_TIMES.sub(lambda m: "twice" if m.group(1) == "2" else "once", text)
+    text = _DECADE.sub("10 years", text)
+    text = _HALF_HOUR.sub(lambda m: f"{m.group(1) or ''}{m.group(2) or m.group(3)}:30", text)
     text = _AND_A_HALF.sub(_and_a_half, text)
     text = _HOURS_MINUTES.sub(_hours_minutes, text)
     text = _ZERO_SECONDS.sub(r"\1", text)
@@ -427,7 +453,9 @@ def _twenty_four_hour(m: re.Match[str]) -> str:
     hour, minutes = int(m.group(1)), m.group(2)
     if hour > 12:
         return f"{hour - 12} pm" if minutes == "00" else f"{hour - 12}:{minutes} pm"
-    return str(hour) if minutes == "00" else f"{hour}:{minutes}"
+    # A leading zero is a 24-hour clock's morning: "03:00" is 3 am; "3:00" says no half.
+    half = " am" if m.group(1).startswith("0") and hour else ""
+    return f"{hour}{half}" if minutes == "00" else f"{hour}:{minutes}{half}"
 
 
 def _grouped(m: re.Match[str]) -> str:
