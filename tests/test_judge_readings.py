@@ -240,6 +240,20 @@ def test_a_day_named_as_this_or_last_is_an_event_a_part_of_it_alone_a_habit() ->
     assert [parse(t).flags[episodic] for t in habits] == [0.0, 0.0, 0.0]
 
 
+def test_a_phrase_of_change_marks_a_change() -> None:
+    change = 0  # the flag's place in ``Parsed.flags``
+    said = [
+        "I mostly watch films on Mubi these days",
+        "Aoife has taken over as captain",
+        "Down to 76 kilos",
+        "Back to full-time",
+        "Zoe just turned 8",
+    ]
+    plain = ["I watch films on Mubi", "Aoife is the captain", "Weighs 76 kilos", "Zoe is 8"]
+    assert [parse(t).flags[change] for t in said] == [1.0] * len(said)
+    assert [parse(t).flags[change] for t in plain] == [0.0] * len(plain)
+
+
 def test_a_british_spelling_is_the_american_word() -> None:
     assert parse("Her favourite colour is grey").roots.tolist() == (
         parse("Her favorite color is gray").roots.tolist()

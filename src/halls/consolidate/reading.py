@@ -365,6 +365,13 @@ def _subject_first(text: str) -> str:
 _ANY_MORE = re.compile(r"\bany more\b(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
 
 
+# Phrases that say a value is a new one, beside the words of ``CHANGE``: "is on
+# Mubi these days", "Aoife has taken over as captain", "down to 76 kilos", "back
+# to full-time", "just turned 8". (Of the labelled pairs whose later statement
+# alone says one, 49 are updates; the 5 others restate a change said before.)
+_CHANGE_PHRASES = re.compile(
+    r"\b(?:these days|(?:took|taken|takes|taking) over|(?:down|back) to|just turned)\b"
+)
 _PLURAL_INITIALS = re.compile(r"^([A-Z]{2,5})s$")
 
 
@@ -394,6 +401,7 @@ def parse(text: str) -> Parsed:
     after = through = False  # in a contrast's scope; between a change's "from" and "to"
     until: tuple[str, ...] = ()  # the words that end ``through`` ("to"; "for", "with")
     changes = any(w in CHANGE for w in stems) or any(w in ALTERS for w in low)
+    changes = changes or _CHANGE_PHRASES.search(joined) is not None
     numbers: set[float] = set()
     acronyms: list[tuple[int, str]] = []
     initials: list[tuple[str, int]] = []
