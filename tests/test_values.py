@@ -85,6 +85,9 @@ from halls.consolidate.values import amount, normalise, same_amount
         ("a 60k salary", "a 60000 salary"),  # ... others' a thousand
         ("two times a day", "twice daily"),
         ("for a decade", "for 10 years"),
+        ("leaves at ten past eight", "leaves at 8:10"),
+        ("serviced next tue", "serviced next Tuesday"),
+        ("retro every thurs", "retro every Thursday"),
         ("at half six in the morning", "at 6:30 am"),
         ("a '15 Outback", "a 2015 Outback"),
         ("('18)", "(2018)"),
@@ -126,6 +129,8 @@ def test_a_value_is_written_one_way(written: str, read: str) -> None:
         "in the 1980s",  # a decade, no seconds
         "got an A+ in maths",  # a grade, no blood group
         "A negative blood test",
+        "we wed in June",  # a verb, no Wednesday
+        "sat on the sofa",
         "Sam's '",
         "I'm 'fine'",
     ],

@@ -284,6 +284,17 @@ _RHESUS = re.compile(
     r"\bRh(?:esus)?[\s-]?(?:(positive|negative)\b|([+-])(?![\w+-]))", re.IGNORECASE
 )
 _SIGN_WORDS = {"+": "positive", "-": "negative", "pos": "positive", "neg": "negative"}
+# Weekdays shortened: "next tue", "on thurs" are "next Tuesday", "on Thursday"
+# ("wed", "sat" and "sun" only after a word that names a day: they are words too).
+_DAY_NAMES = {"mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
+              "weds": "Wednesday", "thu": "Thursday", "thur": "Thursday",
+              "thurs": "Thursday", "fri": "Friday", "sat": "Saturday", "sun": "Sunday"}  # fmt: skip
+_SHORT_DAY = re.compile(
+    r"\b(?:(?<=on )|(?<=next )|(?<=every )|(?<=each )|(?<=this )|(?<=last ))"
+    r"(mon|tues?|weds?|thu|thurs?|fri|sat|sun)\b\.?(?!-)"
+    r"|\b(tues?|thu|thurs?)\b\.?(?!-)",
+    re.IGNORECASE,
+)
 # "Gigabit" with no number is one ("a gigabit plan", "gigabit fibre": 1 Gbps).
 _BARE_GIGABIT = re.compile(r"(?<![\d.])(?<![\d.]\s)\bgigabit\b", re.IGNORECASE)
 # A number joined to its word by a hyphen is the number and the word: "a
@@ -305,7 +316,9 @@ _RACE = re.compile(
     r"\b(\d+(?:\.\d+)?)[kK](?=\s+(?:run|race|runs|races|jog|fun run)\b)"
     r"|\b((?:run|runs|ran|running|jog|jogs|jogged)\s+(?:a\s+)?)(\d+(?:\.\d+)?)[kK]\b"
 )
-_PAST = re.compile(r"\b(half|quarter) past (\d{1,2})\b", re.IGNORECASE)
+# "Half past six", "quarter past eight", "ten past eight" (minutes up to 29).
+_PAST = re.compile(r"\b(half|quarter|[1-9]|1\d|2\d)(?: minutes)? past (\d{1,2})\b", re.IGNORECASE)
+_PAST_MINUTES = {"half": 30, "quarter": 15}
 _TO = re.compile(r"\bquarter to (\d{1,2})\b", re.IGNORECASE)
 
 
@@ -332,6 +345,7 @@ def normalise(text: str) -> str:
     text = _VERSION.sub("", text)
     text = _NAMED_NUMBER.sub(r"\1 \2", text)
     text = _WORKWEEK.sub("weekdays", text)
+    text = _SHORT_DAY.sub(lambda m: _DAY_NAMES[(m.group(1) or m.group(2)).lower()], text)
     text = _PLAIN_MONTH.sub(lambda m: _SHORT_MONTH[m.group(1).lower()], text)
     text = _NEAR_MONTH.sub(lambda m: _SHORT_MONTH[(m.group(1) or m.group(2)).lower()], text)
     text = _NUMERIC_DATE.sub(_date, text)
@@ -353,7 +367,7 @@ def normalise(text: str) -> str:
     # After the number words: "eighteen hundred dollars a month" has its number now.
     text = _PER.sub(lambda m: f"{m.group(1)}{_ADVERB[m.group(2).lower()]}", text)
     text = _PER_DAY.sub(lambda m: f"{m.group(1)}daily", text)
-    text = _PAST.sub(lambda m: f"{m.group(2)}:{30 if m.group(1).lower() == 'half' else 15}", text)
+    text = _PAST.sub(_past, text)
     text = _TO.sub(lambda m: f"{(int(m.group(1)) - 2) % 12 + 1}:45", text)
     text = _DAYTIME.sub(lambda m: m.group(1) + _HALF[m.group(2).lower()], text)
     text = _CLOCK.sub(_twelve_hour, text)
@@ -381,6 +395,11 @@ def _and_a_half(m: re.Match[str]) -> str:
         return f"1.5 {m.group(1)}s"  # "an hour and a half"
     whole = m.group(2)
     return f"{1 if whole.lower() == 'one' else whole}.5"
+
+
+def _past(m: re.Match[str]) -> str:
+    minutes = _PAST_MINUTES.get(m.group(1).lower()) or int(m.group(1))
+    return f"{m.group(2)}:{minutes:02d}"
 
 
 def _short_year(m: re.Match[str]) -> str:
