@@ -206,6 +206,9 @@ _SHORT = {
     "intl": "international",
     "ppl": "people",
     "approx": "approximately",
+    "st": "street",
+    "rd": "road",
+    "ave": "avenue",
     # ... and "each" is "every" ("each morning", "every morning").
     "each": "every",
     # Names notes shorten ("pg14", "k8s"), read as one name however written.
