@@ -240,6 +240,17 @@ def test_a_day_named_as_this_or_last_is_an_event_a_part_of_it_alone_a_habit() ->
     assert [parse(t).flags[episodic] for t in habits] == [0.0, 0.0, 0.0]
 
 
+def test_a_change_said_after_a_change_to_another_value_is_a_change(embedder) -> None:
+    """Both statements say a change: the later one to a new value changes the
+    earlier one, however few words they share; to the same value, it restates it."""
+    pairs = [
+        ("Switched our DNS to Route 53", "DNS is now on Cloudflare"),
+        ("User now prefers dark mode", "prefers light mode now"),
+        ("Now uses zsh", "now uses zsh"),
+    ]
+    assert _labels(embedder, pairs) == ["update", "update", "same"]
+
+
 def test_a_phrase_of_change_marks_a_change() -> None:
     change = 0  # the flag's place in ``Parsed.flags``
     said = [

@@ -164,7 +164,7 @@ N_LEXICAL = 49
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
 _SINGLE = 30
 _NOVEL, _DROPPED, _ADDITIVE_B, _DENIES = 5, 6, 15, 40
-_NOVEL_NAMES, _NUMBERS_DIFFER, _FIRST_MISSING_A = 7, 9, 25
+_NOVEL_NAMES, _NUMBERS_DIFFER, _CHANGE_BOTH, _FIRST_MISSING_A = 7, 9, 11, 25
 # ... and those only the rules read: the MLP does not see them (``mlp_inputs``).
 _SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON, _ATTRIBUTE = 34, 35, 36, 37, 38
 _SWAPPED_NAMES, _DENIED, _CHANGED_ALIKE, _OTHER_RELATION, _RENUMBERED = 39, 41, 42, 43, 44
@@ -655,6 +655,9 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     "takes 1000 mg") are never ``unrelated``.
     """
     change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
+    # Both may say a change ("Switched our DNS to Route 53" / "DNS is now on
+    # Cloudflare"): the later one says one too when it claims something new.
+    change |= (x[:, _CHANGE_BOTH] > 0) & (x[:, _CLAIMED] > 0)
     addition = (x[:, _ADDITION] > 0) & ~negation & ~retraction
     many = (x[:, _MANY] > 0) & ~(change | negation | retraction)
     # ... and when the addition shares no more than half its words with the
