@@ -251,6 +251,13 @@ def test_a_change_said_after_a_change_to_another_value_is_a_change(embedder) -> 
     assert _labels(embedder, pairs) == ["update", "update", "same"]
 
 
+def test_a_many_valued_verb_after_a_determiner_is_a_noun() -> None:
+    multi = 5  # the flag's place in ``Parsed.flags``
+    assert parse("I play the piano").flags[multi] == 1.0
+    assert parse("the cat sitter charges 25 a visit").flags[multi] == 0.0
+    assert parse("my own car is a Golf").flags[multi] == 0.0
+
+
 def test_a_phrase_of_change_marks_a_change() -> None:
     change = 0  # the flag's place in ``Parsed.flags``
     said = [

@@ -72,6 +72,12 @@ MULTI = frozenset(
         "into fond interest"
     ).split()
 )
+# Of those, the verbs are nouns after a determiner ("20 per visit", "a good
+# read", "an Apple Watch", "my own car"): no many-valued verb then.
+_MULTI_VERBS = frozenset(
+    "like love enjoy prefer play speak own read watch know visit collect".split()  # noqa: SIM905
+)
+_NOUN_BEFORE = frozenset("a an the per each every this that my his her their our your its".split())  # noqa: SIM905
 # ... but not as the first noun of a compound naming a measure: "interest
 # rate", "fan speed", "member count" hold one value at a time.
 _MEASURES = frozenset("rate speed level count number size fee price limit".split())  # noqa: SIM905
@@ -497,7 +503,9 @@ def parse(text: str) -> Parsed:
             for n, w in enumerate(low)
         ),
         any(
-            w in MULTI and not _MEASURES.intersection(low[n + 1 : n + 2])
+            w in MULTI
+            and not _MEASURES.intersection(low[n + 1 : n + 2])
+            and not (w in _MULTI_VERBS and low[n - 1 : n] and low[n - 1] in _NOUN_BEFORE)
             for n, w in enumerate(stems)
         )
         and not _FAVOURITE.intersection(low),
