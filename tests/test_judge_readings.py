@@ -20,6 +20,7 @@ from halls.consolidate.judge import (
     _OTHER_SUBJECT,
     _RENUMBERED,
     _RENUMBERED_ONLY,
+    _SAME_VALUES,
     _SWAPPED_NAMES,
     _TAIL,
     LABELS,
@@ -256,6 +257,19 @@ def test_a_many_valued_verb_after_a_determiner_is_a_noun() -> None:
     assert parse("I play the piano").flags[multi] == 1.0
     assert parse("the cat sitter charges 25 a visit").flags[multi] == 0.0
     assert parse("my own car is a Golf").flags[multi] == 0.0
+
+
+def test_the_subject_alone_is_no_value_in_common(embedder) -> None:
+    """Two statements whose only value is the name they open with give no value in
+    common: the model's reading of a change stands; a value past it is one."""
+    pairs = [
+        ("Yusuf is training for a triathlon", "Yusuf is training for a marathon"),
+        ("Wiebke teaches maths", "Wiebke teaches physics"),
+        ("The service exposes a REST API", "The service has a REST interface"),
+    ]
+    x = _features(embedder, pairs)
+    assert x[:, _SAME_VALUES].tolist() == [0.0, 0.0, 1.0]
+    assert _labels(embedder, pairs) == ["update", "update", "same"]
 
 
 def test_a_phrase_of_change_marks_a_change() -> None:
