@@ -11,6 +11,7 @@ from halls.consolidate import synonyms
 from halls.consolidate.heuristic import UNSURE
 from halls.consolidate.judge import (
     _ATTRIBUTE,
+    _NEW_PERSON,
     _ONLY_NAMES,
     _OTHER_PERSON,
     _RETRACT_B,
@@ -285,8 +286,12 @@ def test_the_same_words_about_another_person_are_another_fact(embedder) -> None:
     assert x[:, _OTHER_PERSON].tolist() == [1.0, 1.0, 1.0, 0.0, 0.0]
     p = judge.probabilities(x.copy())
     assert p[:3, LABELS.index("unrelated")].tolist() == [1.0, 1.0, 1.0]
-    # Without the rule the model's own reading of the first pair is "same".
-    assert _own_reading(judge, x, 0, _OTHER_PERSON) == "same"
+    # Without the rules (this one, and a relation opening the later statement)
+    # the model's own reading of the first pair is "same".
+    assert x[0, _NEW_PERSON] == 1.0
+    without = x.copy()
+    without[0, _NEW_PERSON] = 0.0
+    assert _own_reading(judge, without, 0, _OTHER_PERSON) == "same"
 
 
 def test_a_time_of_day_is_the_same_words_however_written() -> None:

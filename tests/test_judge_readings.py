@@ -15,6 +15,7 @@ from halls.consolidate.judge import (
     _CHANGED_ALIKE,
     _COUNTERPART,
     _DENIES,
+    _NEW_PERSON,
     _OTHER_PERSON,
     _OTHER_RELATION,
     _OTHER_SUBJECT,
@@ -270,6 +271,22 @@ def test_the_subject_alone_is_no_value_in_common(embedder) -> None:
     x = _features(embedder, pairs)
     assert x[:, _SAME_VALUES].tolist() == [0.0, 0.0, 1.0]
     assert _labels(embedder, pairs) == ["update", "update", "same"]
+
+
+def test_a_relation_opening_the_later_statement_is_someone_else(embedder) -> None:
+    """The later statement opens with a relation to someone the earlier one does not
+    name: another person, never the same fact ("the family dog" names no one)."""
+    pairs = [
+        ("Rahul cycles to work", "Rahul's colleague Neha cycles to work"),
+        ("I smoke", "my roommate smokes on the balcony"),
+        ("Our dog is a border collie named Pip", "Pip, the family dog, is a border collie"),
+    ]
+    x = _features(embedder, pairs)
+    assert x[:, _NEW_PERSON].tolist() == [1.0, 1.0, 0.0]
+    same = np.tile(np.eye(len(LABELS), dtype=np.float32)[LABELS.index("same")], (3, 1))
+    same[:, LABELS.index("unrelated")] = 0.1
+    ruled = [LABELS[int(k)] for k in _kind_rules(x, same).argmax(axis=1)]
+    assert ruled == ["unrelated", "unrelated", "same"]
 
 
 def test_a_phrase_of_change_marks_a_change() -> None:
