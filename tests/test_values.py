@@ -142,6 +142,8 @@ def test_what_is_no_value_spelling_stays_as_written(text: str) -> None:
 def test_number_words_that_are_not_one_number_stay_apart() -> None:
     assert normalise("nineteen ninety-five") == "19 95"
     assert normalise("two three") == "2 3"
+    # ... but three or more digits said one by one are one number.
+    assert normalise("extension four four one seven") == "extension 4417"
 
 
 def test_an_amount_in_another_unit_is_the_same_size_as_people_round() -> None:

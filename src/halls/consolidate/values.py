@@ -130,6 +130,7 @@ _GROUPED = re.compile(r"(?<![\d:.])\+?\d{2,}(?:[ -]\d{2,}){1,5}(?![\d:.]\d)")
 _ISO_DATE = re.compile(r"\d{4}-\d\d-\d\d")
 _YEARS = re.compile(r"(?:19|20)\d\d[ -](?:19|20)\d\d")  # "2019-2020" is two years
 MIN_GROUPED = 7  # digits: fewer are two numbers ("rooms 12 14")
+MIN_SPELT = 3  # digits said one by one that are one number ("extension four four one seven")
 
 # A cadence is one word however written: "every two weeks", "every other
 # week" and "fortnightly" are "biweekly"; "once a month" and "each month" are
@@ -432,7 +433,10 @@ def _number(m: re.Match[str]) -> str:
     words = [w for w in re.split(r"[\s-]+", m.group(0).lower()) if w not in ("a", "an", "and")]
     if words == ["one"]:
         return m.group(0)  # mostly a pronoun
-    return " ".join(str(n) for n in _read(words))
+    numbers = _read(words)
+    if len(numbers) >= MIN_SPELT and all(n < 10 for n in numbers) and len(numbers) == len(words):
+        return "".join(map(str, numbers))  # digits said one by one: "four four one seven"
+    return " ".join(str(n) for n in numbers)
 
 
 def _read(words: list[str]) -> list[int]:
