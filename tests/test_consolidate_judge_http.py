@@ -73,6 +73,19 @@ def test_a_paraphrase_below_half_similar_joins_when_the_judge_is_sure(client) ->
     assert sorted(fact["derived_from"]) == sorted(ids)
 
 
+def test_a_paraphrase_far_in_vectors_joins_on_the_same_values(client) -> None:
+    """Cosine 0.56, below the link threshold, read the same but not surely: the two
+    give the same distance (7.5 miles is 12 km), so they are one fact."""
+    c, clock = client
+    ids = say(
+        c,
+        clock,
+        ["commute distance: ~7.5 miles home to work", "I live about 12 km from the office"],
+    )
+    [fact] = active(c)
+    assert sorted(fact["derived_from"]) == sorted(ids)
+
+
 def test_a_note_pointing_back_with_a_pronoun_is_one_statement(client) -> None:
     """'...; he commutes by bicycle' is said of Marco: the note is one statement, so it
     joins 'Marco bikes to work' (cut in two, its halves were read as two facts)."""

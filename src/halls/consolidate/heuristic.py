@@ -33,6 +33,7 @@ from halls.consolidate.judge import (
     default_judge,
     judge_rows,
     same_change,
+    same_values,
     swapped_values,
 )
 from halls.consolidate.pii import detect, forget_class
@@ -479,6 +480,14 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
             sure = (labels == UNRELATED) & (conf >= UNSURE)
             apart = np.where(sure | swapped, APART, 0)
             same = (labels == SAME) & ((conf >= UNSURE) | (sims[part] >= link))
+            # ... or when the two name the same values past their subject ("~7.5
+            # miles home to work" / "about 12 km from the office", "half past nine,
+            # Mon-Fri" / "9:30 am on weekdays"): paraphrases of one value, however
+            # far apart their other words sit.
+            maybe = np.flatnonzero((labels == SAME) & ~same)
+            if maybe.size:
+                rows = part.start + maybe
+                same[maybe] = same_values(statements, early[rows], late[rows])
             # Unsure "same" below the link threshold starts no cluster, but
             # lets two statements that each join a seed share it.
             alike = np.where((labels == SAME) & ~swapped, ALIKE, apart)

@@ -573,6 +573,17 @@ def swapped_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.n
     return _swapped((numbers, numbers), (amounts, amounts), a, b) | named  # type: ignore[no-any-return]
 
 
+def same_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Per pair of rows: the two name the same values, one past the first word, and
+    say no word of change, negation or retraction (``_SAME_VALUES``)."""
+    out = np.zeros(len(a), dtype=bool)
+    if len(a):
+        x = lexical_rows(statements, statements, a, b, np.zeros(len(a), dtype=np.float32))
+        marked = (x[:, _CHANGE_B] > 0) | (x[:, _NEG_B] > 0) | (x[:, _RETRACT_B] > 0)
+        out = (x[:, _SAME_VALUES] > 0) & ~marked
+    return out  # type: ignore[no-any-return]
+
+
 def same_change(fact: str, first: str, second: str) -> bool:
     """Whether two statements that each change ``fact`` give it the same new value.
 
