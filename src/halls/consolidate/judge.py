@@ -680,9 +680,11 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     ("the release cadence is biweekly") are one: all of it goes to ``same``;
     so does a later one that is the earlier one with a detail after it ("I
     speak Spanish" / "User speaks Spanish fluently"). Two that each name
-    another of a pair of relations ("son" / "daughter") are never ``same``;
-    two that differ only in a number past the first word ("takes 500 mg" /
-    "takes 1000 mg") are never ``unrelated``.
+    another of a pair of relations ("son" / "daughter"), or whose later one
+    opens with a relation to someone the earlier one does not name ("my
+    roommate smokes" after "I smoke"), are never ``same``; two that differ
+    only in a number past the first word ("takes 500 mg" / "takes 1000 mg")
+    are never ``unrelated``.
     """
     change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
     # Both may say a change ("Switched our DNS to Route 53" / "DNS is now on
