@@ -66,7 +66,7 @@ from halls.consolidate.values import amount, normalise, same_amount
         ("a quarter of an hour", "15 minute"),
         ("an hour and a half", "1.5 hour"),
         ("two and a half hours", "2.5 hour"),
-        ("one and a half years", "1.5 years"),
+        ("one and a half years", "1.5 year"),
         ("marathon PB: 3h35m", "marathon PB: 3:35"),
         ("3 hours 42 minutes", "3:42"),
         ("2 hrs and 5 mins", "2:05"),
@@ -84,10 +84,11 @@ from halls.consolidate.values import amount, normalise, same_amount
         ("runs 5k", "runs 5 km"),  # a run's "k" is kilometres...
         ("a 60k salary", "a 60000 salary"),  # ... others' a thousand
         ("two times a day", "twice daily"),
-        ("for a decade", "for 10 years"),
+        ("for a decade", "for 10 year"),
         ("leaves at ten past eight", "leaves at 8:10"),
         ("serviced next tue", "serviced next Tuesday"),
         ("retro every thurs", "retro every Thursday"),
+        ("gym mon/wed/fri", "gym Monday, Wednesday, Friday"),
         ("at half six in the morning", "at 6:30 am"),
         ("a '15 Outback", "a 2015 Outback"),
         ("('18)", "(2018)"),
@@ -152,6 +153,8 @@ def test_an_amount_in_another_unit_is_the_same_size_as_people_round() -> None:
     assert same_amount(km, miles)  # 7.46 miles, rounded
     assert same_amount(amount(90, "minute"), amount(1.5, "hour"))  # type: ignore[arg-type]
     assert same_amount(amount(1, "gbps"), amount(1000, "mbps"))  # type: ignore[arg-type]
+    assert same_amount(amount(2, "week"), amount(14, "day"))  # type: ignore[arg-type]
+    assert same_amount(amount(3, "month"), amount(90, "day"))  # type: ignore[arg-type]
     assert not same_amount(km, amount(9, "mi"))  # type: ignore[arg-type]
     assert not same_amount(amount(90, "minute"), amount(90, "second"))  # type: ignore[arg-type]
     assert not same_amount(amount(1, "kg"), amount(1, "l"))  # type: ignore[arg-type]  # another measure

@@ -74,6 +74,10 @@ _UNIT_NAMES = {
     "second": "s sec secs seconds",
     "minute": "min mins minutes",
     "hour": "h hr hrs hours",
+    "day": "days",
+    "week": "weeks wk wks",
+    "month": "months",
+    "year": "years yr yrs",
     "degree": "degrees deg celsius",
     "euro": "eur euros",
     "dollar": "usd dollars",
@@ -88,7 +92,8 @@ _SIZES = {
                "inch": 0.0254},
     "mass": {"mg": 1e-6, "g": 0.001, "kg": 1.0, "lb": 0.45359237, "oz": 0.028349523},
     "volume": {"ml": 0.001, "l": 1.0},
-    "time": {"ms": 0.001, "second": 1.0, "minute": 60.0, "hour": 3600.0},
+    "time": {"ms": 0.001, "second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86400.0,
+             "week": 604800.0, "month": 2629800.0, "year": 31557600.0},
     "data": {"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12},
     "bandwidth": {"kbps": 1e3, "mbps": 1e6, "gbps": 1e9},
     "frequency": {"mhz": 1e6, "ghz": 1e9},
@@ -290,9 +295,12 @@ _SIGN_WORDS = {"+": "positive", "-": "negative", "pos": "positive", "neg": "nega
 _DAY_NAMES = {"mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
               "weds": "Wednesday", "thu": "Thursday", "thur": "Thursday",
               "thurs": "Thursday", "fri": "Friday", "sat": "Saturday", "sun": "Sunday"}  # fmt: skip
+_DAY_SLASH = re.compile(r"(?<=day)/(?=(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b)")
 _SHORT_DAY = re.compile(
     r"\b(?:(?<=on )|(?<=next )|(?<=every )|(?<=each )|(?<=this )|(?<=last ))"
     r"(mon|tues?|weds?|thu|thurs?|fri|sat|sun)\b\.?(?!-)"
+    r"|\b(mon|tues?|weds?|thu|thurs?|fri|sat|sun)(?=/(?:mon|tues?|weds?|thu|thurs?|fri|sat|sun)\b)"
+    r"|(?<=/)(mon|tues?|weds?|thu|thurs?|fri|sat|sun)\b"
     r"|\b(tues?|thu|thurs?)\b\.?(?!-)",
     re.IGNORECASE,
 )
@@ -346,7 +354,8 @@ def normalise(text: str) -> str:
     text = _VERSION.sub("", text)
     text = _NAMED_NUMBER.sub(r"\1 \2", text)
     text = _WORKWEEK.sub("weekdays", text)
-    text = _SHORT_DAY.sub(lambda m: _DAY_NAMES[(m.group(1) or m.group(2)).lower()], text)
+    text = _SHORT_DAY.sub(lambda m: _DAY_NAMES[next(g for g in m.groups() if g).lower()], text)
+    text = _DAY_SLASH.sub(", ", text)  # "Monday/Wednesday" is two days, no one word
     text = _PLAIN_MONTH.sub(lambda m: _SHORT_MONTH[m.group(1).lower()], text)
     text = _NEAR_MONTH.sub(lambda m: _SHORT_MONTH[(m.group(1) or m.group(2)).lower()], text)
     text = _NUMERIC_DATE.sub(_date, text)
