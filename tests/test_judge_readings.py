@@ -683,3 +683,27 @@ def test_a_new_holder_of_a_role_is_a_change(embedder) -> None:
         ("Jamal is a member of the chess club", "Luis is a member of the chess club"),
     ]
     assert _labels(embedder, pairs) == ["update", "unrelated"]
+
+
+def test_leaving_for_a_place_at_a_time_is_a_journey() -> None:
+    """"Leaves for Lisbon on March 12" departs; "left for a job at Bosch" leaves one."""
+    assert parse("Priya leaves for Lisbon on March 12th at 7:45").flags[3] == 0.0
+    assert parse("Marta left for a job at Bosch").flags[3] == 1.0
+
+
+def test_a_rescheduled_appointment_is_a_change() -> None:
+    assert parse("The dentist rescheduled me to Monday at 10 am").flags[0] == 1.0
+    assert parse("The dentist is on Monday at 10 am").flags[0] == 0.0
+
+
+def test_well_and_every_second_add_nothing() -> None:
+    """"Speaks French well" says how, "every second Saturday" when; "a second cat" adds."""
+    assert parse("Hugo speaks French well").flags[2] == 0.0
+    assert parse("Jakub plays D&D every second Saturday").flags[2] == 0.0
+    assert parse("Aiko got a second cat").flags[2] == 1.0
+    assert parse("Hugo speaks French as well").flags[2] == 1.0
+
+
+def test_a_javascript_name_is_read_without_its_suffix() -> None:
+    js, plain = parse("the web app is on Node.js 22"), parse("the web app is on Node 22")
+    assert js.ids.tolist() == plain.ids.tolist()

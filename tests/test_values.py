@@ -94,6 +94,19 @@ from halls.consolidate.values import amount, normalise, same_amount
         ("('18)", "(2018)"),
         ("class of ’99", "class of 1999"),
         ("the '90s", "the 1990s"),
+        ("a dozen characters", "12 characters"),
+        ("two dozen eggs", "24 eggs"),
+        ("half a dozen cats", "6 cats"),
+        ("the 7.12 am train", "the 7:12 am train"),
+        ("watered every other day", "watered every 2 day"),
+        ("on alternate days", "every 2 day"),
+        ("tips the scales at 48.5 pounds", "tips the scales at 48.5 lb"),
+        ("rotates on the first of every month", "rotates on the 1 of monthly"),
+        ("trains Mon and Wed", "trains Monday and Wednesday"),
+        ("Tue & Thu", "Tuesday & Thursday"),
+        ("600 req/min", "600 req per minute"),
+        ("300/min", "300 per minute"),
+        ("It costs 40 pounds", "It costs 40 pound"),  # money: no weight is spoken of
     ],
 )
 def test_a_value_is_written_one_way(written: str, read: str) -> None:
@@ -134,6 +147,9 @@ def test_a_value_is_written_one_way(written: str, read: str) -> None:
         "sat on the sofa",
         "Sam's '",
         "I'm 'fine'",
+        "first of all, tea",
+        "rain and sun",  # no day, though "sun" may shorten one
+        "and/or",
     ],
 )
 def test_what_is_no_value_spelling_stays_as_written(text: str) -> None:

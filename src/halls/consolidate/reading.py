@@ -188,6 +188,8 @@ _SHORT = {
     "uni": "university",
     "db": "database",
     "docs": "documentation",
+    "req": "request",
+    "reqs": "request",
     "app": "application",
     "info": "information",
     "admin": "administrator",
@@ -289,7 +291,7 @@ N_FLAGS = 8
 _ALTER_VERBS = (  # noqa: SIM905 - a string reads better
     "replace upgrade downgrade rename swap transfer switch change move relocate migrate port "
     "trade convert raise lower increase decrease reduce bump promote demote reassign extend "
-    "shorten boost up"
+    "shorten boost up reschedule postpone"
 ).split()
 
 
@@ -393,6 +395,8 @@ def parse(text: str) -> Parsed:
     raw = [m.group() for m in spans]
     # An initialism's plural is the initialism ("GPs", "VMs", "PRs": GP, VM, PR).
     low = [_PLURAL_INITIALS.sub(r"\1", w).lower().rstrip(".:") for w in raw]
+    # A JavaScript project's name with its ".js" is the name ("Node.js" / "Node").
+    low = [w.removesuffix(".js") if len(w) > 5 and w.endswith(".js") else w for w in low]
     stems = [_SAME_PERSON.get(w, w) for w in map(_word, low)]
     joined = " ".join(low)
     ids: list[int] = []
@@ -496,7 +500,7 @@ def parse(text: str) -> Parsed:
     flags = [
         changes,
         any(w in NEGATION for w in stems) or "no longer" in joined,
-        any(w in ADDITIVE for w in stems) or "as well" in joined or "in addition" in joined,
+        _adds(stems, low) or "as well" in joined or "in addition" in joined,
         _retracts(stems, low) or _GAVE_UP.search(joined) is not None,
         any(
             w in EPISODIC or (w in _EPISODIC_PARTS and low[n - 1 : n] and low[n - 1] in _DEICTIC)
@@ -594,9 +598,30 @@ _DETERMINERS = frozenset("the a my his her their our your its".split())  # noqa:
 
 def _departs(low: list[str], n: int) -> bool:
     after = [*low[n + 1 : n + 3], "", ""]
+    if after[0] == "for":
+        # "leaves for Lisbon on March 12", "left for the airport at 6": a time
+        # or a date within the next few words is a journey's.
+        after = [*low[n + 2 : n + 7], "", ""]
+        return any(_when(after[k], after[k + 1]) for k in range(len(after) - 1))
     if after[0] == "at":
         after = after[1:]
-    return after[0][:1].isdigit() or (after[0] in _MONTHS and after[1][:1].isdigit())
+    return _when(after[0], after[1])
+
+
+def _when(word: str, following: str) -> bool:
+    return word[:1].isdigit() or (word in _MONTHS and following[:1].isdigit())
+
+
+def _adds(stems: list[str], low: list[str]) -> bool:
+    """A word of addition that adds: "every second Saturday" is a cadence, and "well"
+    alone ("speaks French well") says how (``as well`` is read as a phrase)."""
+    for n, w in enumerate(stems):
+        if w not in ADDITIVE or w == "well":
+            continue
+        if w == "second" and n and low[n - 1] in ("every", "each"):
+            continue
+        return True
+    return False
 
 
 def _retracts(stems: list[str], low: list[str]) -> bool:

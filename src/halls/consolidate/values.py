@@ -33,7 +33,13 @@ _UNITS = (  # noqa: SIM905 - a string reads better
 _TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()  # noqa: SIM905
 SMALL = {w: n for n, w in enumerate(_UNITS)}
 TENS = {w: 10 * n for n, w in enumerate(_TENS, 2)}
-SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+SCALES = {
+    "dozen": 12,
+    "hundred": 100,
+    "thousand": 1_000,
+    "million": 1_000_000,
+    "billion": 1_000_000_000,
+}
 _ORDINAL_UNITS = (  # noqa: SIM905 - "first" and "second" are left out (see above)
     "third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
     "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth"
@@ -128,6 +134,14 @@ _CODE_MONEY = re.compile(r"\b(EUR|USD|GBP|euros?|dollars?|pounds?)\s?(\d+(?:\.\d
 # "21°C", "21 °C" and "21 degrees" are one value ("degree"; Fahrenheit is rare
 # enough in notes to be left as written).
 _DEGREES = re.compile(r"\s?°\s?C?\b")
+# "Pounds" after a number is money, unless weight is spoken of ("weighs 48
+# pounds", "lost 10 pounds"): then it is the mass ("lb").
+_WEIGHT = re.compile(r"\b(?:weigh\w*|scales?|heav\w+|lighter|lost|gained|pounds? of)\b", re.I)
+_POUNDS = re.compile(r"(?<=\d)(\s?)pounds?\b", re.IGNORECASE)
+# A day of the month said as an ordinal ("the first of every month", "on the
+# first of March") is its number; "first" alone stays ("first language").
+_HALF_DOZEN = re.compile(r"\bhalf\s+a\s+dozen\b", re.IGNORECASE)
+_FIRST_OF = re.compile(r"\b(the\s+)(first|second)(\s+of\b)", re.IGNORECASE)
 # A number written in groups ("0171 555 2231", "0171-555-2231", "+49 151 2345
 # 6789"), a phone number mostly, is one number: its digits. An ISO date
 # ("2024-05-12") stays a date.
@@ -143,10 +157,13 @@ MIN_SPELT = 3  # digits said one by one that are one number ("extension four fou
 _EVERY = r"\b(?:every|each|once (?:a|an|per|every))\s+"
 _FORTNIGHT = r"\b(?:every (?:two|2|other|second) weeks?|(?:once )?(?:a|every) fortnight|"
 _FORTNIGHT += r"fortnightly|bi-weekly)\b"
+# Every second day however written: "every other day", "on alternate days".
+_ALTERNATE_DAYS = r"\b(?:(?:on\s+)?every (?:other|second|2nd) day|(?:on\s+)?alternate days)\b"
 _CADENCE = tuple(
     (re.compile(pattern, re.IGNORECASE), word)
     for pattern, word in (
         (_FORTNIGHT, "biweekly"),
+        (_ALTERNATE_DAYS, "every 2 days"),
         (_EVERY + r"hour\b", "hourly"),
         (_EVERY + r"night\b", "nightly"),
         (_EVERY + r"week\b", "weekly"),
@@ -177,6 +194,10 @@ _ADVERB |= {"quarter": "quarterly", "year": "yearly"}
 # ... or after a slash, as a price is noted ("$1,850/mo", "20 EUR/month", "$15/hr").
 _SLASH_ADVERB = {"mo": "monthly", "mth": "monthly", "yr": "yearly", "wk": "weekly", "hr": "hourly"}
 _SLASH_ADVERB |= {"day": "daily", "d": "daily"}
+# A rate per minute or second has no adverb: "300/min" is "300 per minute",
+# "req/min" "req per minute".
+_SLASH_RATE = re.compile(r"(?<=\w)\s?/\s?(min|minute|s|sec|second)\b", re.IGNORECASE)
+_RATE_UNITS = {"min": "minute", "s": "second", "sec": "second"}
 _SLASH_ADVERB |= {unit: adverb for unit, adverb in _ADVERB.items() if unit != "night"}
 _SLASH_PER = re.compile(
     rf"(\d[\d.]*(?: (?:euro|dollar|pound))?)\s?/\s?({'|'.join(_SLASH_ADVERB)})\b", re.IGNORECASE
@@ -222,7 +243,7 @@ _AFTER_NUMBER = re.compile(r"\b(\d+(?:\.\d+)?)\s+([A-Za-z]+)\b")
 # A time of day: "2am", "2 am", "2 a.m." and "2:00 am" are "2 am"; "18:00"
 # and "6:00 pm" are "6 pm", and so is "six in the evening"; "half past nine"
 # is "9:30".
-_CLOCK = re.compile(r"\b(\d{1,2})(?::(\d\d))?\s*([ap])\.?m\b\.?", re.IGNORECASE)
+_CLOCK = re.compile(r"\b(\d{1,2})(?:[:.](\d\d))?\s*([ap])\.?m\b\.?", re.IGNORECASE)
 _DAYTIME = re.compile(
     r"\b(\d{1,2}(?::\d\d)?)(?:\s+o'?clock)?\s+in\s+the\s+(morning|afternoon|evening)\b",
     re.IGNORECASE,
@@ -304,6 +325,11 @@ _SHORT_DAY = re.compile(
     r"|\b(tues?|thu|thurs?)\b\.?(?!-)",
     re.IGNORECASE,
 )
+# ... and so are two or more of them joined ("Mon and Wed", "Tue & Thu", "sat,
+# sun"): each names a day because the other does.
+_DAY = r"(?:mon|tues?|weds?|thu|thurs?|fri|sat|sun)"
+_DAY_RUN = re.compile(rf"\b{_DAY}(?:\s*(?:,|and|&|\+)\s*{_DAY})+\b\.?", re.IGNORECASE)
+_DAY_WORD = re.compile(rf"\b{_DAY}\b\.?", re.IGNORECASE)
 # "Gigabit" with no number is one ("a gigabit plan", "gigabit fibre": 1 Gbps).
 _BARE_GIGABIT = re.compile(r"(?<![\d.])(?<![\d.]\s)\bgigabit\b", re.IGNORECASE)
 # A number joined to its word by a hyphen is the number and the word: "a
@@ -349,11 +375,21 @@ def normalise(text: str) -> str:
     text = _GROUPED.sub(_grouped, text)
     text = _CODE_MONEY.sub(lambda m: f"{m.group(2)} {UNITS[m.group(1).lower()]}", text)
     text = _DEGREES.sub(" degree", text)
+    if _WEIGHT.search(text):
+        text = _POUNDS.sub(r"\1lb", text)
+    text = _HALF_DOZEN.sub("6", text)
+    text = _FIRST_OF.sub(
+        lambda m: m.group(1) + ("1" if m.group(2).lower() == "first" else "2") + m.group(3), text
+    )
     text = _MONEY.sub(lambda m: f"{m.group(2)} {_CURRENCY[m.group(1)]}", text)
     text = _PERCENT.sub(lambda m: " percent" if m.group().strip() == "%" else "percent", text)
     text = _VERSION.sub("", text)
     text = _NAMED_NUMBER.sub(r"\1 \2", text)
     text = _WORKWEEK.sub("weekdays", text)
+    text = _DAY_RUN.sub(
+        lambda m: _DAY_WORD.sub(lambda d: _DAY_NAMES[d.group().rstrip(".").lower()], m.group()),
+        text,
+    )
     text = _SHORT_DAY.sub(lambda m: _DAY_NAMES[next(g for g in m.groups() if g).lower()], text)
     text = _DAY_SLASH.sub(", ", text)  # "Monday/Wednesday" is two days, no one word
     text = _PLAIN_MONTH.sub(lambda m: _SHORT_MONTH[m.group(1).lower()], text)
@@ -384,6 +420,9 @@ def normalise(text: str) -> str:
     text = _24H.sub(_twenty_four_hour, text)
     text = _GLUED.sub(_glued, text)
     text = _AFTER_NUMBER.sub(_unit, text)
+    text = _SLASH_RATE.sub(
+        lambda m: f" per {_RATE_UNITS.get(m.group(1).lower(), m.group(1).lower())}", text
+    )
     return _SLASH_PER.sub(lambda m: f"{m.group(1)} {_SLASH_ADVERB[m.group(2).lower()]}", text)
 
 
