@@ -686,7 +686,7 @@ def test_a_new_holder_of_a_role_is_a_change(embedder) -> None:
 
 
 def test_leaving_for_a_place_at_a_time_is_a_journey() -> None:
-    """"Leaves for Lisbon on March 12" departs; "left for a job at Bosch" leaves one."""
+    """ "Leaves for Lisbon on March 12" departs; "left for a job at Bosch" leaves one."""
     assert parse("Priya leaves for Lisbon on March 12th at 7:45").flags[3] == 0.0
     assert parse("Marta left for a job at Bosch").flags[3] == 1.0
 
@@ -697,7 +697,7 @@ def test_a_rescheduled_appointment_is_a_change() -> None:
 
 
 def test_well_and_every_second_add_nothing() -> None:
-    """"Speaks French well" says how, "every second Saturday" when; "a second cat" adds."""
+    """ "Speaks French well" says how, "every second Saturday" when; "a second cat" adds."""
     assert parse("Hugo speaks French well").flags[2] == 0.0
     assert parse("Jakub plays D&D every second Saturday").flags[2] == 0.0
     assert parse("Aiko got a second cat").flags[2] == 1.0
