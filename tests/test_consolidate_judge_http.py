@@ -313,3 +313,24 @@ def test_a_name_heading_a_short_note_is_the_subject_of_a_fact(client) -> None:
     facts = active(c)
     assert sorted(len(f["derived_from"]) for f in facts) == [2, 2]
     assert {f["content"].split()[0].rstrip(":") for f in facts} == {"Emma", "Noah"}
+
+
+def test_the_word_that_tells_two_facts_apart_tells_their_restatements_apart(client) -> None:
+    """The first two differ in one word and are read as two facts; their
+    restatements, each worded otherwise, read as a paraphrase of one another,
+    stay with the fact whose word they name."""
+    c, clock = client
+    ids = say(
+        c,
+        clock,
+        [
+            "The staging-db replica lives in us-east-2.",
+            "The metrics-db replica lives in us-east-2.",
+            "staging-db read replica is hosted in us-east-2",
+            "metrics-db read replica: us-east-2 region",
+        ],
+    )
+    facts = active(c)
+    assert sorted(sorted(f["derived_from"]) for f in facts) == sorted(
+        [sorted([ids[0], ids[2]]), sorted([ids[1], ids[3]])]
+    )

@@ -434,6 +434,52 @@ def _flag_proposals(inputs: Inputs, decider: Decider, plan: Plan) -> set[str]:
     return set(by_fact)
 
 
+# A word that tells two statements apart is counted in the rows of this many
+# pairs at most (a word in most statements tells nothing apart).
+MAX_SUBSTITUTED = 4096
+
+
+def _apart_by_substitution(
+    words: np.ndarray, early: np.ndarray, late: np.ndarray, out: np.ndarray
+) -> np.ndarray:
+    """Pairs read apart by one word put in another's place keep their restatements
+    apart too.
+
+    "The orders-db replica lives in eu-west-1" / "The users-db replica lives
+    in eu-west-1" differ in one word each, and are read as two facts; their
+    restatements "orders-db read replica is hosted in eu-west-1" / "users-db
+    read replica: eu-west-1 region" differ in many, and the judge, reading
+    them as a paraphrase, would join them, so that one of the four ends in the
+    other's fact. The word that told the first two apart ("orders" for
+    "users", "Nadia" for "Omar", "car" for "home") tells apart any two of
+    which one has the first word only and the other the second only.
+    """
+    ids = [frozenset(row[row >= 0].tolist()) for row in words]
+    swaps: set[tuple[int, int]] = set()
+    for x, y in zip(early[out == APART].tolist(), late[out == APART].tolist(), strict=True):
+        first, second = ids[x] - ids[y], ids[y] - ids[x]
+        if len(first) == 1 and len(second) == 1:
+            swaps.add((next(iter(first)), next(iter(second))))
+    if not swaps:
+        return out
+    needed = {w for pair in swaps for w in pair}
+    has: dict[int, set[int]] = {w: set() for w in needed}
+    for r, row in enumerate(ids):
+        for w in row & needed:
+            has[w].add(r)
+    together = np.flatnonzero(out != APART)
+    x, y = early[together], late[together]
+    out = out.copy()
+    for u, v in swaps:
+        only_u, only_v = list(has[u] - has[v]), list(has[v] - has[u])
+        if len(only_u) * len(only_v) > MAX_SUBSTITUTED:
+            continue
+        hit = np.isin(x, only_u) & np.isin(y, only_v)
+        hit |= np.isin(x, only_v) & np.isin(y, only_u)
+        out[together[hit]] = APART
+    return out
+
+
 def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
     cfg = inputs.settings
     units = inputs.units
@@ -492,7 +538,7 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
             # lets two statements that each join a seed share it.
             alike = np.where((labels == SAME) & ~swapped, ALIKE, apart)
             out[part] = np.where(same | unsure, JOIN, alike)
-        return out
+        return _apart_by_substitution(statements.words[0], early, late, out)
 
     hints, noise = [], []
     for brief in inputs.briefs:
