@@ -334,3 +334,20 @@ def test_the_word_that_tells_two_facts_apart_tells_their_restatements_apart(clie
     assert sorted(sorted(f["derived_from"]) for f in facts) == sorted(
         [sorted([ids[0], ids[2]]), sorted([ids[1], ids[3]])]
     )
+
+
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["My GP is Dr. Hassan", "family doctor: Dr Hassan"],
+        ["We have a car loan with Santander, £240 a month", "car finance: Santander, 240/mo"],
+        ["User's work laptop is a MacBook Pro", "work machine: macbook pro"],
+    ],
+)
+def test_a_rewording_read_apart_but_not_surely_joins_above_the_link(client, texts) -> None:
+    """Cosine 0.69-0.72, read as another fact at 0.59-0.73 with 'same' at 0.25 or
+    more: nothing rules the restatement out (no retraction, no other value)."""
+    c, clock = client
+    ids = say(c, clock, texts)
+    [fact] = active(c)
+    assert sorted(fact["derived_from"]) == sorted(ids)

@@ -878,10 +878,9 @@ class LocalJudge:
             for n, k in enumerate(best)
         ]
 
-    def judge_rows(
-        self, statements: Statements, a: np.ndarray, b: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """Labels (indices into LABELS) and confidences of pairs of rows, earlier a[i]."""
+    def judge_rows(self, statements: Statements, a: np.ndarray, b: np.ndarray) -> Readings:
+        """Labels (indices into LABELS), confidences and probabilities of ``same`` of
+        pairs of rows, earlier a[i]."""
         v = statements.vectors
         assert v is not None
         sims = np.einsum("ij,ij->i", v[a], v[b])
@@ -890,7 +889,7 @@ class LocalJudge:
             x = np.concatenate([x, semantic(v[a], v[b], self.projection)], axis=1)
         p = self.probabilities(x)
         best = p.argmax(axis=1)
-        return best, p[np.arange(len(best)), best]
+        return best, p[np.arange(len(best)), best], p[:, LABELS.index("same")]
 
 
 class WordJudge:
@@ -921,10 +920,22 @@ class WordJudge:
         return out
 
 
-def judge_rows(
-    judge: Judge, statements: Statements, a: np.ndarray, b: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """Labels (indices into LABELS) and confidences of pairs of rows, by any judge.
+# Per pair of rows: the label (an index into LABELS), its confidence, and the
+# probability the judge gives ``same``.
+Readings = tuple[np.ndarray, np.ndarray, np.ndarray]
+
+
+def same_probability(j: Judgement) -> float:
+    """The judge's probability of ``same``: its own where it gives them all; where it
+    gives only its label, its confidence if that is ``same``, and none otherwise."""
+    if j.probabilities:
+        return j.probabilities[LABELS.index("same")]
+    return j.confidence if j.label == "same" else 0.0
+
+
+def judge_rows(judge: Judge, statements: Statements, a: np.ndarray, b: np.ndarray) -> Readings:
+    """Labels (indices into LABELS), confidences and probabilities of ``same`` of
+    pairs of rows, by any judge.
 
     A judge with a ``judge_rows`` of its own (the local MLP, the llm judge)
     answers from the parsed statements; any other through ``Pair`` objects.
@@ -934,7 +945,8 @@ def judge_rows(
         return own(statements, a, b)  # type: ignore[no-any-return]
     got = judge.judge(statements.pairs(a, b))
     labels = np.array([LABELS.index(j.label) for j in got], dtype=np.int64)
-    return labels, np.array([j.confidence for j in got], dtype=np.float32)
+    conf = np.array([j.confidence for j in got], dtype=np.float32)
+    return labels, conf, np.array([same_probability(j) for j in got], dtype=np.float32)
 
 
 WEIGHTS = "judge_data/judge.npz"

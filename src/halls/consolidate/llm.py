@@ -35,7 +35,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from halls.config import ConsolidatorSettings
 from halls.consolidate.engine import EngineUnavailable, Inputs, Plan
 from halls.consolidate.heuristic import Candidate, HeuristicDecider, Verdict, build_plan
-from halls.consolidate.judge import LABELS, Judge, Judgement, Pair, Statements, judge_rows
+from halls.consolidate.judge import (
+    LABELS,
+    Judge,
+    Judgement,
+    Pair,
+    Readings,
+    Statements,
+    judge_rows,
+    same_probability,
+)
 from halls.consolidate.pii import forget_class
 from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact
@@ -210,17 +219,16 @@ class LLMJudge:
         them at a bar of 1 (a rule's certain reading too, so the model reads every pair)."""
         return confidence < self.below if self.below < 1 else np.ones(len(confidence), bool)
 
-    def judge_rows(
-        self, statements: Statements, a: np.ndarray, b: np.ndarray
-    ) -> tuple[np.ndarray, np.ndarray]:
+    def judge_rows(self, statements: Statements, a: np.ndarray, b: np.ndarray) -> Readings:
         """As ``LocalJudge.judge_rows``; the unsure pairs asked as in ``judge``."""
-        labels, conf = judge_rows(self.local, statements, a, b)
+        labels, conf, same = judge_rows(self.local, statements, a, b)
         unsure = np.flatnonzero(self._unsure(conf))
         if len(unsure) and self.calls < self.budget:
             got = self.judge(statements.pairs(a[unsure], b[unsure]))
             labels[unsure] = [LABELS.index(j.label) for j in got]
             conf[unsure] = [j.confidence for j in got]
-        return labels, conf
+            same[unsure] = [same_probability(j) for j in got]
+        return labels, conf, same
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
         out = self.local.judge(pairs)
