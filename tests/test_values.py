@@ -106,6 +106,8 @@ from halls.consolidate.values import amount, normalise, same_amount
         ("Tue & Thu", "Tuesday & Thursday"),
         ("600 req/min", "600 req per minute"),
         ("300/min", "300 per minute"),
+        ("cleanup cron (Sun 3am)", "cleanup cron (Sunday 3 am)"),
+        ("Wed 9am standup", "Wednesday 9 am standup"),
         ("It costs 40 pounds", "It costs 40 pound"),  # money: no weight is spoken of
     ],
 )
@@ -149,6 +151,7 @@ def test_a_value_is_written_one_way(written: str, read: str) -> None:
         "I'm 'fine'",
         "first of all, tea",
         "rain and sun",  # no day, though "sun" may shorten one
+        "sat 3 exams",
         "and/or",
     ],
 )

@@ -322,7 +322,9 @@ _SHORT_DAY = re.compile(
     r"(mon|tues?|weds?|thu|thurs?|fri|sat|sun)\b\.?(?!-)"
     r"|\b(mon|tues?|weds?|thu|thurs?|fri|sat|sun)(?=/(?:mon|tues?|weds?|thu|thurs?|fri|sat|sun)\b)"
     r"|(?<=/)(mon|tues?|weds?|thu|thurs?|fri|sat|sun)\b"
-    r"|\b(tues?|thu|thurs?)\b\.?(?!-)",
+    r"|\b(tues?|thu|thurs?)\b\.?(?!-)"
+    # ... or before a time of day: "Sun 3am", "sat 10:00".
+    r"|\b(mon|weds?|fri|sat|sun)\b\.?(?=,?\s+\d{1,2}(?::\d\d)?\s?(?:[ap]\.?m\b|:|h\b)|,?\s+\d{1,2}:\d\d)",
     re.IGNORECASE,
 )
 # ... and so are two or more of them joined ("Mon and Wed", "Tue & Thu", "sat,
