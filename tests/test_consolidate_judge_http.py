@@ -353,16 +353,20 @@ def test_a_rewording_read_apart_but_not_surely_joins_above_the_link(client, text
     assert sorted(fact["derived_from"]) == sorted(ids)
 
 
-def test_a_rewording_far_in_vectors_read_the_same_at_0_6_joins(client) -> None:
-    """Cosine 0.50, below the link threshold, read the same at 0.65: one fact."""
-    c, clock = client
-    ids = say(
-        c,
-        clock,
+@pytest.mark.parametrize(
+    "texts",
+    [
+        ["User is vegetarian", "diet: veggie (no meat)"],
         [
-            "User's gym sessions are Tuesday and Thursday evenings",
-            "I hit the gym Tue/Thu after work",
+            "I can't stand light themes, I always use a dark theme when coding",
+            "User likes dark color schemes for their editor",
         ],
-    )
+    ],
+)
+def test_a_rewording_far_in_vectors_read_the_same_at_0_6_joins(client, texts) -> None:
+    """Cosine 0.48 and 0.59, below the link threshold, read the same at 0.71 and 0.70:
+    one fact."""
+    c, clock = client
+    ids = say(c, clock, texts)
     [fact] = active(c)
     assert sorted(fact["derived_from"]) == sorted(ids)
