@@ -707,3 +707,12 @@ def test_well_and_every_second_add_nothing() -> None:
 def test_a_javascript_name_is_read_without_its_suffix() -> None:
     js, plain = parse("the web app is on Node.js 22"), parse("the web app is on Node 22")
     assert js.ids.tolist() == plain.ids.tolist()
+
+
+def test_two_statements_of_one_ending_say_one_thing(embedder) -> None:
+    """The later one ends nothing the earlier had not ended; after a fact, it ends it."""
+    pairs = [
+        ("Our dog Max died last week", "Max the dog has passed away"),
+        ("Our dog is called Max", "Max the dog has passed away"),
+    ]
+    assert _labels(embedder, pairs) == ["same", "retract"]

@@ -170,7 +170,7 @@ def _same_values(
 
 
 Amounts = tuple[tuple[str, float, float, str, int, int], ...]  # ``Parsed.amounts``
-N_LEXICAL = 50
+N_LEXICAL = 51
 # Columns of ``lexical`` that ``_kind_rules`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
 _SINGLE = 30
@@ -180,6 +180,7 @@ _NOVEL_NAMES, _NUMBERS_DIFFER, _CHANGE_BOTH, _FIRST_MISSING_A = 7, 9, 11, 25
 _SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON, _ATTRIBUTE = 34, 35, 36, 37, 38
 _SWAPPED_NAMES, _DENIED, _CHANGED_ALIKE, _OTHER_RELATION, _RENUMBERED = 39, 41, 42, 43, 44
 _OTHER_SUBJECT, _COUNTERPART, _TAIL, _RENUMBERED_ONLY, _NEW_PERSON = 45, 46, 47, 48, 49
+_BOTH_END = 50
 _NEG_A = 13
 RULE_ONLY = (
     _SAME_VALUES,
@@ -196,6 +197,7 @@ RULE_ONLY = (
     _TAIL,
     _RENUMBERED_ONLY,
     _NEW_PERSON,
+    _BOTH_END,
 )
 N_MLP_LEXICAL = N_LEXICAL - len(RULE_ONLY)
 
@@ -370,6 +372,9 @@ def lexical_rows(
         (novel_w & pb & (ib != _family()))[:, :2].any(axis=1)
         & ~(dropped_w & pa).any(axis=1)
         & ~second.joins[b],
+        # Both say a thing ended ("Our dog Max died last week" / "Max the dog has
+        # passed away", "Sold the car" / "No longer owns a car").
+        ret_a * ret_b,
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
 
@@ -835,6 +840,13 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     named = _names_the_attribute(x)
     out[named] = 0.0
     out[named, _SAME] = 1.0
+    # Two statements that each say a thing ended say one ending: the later one
+    # ends nothing the earlier one had not ended ("Our dog Max died last week" /
+    # "Max the dog has passed away"). Of the 61 labelled pairs so (the three
+    # files), 45 are ``same`` and 3 ``retract``, none of which the model reads so.
+    ended = x[:, _BOTH_END] > 0
+    out[ended, _SAME] += out[ended, _RETRACT]
+    out[ended, _RETRACT] = 0.0
     # (Moved in float32, a probability may sum to a hair above 1.)
     return np.clip(out, 0.0, 1.0)
 
