@@ -689,7 +689,8 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     opens with a relation to someone the earlier one does not name ("my
     roommate smokes" after "I smoke"), are never ``same``; two that differ
     only in a number past the first word ("takes 500 mg" / "takes 1000 mg")
-    are never ``unrelated``.
+    are never ``unrelated``. Two that each say a thing ended are no retraction of
+    one another.
     """
     change, negation, retraction = x[:, _CHANGE_B] > 0, x[:, _NEG_B] > 0, x[:, _RETRACT_B] > 0
     # Both may say a change ("Switched our DNS to Route 53" / "DNS is now on
@@ -842,8 +843,9 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     out[named, _SAME] = 1.0
     # Two statements that each say a thing ended say one ending: the later one
     # ends nothing the earlier one had not ended ("Our dog Max died last week" /
-    # "Max the dog has passed away"). Of the 61 labelled pairs so (the three
-    # files), 45 are ``same`` and 3 ``retract``, none of which the model reads so.
+    # "Max the dog has passed away"). Of the 61 labelled pairs so (the four
+    # files), 45 are ``same`` and 3 ``retract``; the model read one of the 45 as a
+    # retraction and none of the 3.
     ended = x[:, _BOTH_END] > 0
     out[ended, _SAME] += out[ended, _RETRACT]
     out[ended, _RETRACT] = 0.0
