@@ -843,7 +843,7 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     out[named, _SAME] = 1.0
     # Two statements that each say a thing ended say one ending: the later one
     # ends nothing the earlier one had not ended ("Our dog Max died last week" /
-    # "Max the dog has passed away"). Of the 61 labelled pairs so (the four
+    # "Max the dog has passed away"). Of the 61 labelled pairs so (the three
     # files), 45 are ``same`` and 3 ``retract``; the model read one of the 45 as a
     # retraction and none of the 3.
     ended = x[:, _BOTH_END] > 0
