@@ -317,11 +317,12 @@ _DAY_NAMES = {"mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wedn
               "weds": "Wednesday", "thu": "Thursday", "thur": "Thursday",
               "thurs": "Thursday", "fri": "Friday", "sat": "Saturday", "sun": "Sunday"}  # fmt: skip
 _DAY_SLASH = re.compile(r"(?<=day)/(?=(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b)")
+_DAY = r"(?:mon|tues?|weds?|thu|thurs?|fri|sat|sun)"
 _SHORT_DAY = re.compile(
     r"\b(?:(?<=on )|(?<=next )|(?<=every )|(?<=each )|(?<=this )|(?<=last ))"
-    r"(mon|tues?|weds?|thu|thurs?|fri|sat|sun)\b\.?(?!-)"
-    r"|\b(mon|tues?|weds?|thu|thurs?|fri|sat|sun)(?=/(?:mon|tues?|weds?|thu|thurs?|fri|sat|sun)\b)"
-    r"|(?<=/)(mon|tues?|weds?|thu|thurs?|fri|sat|sun)\b"
+    rf"({_DAY})\b\.?(?!-)"
+    rf"|\b({_DAY})(?=/{_DAY}\b)"
+    rf"|(?<=/)({_DAY})\b"
     r"|\b(tues?|thu|thurs?)\b\.?(?!-)"
     # ... or before a time of day: "Sun 3am", "sat 10:00".
     r"|\b(mon|weds?|fri|sat|sun)\b\.?(?=,?\s+\d{1,2}(?::\d\d)?\s?(?:[ap]\.?m\b|:|h\b)|,?\s+\d{1,2}:\d\d)",
@@ -329,7 +330,6 @@ _SHORT_DAY = re.compile(
 )
 # ... and so are two or more of them joined ("Mon and Wed", "Tue & Thu", "sat,
 # sun"): each names a day because the other does.
-_DAY = r"(?:mon|tues?|weds?|thu|thurs?|fri|sat|sun)"
 _DAY_RUN = re.compile(rf"\b{_DAY}(?:\s*(?:,|and|&|\+)\s*{_DAY})+\b\.?", re.IGNORECASE)
 _DAY_WORD = re.compile(rf"\b{_DAY}\b\.?", re.IGNORECASE)
 # "Gigabit" with no number is one ("a gigabit plan", "gigabit fibre": 1 Gbps).
