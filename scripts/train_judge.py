@@ -21,8 +21,16 @@ directions of the training statements) to the grid. The held-out accuracy
 of the word-list rule (``WordJudge``) and of the saved ensemble, per file,
 and their accuracy on ``judge_data/pairs_unseen.txt`` (written later by
 helpers who saw neither the judge nor its training pairs; never trained on)
-are written to ``report.json`` and printed. Deterministic for a given seed:
-a rerun writes the shipped weights.
+are written to ``report.json`` and printed. Where ``scripts/train_cross.py``
+has written the cross-encoder (``cross.onnx``) and its out-of-fold readings
+of the training pairs (``cross_oof.npz``), a second MLP is trained the same
+way over the lexical features and the cross-encoder's four probabilities
+(``judge_cross.npz``: the judge's reading of the pairs the cross-encoder
+reads); its accuracies, with those on ``pairs_blind.txt``, go to
+``cross_report.json`` (``--cross-only`` writes that MLP alone: the shipped
+``judge.npz`` is session 21's, and a retrain on today's features is not what
+ships). Deterministic for a given seed: a rerun writes
+the shipped weights.
 """
 
 from __future__ import annotations
@@ -31,11 +39,13 @@ import argparse
 import json
 import random
 from collections import Counter
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
 from halls.config import EmbedderSettings
+from halls.consolidate.cross import CrossReader
 from halls.consolidate.judge import (
     LABELS,
     TRAINING,
@@ -51,6 +61,7 @@ from halls.consolidate.judge import (
 )
 from halls.consolidate.reconcile import STOP
 from halls.embed import build_embedder
+from halls.embed.onnx import TOKENIZER_PATH
 
 HERE = Path(__file__).resolve().parent.parent / "src" / "halls" / "consolidate" / "judge_data"
 EPOCHS = 500
@@ -171,6 +182,69 @@ def accuracy(pred: np.ndarray, y: np.ndarray) -> dict[str, float]:
     return out
 
 
+BLIND = "pairs_blind.txt"  # written by helpers blind to everything; never trained on
+
+
+def cross_mlp(
+    args: argparse.Namespace,
+    train: tuple[list[Pair], np.ndarray, np.ndarray, np.ndarray],
+    test: tuple[list[Pair], np.ndarray],
+) -> tuple[dict[str, np.ndarray], dict[str, object], Callable[[list[Pair]], np.ndarray]] | None:
+    """The MLP over the lexical features and the cross-encoder's probabilities
+    (``judge_cross.npz``), when ``scripts/train_cross.py`` has written the
+    cross-encoder and its out-of-fold readings of the training pairs.
+
+    It learns from the out-of-fold readings (the cross-encoder's readings of
+    pairs it never saw, as at run time); the held-out and unseen pairs are
+    read by the shipped graph. Its size and penalty are chosen by the same
+    grouped 5-fold cross-validation as the first MLP's.
+    """
+    graph, oof_file = args.out / "cross.onnx", args.out / "cross_oof.npz"
+    if not graph.is_file() or not oof_file.is_file():
+        return None
+    with np.load(oof_file) as data:
+        oof = dict(
+            zip(
+                zip(data["earlier"].tolist(), data["later"].tolist(), strict=True),
+                data["probabilities"],
+                strict=True,
+            )
+        )
+    reader = CrossReader(graph, TOKENIZER_PATH)
+
+    def readings(pairs: list[Pair]) -> np.ndarray:
+        return reader.read([(p.earlier, p.later) for p in pairs])
+
+    train_pairs, y, groups, mlp_rows = train
+    cross = np.stack([oof[(p.earlier, p.later)] for p in train_pairs])[mlp_rows]
+    x = np.concatenate([features(train_pairs)[mlp_rows], cross], axis=1)
+    names = sorted(set(groups.tolist()))
+    random.Random(args.seed + 1).shuffle(names)
+    fold_of = {g: n % 5 for n, g in enumerate(names)}
+    folds = np.array([fold_of[g] for g in groups])
+    scores = {}
+    for hidden in (16, 32):
+        for l2 in args.l2:
+            accs = []
+            for f in range(5):
+                w = train_mlp(x[folds != f], y[folds != f], hidden, l2, EPOCHS, args.seed)
+                accs.append(float((predict(w, x[folds == f]) == y[folds == f]).mean()))
+            scores[(hidden, l2)] = float(np.mean(accs))
+            print(f"cv with cross-encoder hidden={hidden} l2={l2}: {scores[(hidden, l2)]:.3f}")
+    hidden, l2 = max(scores, key=lambda k: scores[k])
+    weights = train_ensemble(x, y, groups, hidden, l2, args.members, args.seed)
+    test_pairs, y_test = test
+    x_test = np.concatenate([features(test_pairs), readings(test_pairs)], axis=1)
+    report: dict[str, object] = {
+        "hidden": hidden,
+        "l2": l2,
+        "cv_accuracy": {f"h{h} l2={r}": round(v, 3) for (h, r), v in scores.items()},
+        "held_out_accuracy": accuracy(predict(weights, x_test), y_test),
+        "cross_encoder_alone_held_out": accuracy(readings(test_pairs).argmax(axis=1), y_test),
+    }
+    return weights, report, readings
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=HERE)
@@ -192,13 +266,19 @@ def main() -> None:
         default=list(PROJECTIONS),
         help="principal directions of the embeddings to try (0: lexical features only)",
     )
+    ap.add_argument(
+        "--cross-only",
+        action="store_true",
+        help="write only the MLP that reads the cross-encoder (judge_cross.npz)",
+    )
     args = ap.parse_args()
     files = {name: load_pairs(name) for name in args.train}
     pairs = [p for ps in files.values() for p in ps]
     embedder = build_embedder(EmbedderSettings())
     texts = sorted({t for _, a, b in pairs for t in (a, b)})
     unseen = [] if UNSEEN in files else load_pairs(UNSEEN)
-    texts += sorted({t for _, a, b in unseen for t in (a, b)} - set(texts))
+    blind = [] if BLIND in files else load_pairs(BLIND)
+    texts += sorted({t for _, a, b in unseen + blind for t in (a, b)} - set(texts))
     texts += [
         also(t, n)
         for n in range(len(ADDITIVE_PREFIX))
@@ -315,8 +395,24 @@ def main() -> None:
         report["unseen_pairs"] = len(unseen)
         report["unseen_accuracy"] = scored(unseen)
     args.out.mkdir(parents=True, exist_ok=True)
-    np.savez_compressed(args.out / "judge.npz", **weights)
-    (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")
+    crossed = cross_mlp(args, (train_pairs, y_train, train_groups, mlp_rows), (test_pairs, y_test))
+    if crossed is not None:
+        cross_weights, report["with_cross_encoder"], readings = crossed
+        for name, items in (("unseen", unseen), ("blind", blind)):
+            if items:
+                got, y, _ = rows(items, augment=False)
+                x = np.concatenate([features(got), readings(got)], axis=1)
+                report["with_cross_encoder"][f"{name}_accuracy"] = accuracy(
+                    predict(cross_weights, x), y
+                )
+        np.savez_compressed(args.out / "judge_cross.npz", **cross_weights)
+        path = args.out / "cross_report.json"
+        cross_report = json.loads(path.read_text("utf-8"))
+        cross_report["judge_with_cross_encoder"] = report["with_cross_encoder"]
+        path.write_text(json.dumps(cross_report, indent=2) + "\n", encoding="utf-8")
+    if not args.cross_only:
+        np.savez_compressed(args.out / "judge.npz", **weights)
+        (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n", "utf-8")
     print(json.dumps(report, indent=2))
 
 

@@ -49,7 +49,9 @@ def _features(embedder: Any, pairs: list[tuple[str, str]]) -> np.ndarray:
 def _labels(embedder: Any, pairs: list[tuple[str, str]]) -> list[str]:
     vecs = embedder.embed([t for p in pairs for t in p])
     items = [Pair(a, b, vecs[2 * n], vecs[2 * n + 1]) for n, (a, b) in enumerate(pairs)]
-    return [j.label for j in default_judge().judge(items)]
+    # The reading of the words (the first MLP and the rules), which this file is
+    # about; the cross-encoder's is tests/test_judge_cross.py's.
+    return [j.label for j in default_judge(cross_pairs=0).judge(items)]
 
 
 def test_a_value_named_before_a_possessive_is_read_subject_first() -> None:

@@ -314,6 +314,11 @@ class ConsolidatorSettings(BaseModel):
     cluster_threshold: float = Field(default=0.75, gt=0, le=1)
     # Below this two statements are unrelated; above it the pair judge decides.
     related_threshold: float = Field(default=0.4, gt=0, le=1)
+    # The local judge's cross-encoder reads at most this many statement pairs
+    # a run while clustering, and as many while reconciling (those the words
+    # alone read least surely first; ~2 ms a pair on one core); the rest are
+    # read by their words alone. 0: never (the words alone).
+    cross_pairs: int = Field(default=3000, ge=0)
     # Repeats closer together than this count as one moment of evidence.
     burst_seconds: float = Field(default=60.0, ge=0)
     # A run retires an active, unpinned long-term fact whose strength

