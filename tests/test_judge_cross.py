@@ -62,11 +62,11 @@ def test_the_shipped_graph_is_the_pinned_file() -> None:
     assert len(data) <= 25_000_000
 
 
-def test_the_default_judge_reads_with_the_cross_encoder() -> None:
-    judge = default_judge()
+def test_the_judge_reads_with_the_cross_encoder_when_given_pairs() -> None:
+    judge = default_judge(cross_pairs=CROSS_BUDGET)
     assert isinstance(judge, LocalJudge)
     assert judge.cross is not None and judge.reader is default_reader()
-    off = default_judge(cross_pairs=0)
+    off = default_judge()
     assert isinstance(off, LocalJudge) and off.cross is None
 
 
@@ -96,8 +96,8 @@ REWORDED = [
 
 def test_the_cross_encoder_reads_rewordings_that_words_miss(embedder: Any) -> None:
     pairs = _pairs(embedder, REWORDED)
-    words_only = default_judge(cross_pairs=0).judge(pairs)
-    with_cross = default_judge().judge(pairs)
+    words_only = default_judge().judge(pairs)
+    with_cross = default_judge(cross_pairs=CROSS_BUDGET).judge(pairs)
     assert all(j.label != "same" for j in words_only)
     assert all(j.label == "same" for j in with_cross)
 

@@ -881,9 +881,11 @@ class _MLP:
         return _kind_rules(x, (e / e.sum(axis=2, keepdims=True)).mean(axis=0))
 
 
+CROSS_SURE = 0.9  # a change the words read this surely is theirs to read
 _ADDITIVE = 2  # the flag of ``reading.Parsed.flags`` that says a word of addition
-# Pairs the cross-encoder reads per run, when no setting says otherwise
-# (``consolidator.cross_pairs``): at most about 5 s each on two cores here.
+# Pairs the cross-encoder reads per run in each step, as measured in
+# docs/benchmarks.md (``consolidator.cross_pairs``, 0 by default for now): at
+# most about 5 s each on two cores here.
 CROSS_BUDGET = 3000
 
 
@@ -934,7 +936,11 @@ class LocalJudge:
         # a new value of a one-at-a-time attribute ("Hugo sits on the third
         # floor" / "Hugo's desk is on floor five") as another fact, where the
         # words see the value changed (``additive`` marks both kinds).
-        asked = np.flatnonzero(~additive)
+        # Nor those the words read surely as a change: a new value, which the
+        # cross-encoder reads worst ("We release every two weeks" / "We
+        # release once a month", a cadence changed, it reads as the same).
+        sure = np.isin(p.argmax(axis=1), (_UPDATE, _RETRACT)) & (p.max(axis=1) >= CROSS_SURE)
+        asked = np.flatnonzero(~additive & ~sure)
         n = min(len(asked), self.left[which]) if self.cross is not None else 0
         if n <= 0:
             return p
@@ -1058,10 +1064,11 @@ def _weights(name: str = WEIGHTS) -> dict[str, np.ndarray] | None:
 def default_judge(
     match_threshold: float = 0.75,
     related_threshold: float = 0.55,
-    cross_pairs: int = CROSS_BUDGET,
+    cross_pairs: int = 0,
 ) -> Judge:
     """The shipped local judge (with its cross-encoder for up to ``cross_pairs``
-    pairs a run, where it ships); the word lists only if its weights are missing."""
+    pairs a run, where it ships: off by default, as ``consolidator.cross_pairs``);
+    the word lists only if its weights are missing."""
     weights = _weights()
     k = weights["projection"].shape[1] if weights and "projection" in weights else 0
     if weights is None or weights["w1"].shape[-2] != N_MLP_LEXICAL + 2 * k:
