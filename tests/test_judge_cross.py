@@ -4,11 +4,16 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from datetime import UTC, datetime, timedelta
 from importlib import resources
+from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
+from halls import Memory, Settings
+from halls.config import ConsolidatorSettings
 from halls.consolidate.cross import MODEL, MODEL_SHA256, CrossReader, default_reader
 from halls.consolidate.judge import (
     CROSS_BUDGET,
@@ -143,9 +148,30 @@ def test_pairs_of_other_values_or_an_addition_are_read_by_their_words(embedder: 
         ("Greta's bike is a Trek road bike", "Greta's bike: Canyon gravel bike"),
         ("Hugo sits on the third floor", "Hugo's desk is on floor five"),
         ("Omar has taken up the drums too", "Omar plays drums as well as guitar"),
+        # The words read a changed cadence surely (update 0.98); it, as the same.
+        ("We release every two weeks", "We release once a month"),
         ("Lars hates flying", "Lars avoids planes whenever he can"),
     ]
     judge, spy = _judge()
     got = judge.judge(_pairs(embedder, items))
-    assert spy.asked == [items[3]]
-    assert [j.label for j in got] == ["update", "update", "same", "same"]
+    assert spy.asked == [items[4]]
+    assert [j.label for j in got] == ["update", "update", "same", "update", "same"]
+
+
+@pytest.mark.parametrize(("cross_pairs", "facts"), [(0, 0), (CROSS_BUDGET, 1)])
+def test_the_setting_turns_the_cross_encoder_on_for_a_run(
+    tmp_path: Path, embedder: Any, cross_pairs: int, facts: int
+) -> None:
+    """``consolidator.cross_pairs`` reaches the run's judge: a rewording on two days
+    that the words read as two facts is one fact with the cross-encoder on."""
+    settings = Settings(
+        data_dir=tmp_path / "data", consolidator=ConsolidatorSettings(cross_pairs=cross_pairs)
+    )
+    now = datetime.now(UTC)
+    with Memory(settings, embedder=embedder) as memory:
+        memory.remember("Lars hates flying", store="c", occurred_at=now - timedelta(days=3))
+        memory.remember(
+            "Lars avoids planes whenever he can", store="c", occurred_at=now - timedelta(days=1)
+        )
+        memory.consolidate(store="c")
+        assert len(memory.list_long(store="c")) == facts

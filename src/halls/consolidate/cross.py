@@ -17,9 +17,7 @@ input of the judge's MLP, never the decision alone.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from functools import lru_cache
 from importlib import resources
 from pathlib import Path
@@ -45,26 +43,16 @@ class CrossReader:
     """Probabilities of ``judge.LABELS`` for (earlier, later) pairs of statements."""
 
     def __init__(self, model_path: Path, tokenizer_path: Path, threads: int = 0) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
-        from halls.embed.onnx import cpu_count
+        from halls.embed.onnx import Workers, cpu_count, open_session
 
         self._tokenizer = Tokenizer.from_file(str(tokenizer_path))
         self._tokenizer.enable_truncation(MAX_TOKENS, strategy="longest_first")
         self._tokenizer.no_padding()
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(
-            str(model_path), options, providers=["CPUExecutionProvider"]
-        )
+        self._session = open_session(model_path)
         self._threads = threads if threads > 0 else cpu_count()
-        self._pool: ThreadPoolExecutor | None = None
-        self._lock = threading.Lock()
+        self._workers = Workers(self._threads, "halls-cross")
 
     def read(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """One row of probabilities per pair (P x 4).
@@ -81,7 +69,7 @@ class CrossReader:
         if len(items) < 4 or self._threads == 1:
             rows = [self._run(i) for i in items]
         else:
-            rows = list(self._workers().map(self._run, items))
+            rows = self._workers.map(self._run, items)
         return np.stack(rows)
 
     def _run(self, item: tuple[list[int], list[int]]) -> np.ndarray:
@@ -91,12 +79,6 @@ class CrossReader:
             None, {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": types}
         )
         return np.asarray(found[0], dtype=np.float32)
-
-    def _workers(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="halls-cross")
-            return self._pool
 
 
 @lru_cache(maxsize=1)

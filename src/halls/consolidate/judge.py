@@ -36,7 +36,7 @@ lists are features of the local judge, not its decision.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from importlib import resources
@@ -920,72 +920,64 @@ class LocalJudge:
         """The first MLP's probabilities (the words' reading) of rows of ``features``."""
         return self.words.probabilities(x)
 
-    def _read(
-        self,
-        x: np.ndarray,
-        texts: Callable[[np.ndarray], list[tuple[str, str]]],
-        additive: np.ndarray,
-        which: str,
+    def _probabilities(
+        self, statements: Statements, a: np.ndarray, b: np.ndarray, which: str
     ) -> np.ndarray:
-        p = self.words.probabilities(x)
-        # Not the pairs where a statement says a word of addition ("too",
-        # "also", "as well"): the cross-encoder reads two statements of one
-        # addition ("Omar has taken up the drums too" / "Omar plays drums as
-        # well as guitar") as two facts, which the words' rules do not; nor
-        # those whose statements each claim a value the other lacks: it reads
-        # a new value of a one-at-a-time attribute ("Hugo sits on the third
-        # floor" / "Hugo's desk is on floor five") as another fact, where the
-        # words see the value changed (``additive`` marks both kinds).
-        # Nor those the words read surely as a change: a new value, which the
-        # cross-encoder reads worst ("We release every two weeks" / "We
-        # release once a month", a cadence changed, it reads as the same).
-        sure = np.isin(p.argmax(axis=1), (_UPDATE, _RETRACT)) & (p.max(axis=1) >= CROSS_SURE)
-        asked = np.flatnonzero(~additive & ~sure)
-        n = min(len(asked), self.left[which]) if self.cross is not None else 0
-        if n <= 0:
-            return p
-        self.left[which] -= n
-        rows = asked[np.argsort(p[asked].max(axis=1), kind="stable")[:n]]
-        assert self.reader is not None and self.cross is not None
-        c = self.reader.read(texts(rows))
-        p[rows] = self.cross.probabilities(np.concatenate([x[rows], c], axis=1))
-        return p
-
-    def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
-        if not pairs:
-            return []
-        both = Statements([q.earlier for q in pairs] + [q.later for q in pairs])
-        first, second = np.arange(len(pairs)), np.arange(len(pairs)) + len(pairs)
-        f = both.flags[:, _ADDITIVE] > 0
-        additive = f[first] | f[second] | swapped_values(both, first, second)
-        p = self._read(
-            features(pairs, self.projection),
-            lambda rows: [(pairs[r].earlier, pairs[r].later) for r in rows.tolist()],
-            additive,
-            "pairs",
-        )
-        best = p.argmax(axis=1)
-        return [
-            Judgement(LABELS[int(k)], float(p[n, k]), self.name, tuple(p[n].tolist()))
-            for n, k in enumerate(best)
-        ]
-
-    def judge_rows(self, statements: Statements, a: np.ndarray, b: np.ndarray) -> Readings:
-        """Labels (indices into LABELS), confidences and probabilities of ``same`` of
-        pairs of rows, earlier a[i]."""
+        """P x 4 probabilities of pairs of rows, earlier a[i]: the words' MLP's, and
+        the second MLP's for the pairs the cross-encoder reads."""
         v = statements.vectors
         assert v is not None
         sims = np.einsum("ij,ij->i", v[a], v[b])
         x = lexical_rows(statements, statements, a, b, sims)
         if self.projection is not None:
             x = np.concatenate([x, semantic(v[a], v[b], self.projection)], axis=1)
+        p = self.words.probabilities(x)
+        if self.cross is None or self.reader is None or self.left[which] <= 0:
+            return p
+        # Not the pairs where a statement says a word of addition ("too",
+        # "also", "as well"): the cross-encoder reads two statements of one
+        # addition ("Omar has taken up the drums too" / "Omar plays drums as
+        # well as guitar") as two facts, which the words' rules do not; nor
+        # those the words read surely as a change, nor those whose statements
+        # each claim a value the other lacks: it reads a new value as another
+        # fact ("Hugo sits on the third floor" / "Hugo's desk is on floor
+        # five") or as the same ("We release every two weeks" / "We release
+        # once a month"), where the words see the value changed.
+        additive = statements.flags[:, _ADDITIVE] > 0
+        sure = np.isin(p.argmax(axis=1), (_UPDATE, _RETRACT)) & (p.max(axis=1) >= CROSS_SURE)
+        asked = np.flatnonzero(~(additive[a] | additive[b]) & ~sure)
+        asked = asked[~swapped_values(statements, a[asked], b[asked])]
+        n = min(len(asked), self.left[which])
+        if n <= 0:
+            return p
+        self.left[which] -= n
+        rows = asked[np.argsort(p[asked].max(axis=1), kind="stable")[:n]]
         t = statements.texts
+        c = self.reader.read(
+            [(t[i], t[j]) for i, j in zip(a[rows].tolist(), b[rows].tolist(), strict=True)]
+        )
+        p[rows] = self.cross.probabilities(np.concatenate([x[rows], c], axis=1))
+        return p
 
-        def texts(rows: np.ndarray) -> list[tuple[str, str]]:
-            return [(t[i], t[j]) for i, j in zip(a[rows].tolist(), b[rows].tolist(), strict=True)]
+    def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
+        if not pairs:
+            return []
+        n = len(pairs)
+        vectors = np.stack([q.earlier_vec for q in pairs] + [q.later_vec for q in pairs])
+        statements = Statements(
+            [q.earlier for q in pairs] + [q.later for q in pairs], vectors.astype(np.float32)
+        )
+        p = self._probabilities(statements, np.arange(n), np.arange(n) + n, "pairs")
+        best = p.argmax(axis=1)
+        return [
+            Judgement(LABELS[int(k)], float(p[r, k]), self.name, tuple(p[r].tolist()))
+            for r, k in enumerate(best)
+        ]
 
-        f = statements.flags[:, _ADDITIVE] > 0
-        p = self._read(x, texts, f[a] | f[b] | swapped_values(statements, a, b), "rows")
+    def judge_rows(self, statements: Statements, a: np.ndarray, b: np.ndarray) -> Readings:
+        """Labels (indices into LABELS), confidences and probabilities of ``same`` of
+        pairs of rows, earlier a[i]."""
+        p = self._probabilities(statements, a, b, "rows")
         best = p.argmax(axis=1)
         return best, p[np.arange(len(best)), best], p[:, LABELS.index("same")]
 

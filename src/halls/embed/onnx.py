@@ -23,8 +23,10 @@ from __future__ import annotations
 
 import os
 import threading
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import TypeVar
 
 import numpy as np
 
@@ -41,6 +43,7 @@ TOKENIZER_PATH = HERE / "tokenizer.json"
 MODEL_SHA256 = "71c310ce5d574cefc0bfdca10d60032bb2f1c2c543421901359fb5ea3fa7ab19"
 MAX_TOKENS = 256
 DIM = 384
+T = TypeVar("T")
 # Up to this many texts run on the calling thread: handing a few short texts
 # to worker threads costs more than it saves.
 SMALL_INPUT = 4
@@ -54,6 +57,39 @@ def cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
+def open_session(path: Path):  # type: ignore[no-untyped-def]
+    """An ONNX Runtime session for a graph run one input at a time on the calling
+    thread (the embedder's and the judge's cross-encoder's)."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    # The calling thread does the work: no pool of its own that would spin
+    # on a core SQLite, the event loop or another process needs.
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3  # warnings about unused initialisers are noise
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+class Workers:
+    """Threads that run a session's inputs at once (a session may run concurrently),
+    started on first use."""
+
+    def __init__(self, threads: int, prefix: str) -> None:
+        self._threads = threads
+        self._prefix = prefix
+        self._pool: ThreadPoolExecutor | None = None
+        self._lock = threading.Lock()
+
+    def map(self, run: Callable[[T], np.ndarray], items: list[T]) -> list[np.ndarray]:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix=self._prefix)
+        return list(self._pool.map(run, items))
+
+
 class OnnxEmbedder:
     def __init__(
         self,
@@ -63,7 +99,6 @@ class OnnxEmbedder:
         model_path: Path | None = None,
         tokenizer_path: Path | None = None,
     ) -> None:
-        import onnxruntime as ort
         from tokenizers import Tokenizer
 
         if model != PACKAGED:
@@ -87,21 +122,8 @@ class OnnxEmbedder:
         # barely paid on one thread anyway (~4 ms per text either way);
         # parallelism comes from running texts on several threads at once,
         # each run single-threaded (a session may run concurrently).
-        self._session = self._open(ort, model_path)
-        self._pool: ThreadPoolExecutor | None = None
-        self._pool_lock = threading.Lock()
-
-    @staticmethod
-    def _open(ort, path: Path):  # type: ignore[no-untyped-def]
-        options = ort.SessionOptions()
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        options.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        # The calling thread does the work: no pool of its own that would spin
-        # on a core SQLite, the event loop or another process needs.
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3  # warnings about unused initialisers are noise
-        return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._session = open_session(model_path)
+        self._workers = Workers(self._threads, "halls-embed")
 
     @property
     def name(self) -> str:
@@ -127,7 +149,7 @@ class OnnxEmbedder:
         if len(texts) <= SMALL_INPUT or self._threads == 1:
             rows = [self._run(e.ids) for e in encodings]
         else:
-            rows = list(self._workers().map(self._run, [e.ids for e in encodings]))
+            rows = self._workers.map(self._run, [e.ids for e in encodings])
         return normalise(np.stack(rows))
 
     def _run(self, ids: list[int]) -> np.ndarray:
@@ -139,12 +161,6 @@ class OnnxEmbedder:
         except Exception as exc:  # noqa: BLE001 - onnxruntime raises its own types
             raise EmbeddingFailed(f"the ONNX model failed ({type(exc).__name__})") from exc
         return np.asarray(found[0], dtype=np.float32)
-
-    def _workers(self) -> ThreadPoolExecutor:
-        with self._pool_lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(self._threads, thread_name_prefix="halls-embed")
-            return self._pool
 
 
 class WordPieces:
