@@ -47,6 +47,7 @@ import numpy as np
 from halls.config import EmbedderSettings
 from halls.consolidate.cross import CrossReader
 from halls.consolidate.judge import (
+    CROSS_TRAINING,
     LABELS,
     TRAINING,
     UNSEEN,
@@ -256,8 +257,9 @@ def main() -> None:
     ap.add_argument(
         "--train",
         nargs="+",
-        default=list(TRAINING),
-        help="pair files in judge_data to train on (a quarter of each is held out)",
+        default=None,
+        help="pair files in judge_data to train on (a quarter of each is held out; "
+        "default: judge.TRAINING, with --cross-only judge.CROSS_TRAINING)",
     )
     ap.add_argument(
         "--projections",
@@ -272,6 +274,7 @@ def main() -> None:
         help="write only the MLP that reads the cross-encoder (judge_cross.npz)",
     )
     args = ap.parse_args()
+    args.train = args.train or list(CROSS_TRAINING if args.cross_only else TRAINING)
     files = {name: load_pairs(name) for name in args.train}
     pairs = [p for ps in files.values() for p in ps]
     embedder = build_embedder(EmbedderSettings())

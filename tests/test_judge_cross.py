@@ -17,8 +17,10 @@ from halls.config import ConsolidatorSettings
 from halls.consolidate.cross import MODEL, MODEL_SHA256, CrossReader, default_reader
 from halls.consolidate.judge import (
     CROSS_BUDGET,
+    CROSS_TRAINING,
     CROSS_WEIGHTS,
     LABELS,
+    UNSEEN,
     WEIGHTS,
     LocalJudge,
     Pair,
@@ -26,6 +28,7 @@ from halls.consolidate.judge import (
     _weights,
     default_judge,
     lexical_rows,
+    load_pairs,
 )
 
 
@@ -91,20 +94,45 @@ def test_a_pair_reads_the_same_alone_and_among_others() -> None:
         assert np.array_equal(reader.read([pair])[0], together[n])
 
 
-# Rewordings that share few words, which the words alone read as two facts
-# (`same` at 0.14 and 0.09); written for this test, in no training file.
+def test_the_cross_encoder_never_trains_on_a_pair_it_is_measured_on() -> None:
+    """Its training files parse, hold every label, and share no pair with the
+    files the judge is measured on (``pairs_unseen.txt``, ``pairs_blind.txt``)."""
+    trained = [p for name in CROSS_TRAINING for p in load_pairs(name)]
+    extra = load_pairs(CROSS_TRAINING[-1])
+    assert len(extra) > 1000 and {label for label, _, _ in extra} == set(LABELS)
+    measured = {(a, b) for name in (UNSEEN, "pairs_blind.txt") for _, a, b in load_pairs(name)}
+    assert not {(a, b) for _, a, b in trained} & measured
+
+
+# Rewordings, written for this test and in no training file; the words alone
+# read three as the same (the pairs that share their key words).
 REWORDED = [
     ("Mei walks to work every day", "Mei's commute is on foot"),
     ("Lars hates flying", "Lars avoids planes whenever he can"),
+    ("Noor is a night owl", "Noor does her best work after midnight"),
+    ("Tobias can't swim", "Tobias never learned how to stay afloat in water"),
+    ("The office closes at six", "Nobody can get into the office after 18:00"),
+    ("Ayla is learning the cello", "Ayla takes cello lessons"),
+    ("Our team ships on Fridays", "Releases go out at the end of each week"),
+    ("Kofi doesn't drink coffee", "Kofi sticks to tea, never coffee"),
 ]
 
 
 def test_the_cross_encoder_reads_rewordings_that_words_miss(embedder: Any) -> None:
+    """The cross-encoder reads nearly all of them as the same; the judge, which
+    weighs it against the words, reads two more of them so, and puts more weight
+    on `same` for every pair the words read as two facts."""
     pairs = _pairs(embedder, REWORDED)
+    alone = default_reader().read(REWORDED).argmax(axis=1)
+    assert (alone == LABELS.index("same")).sum() >= 7
     words_only = default_judge().judge(pairs)
     with_cross = default_judge(cross_pairs=CROSS_BUDGET).judge(pairs)
-    assert all(j.label != "same" for j in words_only)
-    assert all(j.label == "same" for j in with_cross)
+    missed = [n for n, j in enumerate(words_only) if j.label != "same"]
+    assert len(missed) == 5
+    assert sum(j.label == "same" for j in with_cross) == 8 - len(missed) + 2
+    same = LABELS.index("same")
+    for n in missed:
+        assert with_cross[n].probabilities[same] > words_only[n].probabilities[same]
 
 
 def test_the_budget_bounds_the_pairs_read_least_sure_first(embedder: Any) -> None:
@@ -150,7 +178,7 @@ def test_pairs_of_other_values_or_an_addition_are_read_by_their_words(embedder: 
         ("Omar has taken up the drums too", "Omar plays drums as well as guitar"),
         # The words read a changed cadence surely (update 0.98); it, as the same.
         ("We release every two weeks", "We release once a month"),
-        ("Lars hates flying", "Lars avoids planes whenever he can"),
+        ("Our team ships on Fridays", "Releases go out at the end of each week"),
     ]
     judge, spy = _judge()
     got = judge.judge(_pairs(embedder, items))

@@ -317,9 +317,9 @@ class ConsolidatorSettings(BaseModel):
     # The local judge's cross-encoder reads at most this many statement pairs
     # a run while clustering, and as many while reconciling (those the words
     # alone read least surely first; ~2 ms a pair on one core); the rest are
-    # read by their words alone. 0 (the default for now): never, the words
-    # alone; 3000 is what docs/benchmarks.md measured (session 25).
-    cross_pairs: int = Field(default=0, ge=0)
+    # read by their words alone. 0: never, the words alone (faster; recalls
+    # fewer rewordings). Measured in docs/benchmarks.md (sessions 25-26).
+    cross_pairs: int = Field(default=3000, ge=0)
     # Repeats closer together than this count as one moment of evidence.
     burst_seconds: float = Field(default=60.0, ge=0)
     # A run retires an active, unpinned long-term fact whose strength

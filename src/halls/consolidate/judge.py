@@ -1132,6 +1132,10 @@ def decide_judged(
 # each file held out): the team's, and those written in the voices memory
 # stores are written in (agent notes, notes without a subject, chat).
 TRAINING = ("pairs.txt", "pairs_voices.txt")
+# The cross-encoder and the MLP that reads it learn from more: pairs written
+# for them (session 26) in eight themes and voices, chat among them (the words'
+# MLP, session 21's, is not retrained on them: that would change the default).
+CROSS_TRAINING = (*TRAINING, "pairs_cross.txt")
 # Pairs written later, by helpers who saw neither the judge nor its training
 # pairs: never trained on, they measure how the judge reads sentences nobody
 # tuned it to.
