@@ -203,3 +203,9 @@ def test_the_setting_turns_the_cross_encoder_on_for_a_run(
         )
         memory.consolidate(store="c")
         assert len(memory.list_long(store="c")) == facts
+
+
+def test_it_is_on_by_default_with_the_measured_budget() -> None:
+    """A run reads up to ``CROSS_BUDGET`` pairs with it unless configured otherwise
+    (the budget docs/benchmarks.md measured the 10,000-entry run with)."""
+    assert ConsolidatorSettings().cross_pairs == CROSS_BUDGET > 0

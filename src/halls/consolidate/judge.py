@@ -884,7 +884,7 @@ class _MLP:
 CROSS_SURE = 0.9  # a change the words read this surely is theirs to read
 _ADDITIVE = 2  # the flag of ``reading.Parsed.flags`` that says a word of addition
 # Pairs the cross-encoder reads per run in each step, as measured in
-# docs/benchmarks.md (``consolidator.cross_pairs``, 0 by default for now): at
+# docs/benchmarks.md (``consolidator.cross_pairs``'s default): at
 # most about 5 s each on two cores here.
 CROSS_BUDGET = 3000
 
@@ -1058,9 +1058,9 @@ def default_judge(
     related_threshold: float = 0.55,
     cross_pairs: int = 0,
 ) -> Judge:
-    """The shipped local judge (with its cross-encoder for up to ``cross_pairs``
-    pairs a run, where it ships: off by default, as ``consolidator.cross_pairs``);
-    the word lists only if its weights are missing."""
+    """The shipped local judge, with its cross-encoder for up to ``cross_pairs``
+    pairs a run (0 here, the words alone; a run passes ``consolidator.cross_pairs``,
+    ``CROSS_BUDGET`` by default); the word lists only if its weights are missing."""
     weights = _weights()
     k = weights["projection"].shape[1] if weights and "projection" in weights else 0
     if weights is None or weights["w1"].shape[-2] != N_MLP_LEXICAL + 2 * k:
