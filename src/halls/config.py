@@ -319,7 +319,7 @@ class ConsolidatorSettings(BaseModel):
     # alone read least surely first; ~2 ms a pair on one core); the rest are
     # read by their words alone. 0: never, the words alone (faster; recalls
     # fewer rewordings). Measured in docs/benchmarks.md (sessions 25-26).
-    cross_pairs: int = Field(default=3000, ge=0)
+    cross_pairs: int = Field(default=1500, ge=0)
     # Repeats closer together than this count as one moment of evidence.
     burst_seconds: float = Field(default=60.0, ge=0)
     # A run retires an active, unpinned long-term fact whose strength

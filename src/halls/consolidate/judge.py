@@ -883,10 +883,12 @@ class _MLP:
 
 CROSS_SURE = 0.9  # a change the words read this surely is theirs to read
 _ADDITIVE = 2  # the flag of ``reading.Parsed.flags`` that says a word of addition
-# Pairs the cross-encoder reads per run in each step, as measured in
-# docs/benchmarks.md (``consolidator.cross_pairs``'s default): at
-# most about 5 s each on two cores here.
-CROSS_BUDGET = 3000
+# Pairs the cross-encoder reads per run in each step (``consolidator.cross_pairs``'s
+# default): the 10,000-entry run of docs/benchmarks.md took 29.7 s with 1,500,
+# 35.4 s with 3,000 and 21.8 s with none on two VNNI cores, and int8 kernels
+# without VNNI (plain AVX2) are slower; the scenarios and LoCoMo read the same
+# or better with 1,500 (a run over a day's notes stays within it).
+CROSS_BUDGET = 1500
 
 
 class LocalJudge:
