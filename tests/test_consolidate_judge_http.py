@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,10 @@ from halls import Memory, Settings
 S = {"store": "s"}
 
 
-def _serve(tmp_path: Path, embedder: Any, **consolidator: Any) -> Any:
+def _serve(
+    tmp_path: Path, embedder: Any, **consolidator: Any
+) -> tuple[AbstractContextManager[Any], FakeClock]:
+    """A live server over a real store (consolidation on request only) and its clock."""
     clock = FakeClock()
     settings = Settings(
         data_dir=tmp_path / "data", consolidator={"mode": "external", **consolidator}

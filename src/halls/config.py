@@ -317,7 +317,7 @@ class ConsolidatorSettings(BaseModel):
     # The local judge's cross-encoder reads at most this many statement pairs
     # a run while clustering, and as many while reconciling (those the words
     # alone read least surely first; ~2 ms a pair on one core); the rest are
-    # read by their words alone. 0: never, the words alone (faster; recalls
+    # read by their words alone. 0: never, the words alone (faster; joins
     # fewer rewordings). Measured in docs/benchmarks.md (sessions 25-26).
     cross_pairs: int = Field(default=1500, ge=0)
     # Repeats closer together than this count as one moment of evidence.
