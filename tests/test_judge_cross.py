@@ -122,7 +122,8 @@ REWORDED = [
 def test_the_cross_encoder_reads_rewordings_that_words_miss(embedder: Any) -> None:
     """The cross-encoder reads nearly all of them as the same; the judge, which
     weighs it against the words, reads two more of them so, and puts more weight
-    on `same` for every pair the words read as two facts."""
+    on `same` for every pair the words read as two facts and the cross-encoder as
+    one."""
     pairs = _pairs(embedder, REWORDED)
     reader = default_reader()
     assert reader is not None
@@ -135,7 +136,8 @@ def test_the_cross_encoder_reads_rewordings_that_words_miss(embedder: Any) -> No
     assert sum(j.label == "same" for j in with_cross) == 8 - len(missed) + 2
     same = LABELS.index("same")
     for n in missed:
-        assert with_cross[n].probabilities[same] > words_only[n].probabilities[same]
+        if alone[n] == same:
+            assert with_cross[n].probabilities[same] > words_only[n].probabilities[same]
 
 
 def test_the_budget_bounds_the_pairs_read_least_sure_first(embedder: Any) -> None:
@@ -171,13 +173,12 @@ def test_the_budget_bounds_the_pairs_read_least_sure_first(embedder: Any) -> Non
     assert len(spy.asked) == 6
 
 
-def test_pairs_of_other_values_or_an_addition_are_read_by_their_words(embedder: Any) -> None:
-    """The cross-encoder reads a new value of a one-at-a-time attribute as another
-    fact, and two statements of one addition as two: such pairs keep the words'
-    reading."""
+def test_an_addition_or_a_sure_change_is_read_by_its_words(embedder: Any) -> None:
+    """The cross-encoder reads two statements of one addition as two facts, and
+    the words read a changed cadence surely: such pairs keep the words' reading.
+    Pairs of other values it reads (a new value of a one-at-a-time attribute)."""
     items = [
         ("Greta's bike is a Trek road bike", "Greta's bike: Canyon gravel bike"),
-        ("Hugo sits on the third floor", "Hugo's desk is on floor five"),
         ("Omar has taken up the drums too", "Omar plays drums as well as guitar"),
         # The words read a changed cadence surely (update 0.98); it, as the same.
         ("We release every two weeks", "We release once a month"),
@@ -185,8 +186,8 @@ def test_pairs_of_other_values_or_an_addition_are_read_by_their_words(embedder: 
     ]
     judge, spy = _judge()
     got = judge.judge(_pairs(embedder, items))
-    assert spy.asked == [items[4]]
-    assert [j.label for j in got] == ["update", "update", "same", "update", "same"]
+    assert sorted(spy.asked) == sorted([items[0], items[3]])
+    assert [j.label for j in got] == ["update", "same", "update", "same"]
 
 
 @pytest.mark.parametrize(("cross_pairs", "facts"), [(0, 0), (CROSS_BUDGET, 1)])
