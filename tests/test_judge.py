@@ -349,9 +349,9 @@ def test_a_cadence_is_one_word_however_written() -> None:
 
 def test_names_each_lacks_are_the_models_to_read(embedder) -> None:
     """Each statement naming something the other lacks is most often another subject
-    or another value, but not always ("eu-west-1 (Ireland)" restates "AWS
-    eu-west-1"): the models read such pairs; a capital opening a note
-    ("Prefers", "User") is no name. Two numbers each lacks are never the same."""
+    or another value, but not always (a name added in passing restates): ``same``
+    keeps the models' probability; a capital opening a note ("Prefers", "User") is
+    no name. Two numbers each lacks are never the same."""
     judge, (_, x) = _local(
         embedder,
         [

@@ -813,8 +813,10 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     # out: a name added in passing (a region's country beside its code, a
     # pet's name for "our dog", a brand beside a product) restates. Of the 946
     # training pairs that differ so (names only), 82 are ``same`` (45 of 425
-    # in the measured files); the models tell them from "the London office" /
-    # "the Berlin office".
+    # in the measured files). The models weigh them; they still read most such
+    # restatements as a change ("My sister Ines lives in Porto" / "My sister is
+    # based in Porto, Portugal": ``same`` 0.39), but the never-read scenarios
+    # and pairs read better without the rule (docs/benchmarks.md, session 27).
     never = (x[:, _SWAPPED_NUMBERS] > 0) | kin
     # ... and so are two where the later one opens with a relation to someone the
     # earlier one does not name ("Mia's best friend has a peanut allergy too",
