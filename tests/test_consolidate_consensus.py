@@ -73,14 +73,15 @@ def test_an_ended_fact_and_what_holds_instead_supersede_it(embedder) -> None:
 
 def test_a_briefs_hint_is_read_beside_the_statements_it_gates(embedder) -> None:
     """The hint names the change in words near the old fact; the statement alone
-    is too far from it (cosine under the related threshold) to be judged."""
+    is too far from it (cosine under the related threshold, here 0.4: the
+    default 0.3 reads this statement too) to be judged."""
     fact, said, hint = (
         "The team chats on Slack",
         "We switched our chat to Zulip",
         "Team chat happens on Zulip",
     )
     v = embedder.embed([fact, said, hint])
-    cfg = ConsolidatorSettings()
+    cfg = ConsolidatorSettings(related_threshold=0.4)
     assert float(v[0] @ v[1]) < cfg.related_threshold <= float(v[0] @ v[2])
     cand = _candidate(
         [said], v[1:2], score=1.0, gate="brief b_1 hint", hint=Phrase(hint, v[2], "b_1")
@@ -89,6 +90,19 @@ def test_a_briefs_hint_is_read_beside_the_statements_it_gates(embedder) -> None:
     got = decider.reconcile(cand, known, {"l_1": fact}).decision
     assert (got.kind, got.target_id) == ("UPDATE", "l_1"), got
     assert decider.reconcile(replace(cand, hint=None), known, {}).decision.kind == "ADD"
+
+
+def test_a_change_in_other_words_under_0_4_is_read_at_the_default(embedder) -> None:
+    """At the default related threshold (0.3) a new value said in words that sit
+    under 0.4 from the fact it replaces is judged, and read as its change."""
+    fact, said = "The team chats on Slack", "We switched our chat to Zulip"
+    v = embedder.embed([fact, said])
+    cfg = ConsolidatorSettings()
+    assert cfg.related_threshold <= float(v[0] @ v[1]) < 0.4
+    cand = _candidate([said], v[1:2], score=2.0, gate="evidence")
+    decider, known = _reconcile(cand, fact, v[0], cfg)
+    got = decider.reconcile(cand, known, {"l_1": fact}).decision
+    assert (got.kind, got.target_id) == ("UPDATE", "l_1"), got
 
 
 def test_a_cluster_is_read_once_per_distinct_statement_at_most_readings() -> None:

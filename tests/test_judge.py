@@ -383,6 +383,26 @@ def test_names_each_lacks_are_the_models_to_read(embedder) -> None:
     assert swapped.tolist() == [True, False]
 
 
+def test_a_name_and_its_initials_are_no_swap() -> None:
+    """Clustering reads which values each statement lacks as the judge's features do:
+    a word in capitals and the run of names it shortens are one value ("WSJ" /
+    "the Wall Street Journal"), so the two are not held apart as two names; another
+    paper is still another name, and an addition beside the first names nothing the
+    first lacks, so it is left to the judge."""
+    texts = [
+        "Mira reads the Wall Street Journal",
+        "Mira has a WSJ subscription",
+        "Mira reads the Financial Times",
+        "Mira reads the FT in addition to the Wall Street Journal",
+    ]
+    statements = Statements(texts)
+    swapped = swapped_values(statements, np.array([0, 0, 1, 0]), np.array([1, 2, 2, 3]))
+    assert swapped.tolist() == [False, True, True, False]
+    # The judge's own features agree: nothing the one names is missing from the other.
+    x = lexical(texts[:1], texts[1:2], np.array([0.7]))
+    assert x[0, _SWAPPED_NAMES] == 0.0
+
+
 def test_naming_the_attribute_of_a_value_says_the_same(embedder) -> None:
     """ "The release cadence is biweekly" restates "we release every two weeks"; a word
     that is no attribute's name ("work phone") or another attribute is no restatement."""

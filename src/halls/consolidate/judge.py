@@ -243,6 +243,29 @@ def lexical(earlier: Sequence[str], later: Sequence[str], similarity: np.ndarray
     return lexical_rows(Statements(earlier), Statements(later), rows, rows, similarity)
 
 
+def _equal_words(ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
+    """Which word of one statement is which of the other's: (P x W x W) equality of
+    word ids, empty slots (-1) never equal."""
+    return ia[:, :, None] == np.where(ib >= 0, ib, -2)[:, None, :]  # type: ignore[no-any-return]
+
+
+def _shared_words(
+    first: Statements, second: Statements, a: np.ndarray, b: np.ndarray, eq: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair (first[a[i]], second[b[i]]), which words of each statement the other
+    has: the same word (``eq``, P x W x W: ``_equal_words``), a synonym
+    (``_synonyms_shared``), a word in capitals for the run it shortens
+    (``_acronyms_shared``) or an amount in another unit (``_amounts_shared``)."""
+    valid = (first.words[0][a] >= 0, second.words[0][b] >= 0)
+    synonymous = (first.words[8][a], second.words[8][b])
+    equal = (np.asarray(eq.any(axis=2)), np.asarray(eq.any(axis=1)))
+    shared = _synonyms_shared((first.senses, second.senses), (a, b), equal, synonymous, valid)
+    shared = _acronyms_shared(
+        (first.acronyms, second.acronyms), (first.initials, second.initials), (a, b), shared, valid
+    )
+    return _amounts_shared((first.amounts, second.amounts), (a, b), shared, valid)
+
+
 def lexical_rows(
     first: Statements, second: Statements, a: np.ndarray, b: np.ndarray, similarity: np.ndarray
 ) -> np.ndarray:
@@ -251,18 +274,8 @@ def lexical_rows(
     ib, nb_, ub, cb, capb, valb, pb, atb, sb, negb = (m[b] for m in second.words)
     ib = np.where(ib >= 0, ib, -2)  # empty slots never match the other side's
     va, vb = ia >= 0, ib >= 0
-    # Which of one statement's words the other has: (P x W x W) equality, any.
-    eq = ia[:, :, None] == ib[:, None, :]
-    a_in_b, b_in_a = _synonyms_shared(
-        (first.senses, second.senses), (a, b), (eq.any(axis=2), eq.any(axis=1)), (sa, sb), (va, vb)
-    )
-    a_in_b, b_in_a = _acronyms_shared(
-        (first.acronyms, second.acronyms), (first.initials, second.initials), (a, b),
-        (a_in_b, b_in_a), (va, vb),
-    )  # fmt: skip
-    a_in_b, b_in_a = _amounts_shared(
-        (first.amounts, second.amounts), (a, b), (a_in_b, b_in_a), (va, vb)
-    )
+    eq = _equal_words(ia, ib)
+    a_in_b, b_in_a = _shared_words(first, second, a, b, eq)
     fa, fb = first.flags[a], second.flags[b]
     n_a, n_b = va.sum(axis=1), vb.sum(axis=1)
     shared = a_in_b.sum(axis=1)
@@ -568,14 +581,11 @@ def _shared(
 def swapped_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per pair of rows: each statement claims a number the other lacks (``_swapped``),
     or has a value (a name, a number, an address) the other lacks (``_swapped_names``)."""
-    ia, capa = statements.words[0][a], statements.words[5][a]  # values: names, numbers, addresses
-    ib, capb = statements.words[0][b], statements.words[5][b]
-    ib = np.where(ib >= 0, ib, -2)
-    eq = ia[:, :, None] == ib[:, None, :]
+    capa, capb = statements.words[5][a], statements.words[5][b]  # values: names, numbers, addresses
     numbers, amounts = statements.numbers, statements.amounts
-    valid = (ia >= 0, ib >= 0)
-    shared = _amounts_shared((amounts, amounts), (a, b), (eq.any(axis=2), eq.any(axis=1)), valid)
-    lack_a, lack_b = valid[0] & ~shared[0], valid[1] & ~shared[1]
+    ia, ib = statements.words[0][a], statements.words[0][b]
+    shared = _shared_words(statements, statements, a, b, _equal_words(ia, ib))
+    lack_a, lack_b = (ia >= 0) & ~shared[0], (ib >= 0) & ~shared[1]
     named = _swapped_names((lack_a, lack_b), (capa, capb))
     return _swapped((numbers, numbers), (amounts, amounts), a, b) | named  # type: ignore[no-any-return]
 
