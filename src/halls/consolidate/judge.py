@@ -580,7 +580,11 @@ def _shared(
 
 def swapped_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per pair of rows: each statement claims a number the other lacks (``_swapped``),
-    or has a value (a name, a number, an address) the other lacks (``_swapped_names``)."""
+    or has a value (a name, a number, an address) the other lacks (``_swapped_names``).
+
+    Which words the other has is read as the judge's features read it
+    (``_shared_words``): clustering holds apart only what the judge could not
+    read as one value ("WSJ" / "the Wall Street Journal" share their name)."""
     capa, capb = statements.words[5][a], statements.words[5][b]  # values: names, numbers, addresses
     numbers, amounts = statements.numbers, statements.amounts
     ia, ib = statements.words[0][a], statements.words[0][b]
