@@ -99,7 +99,7 @@ def test_a_change_in_other_words_under_0_4_is_read_at_the_default(embedder) -> N
     v = embedder.embed([fact, said])
     cfg = ConsolidatorSettings()
     assert cfg.related_threshold <= float(v[0] @ v[1]) < 0.4
-    cand = _candidate([said], v[1:2], score=2.0, gate="evidence")
+    cand = _candidate([said], v[1:2])
     decider, known = _reconcile(cand, fact, v[0], cfg)
     got = decider.reconcile(cand, known, {"l_1": fact}).decision
     assert (got.kind, got.target_id) == ("UPDATE", "l_1"), got

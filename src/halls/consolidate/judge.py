@@ -272,9 +272,9 @@ def lexical_rows(
     """The lexical features of pairs (first[a[i]], second[b[i]]), numpy over the batch."""
     ia, na_, ua, ca, capa, vala, pa, ata, sa, nega = (m[a] for m in first.words)
     ib, nb_, ub, cb, capb, valb, pb, atb, sb, negb = (m[b] for m in second.words)
+    eq = _equal_words(ia, ib)
     ib = np.where(ib >= 0, ib, -2)  # empty slots never match the other side's
     va, vb = ia >= 0, ib >= 0
-    eq = _equal_words(ia, ib)
     a_in_b, b_in_a = _shared_words(first, second, a, b, eq)
     fa, fb = first.flags[a], second.flags[b]
     n_a, n_b = va.sum(axis=1), vb.sum(axis=1)
