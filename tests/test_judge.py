@@ -403,6 +403,28 @@ def test_a_name_and_its_initials_are_no_swap() -> None:
     assert x[0, _SWAPPED_NAMES] == 0.0
 
 
+def test_a_name_glued_from_openings_is_no_swap() -> None:
+    """A short name spelled by the openings of the words it shortens is that name:
+    the parts of a word in camel case ("PS5" / "PlayStation 5"), openings glued in
+    camel case ("FedEx" / "Federal Express") or not ("Amex" / "American Express").
+    A given name is no shortening ("Anna" / "Ana Navarro"), nor is a common word,
+    and another brand is still another name."""
+    pairs = [
+        ("Kofi games on a PlayStation 5", "Kofi plays on his PS5"),
+        ("Dara ships parcels with FedEx", "Dara uses Federal Express for parcels"),
+        ("Ines opened an Amex Gold card", "Ines carries an American Express Gold card"),
+        ("Anna lives in Oslo", "Ana Navarro lives in Oslo"),
+        ("Ines opened an Amex Gold card", "Ines carries a Capital One card"),
+        ("Kofi games on a PlayStation 5", "Kofi games on his PC"),
+    ]
+    statements = Statements([t for pair in pairs for t in pair])
+    first = np.arange(0, 2 * len(pairs), 2)
+    swapped = swapped_values(statements, first, first + 1)
+    assert swapped.tolist() == [False, False, False, True, True, True]
+    x = lexical([p[0] for p in pairs[:3]], [p[1] for p in pairs[:3]], np.full(3, 0.7))
+    assert (x[:, _SWAPPED_NAMES] == 0.0).all()
+
+
 def test_naming_the_attribute_of_a_value_says_the_same(embedder) -> None:
     """ "The release cadence is biweekly" restates "we release every two weeks"; a word
     that is no attribute's name ("work phone") or another attribute is no restatement."""

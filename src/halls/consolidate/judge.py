@@ -224,7 +224,13 @@ class Statements:
         self.amounts = [p.amounts for p in parsed]
         self.kin = [p.kin for p in parsed]
         self.joins = np.array([p.joins for p in parsed], dtype=bool)
-        self.initials = [p.initials for p in parsed]
+        self.parts = [p.parts for p in parsed]
+        # The first one and two letters of every part: what a shortening of
+        # the other statement must find before it is spelled out (``_spelled``).
+        self.openings = [
+            frozenset(o for token, _ in p.parts for part in token for o in (part[:1], part[:2]))
+            for p in parsed
+        ]
         self.owner = np.array([p.owner for p in parsed], dtype=bool)
         self.flags = (
             np.stack([p.flags for p in parsed]) if parsed else np.zeros((0, N_FLAGS), np.float32)
@@ -261,7 +267,12 @@ def _shared_words(
     equal = (np.asarray(eq.any(axis=2)), np.asarray(eq.any(axis=1)))
     shared = _synonyms_shared((first.senses, second.senses), (a, b), equal, synonymous, valid)
     shared = _acronyms_shared(
-        (first.acronyms, second.acronyms), (first.initials, second.initials), (a, b), shared, valid
+        (first.acronyms, second.acronyms),
+        (first.parts, second.parts),
+        (first.openings, second.openings),
+        (a, b),
+        shared,
+        valid,
     )
     return _amounts_shared((first.amounts, second.amounts), (a, b), shared, valid)
 
@@ -427,29 +438,63 @@ def _synonyms_shared(
     return a_in_b, b_in_a
 
 
-def _spelled(letters: str, initials: tuple[tuple[str, int], ...]) -> list[int]:
-    """The slots of a run of words whose initials spell ``letters`` (opening and
-    closing on a compared word: "work from home" spells "wfh"), or none."""
-    n = len(letters)
-    for start in range(len(initials) - n + 1):
-        run = initials[start : start + n]
-        if "".join(c for c, _ in run) == letters and run[0][1] >= 0 and run[-1][1] >= 0:
-            slots = [slot for _, slot in run if slot >= 0]
-            if len(slots) >= 2:
-                return slots
+Parts = tuple[tuple[tuple[str, ...], int], ...]  # per token: its parts, its slot or -1
+Short = tuple[int, str, tuple[str, ...]]  # a word that may shorten others (``reading.parse``)
+
+
+def _openings(letters: str, pieces: tuple[str, ...], words: list[str]) -> bool:
+    """Whether ``letters`` are the openings of ``words`` in order: the ``pieces``
+    given ("nyt": n, y, t; "fedex": fed, ex), or, none given, any of two letters
+    or more ("amex": am, ex)."""
+    if pieces:
+        return len(pieces) == len(words) and all(
+            w.startswith(p) for p, w in zip(pieces, words, strict=True)
+        )
+    if not words:
+        return not letters
+    first, rest = words[0], words[1:]
+    return any(
+        first.startswith(letters[:k]) and _openings(letters[k:], (), rest)
+        for k in range(2, len(letters) - 2 * len(rest) + 1)
+    )
+
+
+def _spelled(short: Short, parts: Parts) -> list[int]:
+    """The slots of a run of words whose openings spell a shortening (opening and
+    closing on a compared word: "work from home" spells "wfh", "PlayStation"
+    "PS", "American Express" "Amex"), or none."""
+    _, letters, pieces = short
+    flat = [(part, slot) for token, slot in parts for part in token]
+    sizes = [len(pieces)] if pieces else range(2, len(letters) // 2 + 1)
+    for n in sizes:
+        for start in range(len(flat) - n + 1):
+            run = flat[start : start + n]
+            if run[0][1] < 0 or run[-1][1] < 0 or run[0][0][:1] != letters[:1]:
+                continue
+            if _openings(letters, pieces, [part for part, _ in run]):
+                return sorted({slot for _, slot in run if slot >= 0})
     return []
 
 
+def _may_spell(short: Short, openings: frozenset[str]) -> bool:
+    """Whether a statement whose parts open with ``openings`` may hold the run a
+    shortening spells: each of its pieces opens some part (a quick test)."""
+    _, letters, pieces = short
+    return all(p[:2] in openings for p in pieces) if pieces else letters[:2] in openings
+
+
 def _acronyms_shared(
-    acronyms: tuple[list[tuple[tuple[int, str], ...]], list[tuple[tuple[int, str], ...]]],
-    initials: tuple[list[tuple[tuple[str, int], ...]], list[tuple[tuple[str, int], ...]]],
+    acronyms: tuple[list[tuple[Short, ...]], list[tuple[Short, ...]]],
+    parts: tuple[list[Parts], list[Parts]],
+    openings: tuple[list[frozenset[str]], list[frozenset[str]]],
     rows: tuple[np.ndarray, np.ndarray],
     shared: tuple[np.ndarray, np.ndarray],
     valid: tuple[np.ndarray, np.ndarray],
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Which words of each statement the other has, a word in capitals standing for
-    the run of words it shortens when the other has that run and not the word
-    ("NYT" / "the New York Times", "BP med" / "blood pressure pill")."""
+    """Which words of each statement the other has, a word that shortens a run of
+    words standing for that run when the other has it and not the word ("NYT" /
+    "the New York Times", "BP med" / "blood pressure pill", "Amex" / "American
+    Express")."""
     todo = [r for r in range(len(rows[0])) if acronyms[0][rows[0][r]] or acronyms[1][rows[1][r]]]
     if not todo:
         return shared
@@ -457,11 +502,13 @@ def _acronyms_shared(
     for r in todo:
         for side in (0, 1):
             mine, other = out[side], out[1 - side]
-            theirs = initials[1 - side][rows[1 - side][r]]
-            for slot, letters in acronyms[side][rows[side][r]]:
-                if mine[r, slot] or not valid[side][r, slot]:
+            theirs = parts[1 - side][rows[1 - side][r]]
+            opens = openings[1 - side][rows[1 - side][r]]
+            for short in acronyms[side][rows[side][r]]:
+                slot = short[0]
+                if mine[r, slot] or not valid[side][r, slot] or not _may_spell(short, opens):
                     continue
-                run = _spelled(letters, theirs)
+                run = _spelled(short, theirs)
                 if run and not other[r, run].all():  # "Ubiquiti UDR": "Ubiquiti" was shared
                     mine[r, slot] = True
                     other[r, run] = True

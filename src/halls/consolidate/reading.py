@@ -37,8 +37,15 @@ _GAVE_UP = re.compile(
 )
 _ADDRESS = re.compile(r"\w[./:@]\w")
 # A word in capitals may shorten a run of words by their initials ("NYT", "the
-# New York Times"; "BP", "blood pressure"; "US", "United States").
+# New York Times"; "BP", "blood pressure"; "US", "United States"), the parts of
+# a word in camel case among them ("PS", "PlayStation").
 _ACRONYM = re.compile(r"[A-Z]{2,5}")
+# A name glued from the openings of the words it shortens: in camel case
+# ("FedEx", Federal Express) or not ("Amex", American Express). Such a word
+# is no common word and no given name (``_shortening``).
+_CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
+_CAMEL_EDGE = re.compile(r"[a-z][A-Z]")
+CONTRACTION_LETTERS = (4, 7)
 _FIRST_PERSON = frozenset(["i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've"])
 ADDITIVE = frozenset(
     "also too well another addition besides second either extra both additionally more".split()  # noqa: SIM905
@@ -271,8 +278,11 @@ class Parsed:
     flags: np.ndarray  # float32: change negated additive retract episodic multi single length
     numbers: frozenset[float]  # the numbers it claims (digits and number words; contrasts aside)
     heads: frozenset[int]  # the roots of the words its numbers count ("Year 3": year)
-    acronyms: tuple[tuple[int, str], ...]  # (slot, letters) of its words in capitals ("NYT")
-    initials: tuple[tuple[str, int], ...]  # per token: its first letter, its slot or -1
+    # (slot, letters, pieces) of its words that may shorten others: in capitals
+    # ("NYT": one letter a piece) or glued from openings ("FedEx": "fed", "ex";
+    # "Amex": no pieces given, each at least two letters)
+    acronyms: tuple[tuple[int, str, tuple[str, ...]], ...]
+    parts: tuple[tuple[tuple[str, ...], int], ...]  # per token: its parts ("PlayStation"), slot
     # (measure, size in its base unit, number, unit, slot of the number, slot of
     # the unit or -1) per amount it claims in a unit of ``values.MEASURES`` ("12 km")
     amounts: tuple[tuple[str, float, float, str, int, int], ...]
@@ -416,8 +426,8 @@ def parse(text: str) -> Parsed:
     changes = any(w in CHANGE for w in stems) or any(w in ALTERS for w in low)
     changes = changes or _CHANGE_PHRASES.search(joined) is not None
     numbers: set[float] = set()
-    acronyms: list[tuple[int, str]] = []
-    initials: list[tuple[str, int]] = []
+    acronyms: list[tuple[int, str, tuple[str, ...]]] = []
+    parts: list[tuple[tuple[str, ...], int]] = []
     claimed: list[tuple[int, str, float, float, str]] = []  # (token, measure, size, number, unit)
     for n, (w, r) in enumerate(zip(stems, raw, strict=True)):
         if not (after or through):
@@ -483,10 +493,12 @@ def parse(text: str) -> Parsed:
                 senses.append(synonyms.senses(low[n]) | given if plain else given)
             elif not (after or through):  # said again as a claim ("from Python 3.9 to Python 3.12")
                 contrast[ids.index(i)] = False
-            if i in ids and _ACRONYM.fullmatch(r):
-                acronyms.append((ids.index(i), r.lower()))
+            shortens = _shortening(r, low[n]) if i in ids else None
+            if shortens is not None:
+                acronyms.append((ids.index(i), shortens[0], shortens[1]))
         slot = ids.index(_VOCAB[w]) if keep and _VOCAB.get(w) in ids else -1
-        initials.append((low[n][:1], slot))
+        camel = _CAMEL_EDGE.search(r) is not None
+        parts.append((tuple(p.lower() for p in _CAMEL.findall(r)) if camel else (low[n],), slot))
         if low[n] in until:
             through = False
         if w in CONTRAST or low[n] in CONTRAST or _beside(low, n):
@@ -517,7 +529,7 @@ def parse(text: str) -> Parsed:
         min(len(low), 30) / 30,
     ]
     amounts = tuple(
-        (measure, size, number, unit, initials[n][1], initials[n + 1][1])
+        (measure, size, number, unit, parts[n][1], parts[n + 1][1])
         for n, measure, size, number, unit in claimed
     )
     # A number counts the word before it ("Year 3", "Postgres 15", "space 14"),
@@ -543,12 +555,29 @@ def parse(text: str) -> Parsed:
         frozenset(numbers),
         frozenset(heads),
         tuple(acronyms),
-        tuple(initials),
+        tuple(parts),
         amounts,
         frozenset((COUNTERPARTS[w], w) for w in stems if w in COUNTERPARTS),
         bool(_JOINERS.intersection(low)) or "&" in clean,
         bool(low) and low[0] in _FIRST_PERSON,
     )
+
+
+def _shortening(raw: str, low: str) -> tuple[str, tuple[str, ...]] | None:
+    """What a word may shorten, as (letters, pieces): a word in capitals its
+    initials ("NYT"), a short word in camel case the openings of its parts
+    ("FedEx"), a capitalised word that is no common word and no given name
+    openings of two letters or more (``()``: "Amex"); else None."""
+    if _ACRONYM.fullmatch(raw):
+        return low, tuple(low)
+    lo, hi = CONTRACTION_LETTERS
+    if not (raw.isalpha() and lo <= len(raw) <= hi and raw[:1].isupper()):
+        return None
+    if _CAMEL_EDGE.search(raw):
+        return low, tuple(p.lower() for p in _CAMEL.findall(raw))
+    if raw[1:].islower() and not synonyms.senses(low) and not names.is_name(low):
+        return low, ()
+    return None
 
 
 def _measured(low: list[str], n: int) -> tuple[str, float, float, str] | None:
