@@ -414,13 +414,14 @@ def test_a_name_glued_from_openings_is_no_swap() -> None:
         ("Dara ships parcels with FedEx", "Dara uses Federal Express for parcels"),
         ("Ines opened an Amex Gold card", "Ines carries an American Express Gold card"),
         ("Anna lives in Oslo", "Ana Navarro lives in Oslo"),
+        ("Ines lives on Pearl Street", "Ines lives on Peter Arlington Street"),
         ("Ines opened an Amex Gold card", "Ines carries a Capital One card"),
         ("Kofi games on a PlayStation 5", "Kofi games on his PC"),
     ]
     statements = Statements([t for pair in pairs for t in pair])
     first = np.arange(0, 2 * len(pairs), 2)
     swapped = swapped_values(statements, first, first + 1)
-    assert swapped.tolist() == [False, False, False, True, True, True]
+    assert swapped.tolist() == [False, False, False, True, True, True, True]
     x = lexical([p[0] for p in pairs[:3]], [p[1] for p in pairs[:3]], np.full(3, 0.7))
     assert (x[:, _SWAPPED_NAMES] == 0.0).all()
 

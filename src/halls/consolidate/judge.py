@@ -220,17 +220,12 @@ class Statements:
         self.senses = [p.senses for p in parsed]
         self.numbers = [p.numbers for p in parsed]
         self.heads = [p.heads for p in parsed]
-        self.acronyms = [p.acronyms for p in parsed]
+        self.shortenings = [p.shortenings for p in parsed]
         self.amounts = [p.amounts for p in parsed]
         self.kin = [p.kin for p in parsed]
         self.joins = np.array([p.joins for p in parsed], dtype=bool)
         self.parts = [p.parts for p in parsed]
-        # The first one and two letters of every part: what a shortening of
-        # the other statement must find before it is spelled out (``_spelled``).
-        self.openings = [
-            frozenset(o for token, _ in p.parts for part in token for o in (part[:1], part[:2]))
-            for p in parsed
-        ]
+        self.openings = [p.openings for p in parsed]
         self.owner = np.array([p.owner for p in parsed], dtype=bool)
         self.flags = (
             np.stack([p.flags for p in parsed]) if parsed else np.zeros((0, N_FLAGS), np.float32)
@@ -261,13 +256,13 @@ def _shared_words(
     """Per pair (first[a[i]], second[b[i]]), which words of each statement the other
     has: the same word (``eq``, P x W x W: ``_equal_words``), a synonym
     (``_synonyms_shared``), a word in capitals for the run it shortens
-    (``_acronyms_shared``) or an amount in another unit (``_amounts_shared``)."""
+    (``_shortenings_shared``) or an amount in another unit (``_amounts_shared``)."""
     valid = (first.words[0][a] >= 0, second.words[0][b] >= 0)
     synonymous = (first.words[8][a], second.words[8][b])
     equal = (np.asarray(eq.any(axis=2)), np.asarray(eq.any(axis=1)))
     shared = _synonyms_shared((first.senses, second.senses), (a, b), equal, synonymous, valid)
-    shared = _acronyms_shared(
-        (first.acronyms, second.acronyms),
+    shared = _shortenings_shared(
+        (first.shortenings, second.shortenings),
         (first.parts, second.parts),
         (first.openings, second.openings),
         (a, b),
@@ -483,8 +478,8 @@ def _may_spell(short: Short, openings: frozenset[str]) -> bool:
     return all(p[:2] in openings for p in pieces) if pieces else letters[:2] in openings
 
 
-def _acronyms_shared(
-    acronyms: tuple[list[tuple[Short, ...]], list[tuple[Short, ...]]],
+def _shortenings_shared(
+    shortenings: tuple[list[tuple[Short, ...]], list[tuple[Short, ...]]],
     parts: tuple[list[Parts], list[Parts]],
     openings: tuple[list[frozenset[str]], list[frozenset[str]]],
     rows: tuple[np.ndarray, np.ndarray],
@@ -495,7 +490,9 @@ def _acronyms_shared(
     words standing for that run when the other has it and not the word ("NYT" /
     "the New York Times", "BP med" / "blood pressure pill", "Amex" / "American
     Express")."""
-    todo = [r for r in range(len(rows[0])) if acronyms[0][rows[0][r]] or acronyms[1][rows[1][r]]]
+    todo = [
+        r for r in range(len(rows[0])) if shortenings[0][rows[0][r]] or shortenings[1][rows[1][r]]
+    ]
     if not todo:
         return shared
     out = (shared[0].copy(), shared[1].copy())
@@ -504,7 +501,7 @@ def _acronyms_shared(
             mine, other = out[side], out[1 - side]
             theirs = parts[1 - side][rows[1 - side][r]]
             opens = openings[1 - side][rows[1 - side][r]]
-            for short in acronyms[side][rows[side][r]]:
+            for short in shortenings[side][rows[side][r]]:
                 slot = short[0]
                 if mine[r, slot] or not valid[side][r, slot] or not _may_spell(short, opens):
                     continue

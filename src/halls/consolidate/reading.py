@@ -281,8 +281,11 @@ class Parsed:
     # (slot, letters, pieces) of its words that may shorten others: in capitals
     # ("NYT": one letter a piece) or glued from openings ("FedEx": "fed", "ex";
     # "Amex": no pieces given, each at least two letters)
-    acronyms: tuple[tuple[int, str, tuple[str, ...]], ...]
+    shortenings: tuple[tuple[int, str, tuple[str, ...]], ...]
     parts: tuple[tuple[tuple[str, ...], int], ...]  # per token: its parts ("PlayStation"), slot
+    # The first one and two letters of every part: what another statement's
+    # shortening must find here before it is spelled out (``judge._spelled``).
+    openings: frozenset[str]
     # (measure, size in its base unit, number, unit, slot of the number, slot of
     # the unit or -1) per amount it claims in a unit of ``values.MEASURES`` ("12 km")
     amounts: tuple[tuple[str, float, float, str, int, int], ...]
@@ -426,7 +429,7 @@ def parse(text: str) -> Parsed:
     changes = any(w in CHANGE for w in stems) or any(w in ALTERS for w in low)
     changes = changes or _CHANGE_PHRASES.search(joined) is not None
     numbers: set[float] = set()
-    acronyms: list[tuple[int, str, tuple[str, ...]]] = []
+    shortenings: list[tuple[int, str, tuple[str, ...]]] = []
     parts: list[tuple[tuple[str, ...], int]] = []
     claimed: list[tuple[int, str, float, float, str]] = []  # (token, measure, size, number, unit)
     for n, (w, r) in enumerate(zip(stems, raw, strict=True)):
@@ -495,7 +498,7 @@ def parse(text: str) -> Parsed:
                 contrast[ids.index(i)] = False
             shortens = _shortening(r, low[n]) if i in ids else None
             if shortens is not None:
-                acronyms.append((ids.index(i), shortens[0], shortens[1]))
+                shortenings.append((ids.index(i), shortens[0], shortens[1]))
         slot = ids.index(_VOCAB[w]) if keep and _VOCAB.get(w) in ids else -1
         camel = _CAMEL_EDGE.search(r) is not None
         parts.append((tuple(p.lower() for p in _CAMEL.findall(r)) if camel else (low[n],), slot))
@@ -554,8 +557,9 @@ def parse(text: str) -> Parsed:
         np.array(flags, dtype=np.float32),
         frozenset(numbers),
         frozenset(heads),
-        tuple(acronyms),
+        tuple(shortenings),
         tuple(parts),
+        frozenset(o for token, _ in parts for part in token for o in (part[:1], part[:2])),
         amounts,
         frozenset((COUNTERPARTS[w], w) for w in stems if w in COUNTERPARTS),
         bool(_JOINERS.intersection(low)) or "&" in clean,
