@@ -213,3 +213,45 @@ def test_it_is_on_by_default_with_the_measured_budget() -> None:
     """A run reads up to ``CROSS_BUDGET`` pairs with it unless configured otherwise
     (the budget docs/benchmarks.md measured the 10,000-entry run with)."""
     assert ConsolidatorSettings().cross_pairs == CROSS_BUDGET > 0
+
+
+def test_clustering_reads_every_pair_but_additions_with_the_cross_encoder(embedder: Any) -> None:
+    """Clustering asks whether two statements say the same thing: the cross-encoder
+    reads the pairs the words read surely as a change too (reconciliation leaves
+    those to the words), and its reading is averaged with the second MLP's."""
+    texts = [
+        "We release every two weeks",
+        "We release once a month",
+        "Omar has taken up the drums too",
+        "Omar plays drums as well as guitar",
+    ]
+    v = embedder.embed(texts)
+    statements = Statements(texts, v)
+    a, b = np.array([0, 2], dtype=np.int64), np.array([1, 3], dtype=np.int64)
+    judge, spy = _judge()
+    labels, _, p_same = judge.judge_rows(statements, a, b)
+    assert spy.asked == [(texts[0], texts[1])]  # not the addition
+    # Each claims a cadence the other lacks: never the same, whoever reads it.
+    assert LABELS[labels[0]] != "same" and p_same[0] == 0.0
+    judge.judge(statements.pairs(a, b))
+    assert len(spy.asked) == 1  # reconciliation: a sure change stays the words'
+
+
+def test_a_rewording_far_in_cosine_is_one_fact(tmp_path: Path, embedder: Any) -> None:
+    """Two statements of one arrival time at cosine 0.50, one in digits and one in
+    words: the second MLP alone reads them as two facts (``same`` 0.34, under the
+    0.6 a pair this far needs); averaged with the cross-encoder's reading they
+    join, and two days of them are one fact."""
+    now = datetime.now(UTC)
+    with Memory(Settings(data_dir=tmp_path / "data"), embedder=embedder) as memory:
+        memory.remember(
+            "Wen's flight lands at 18:05", store="c", occurred_at=now - timedelta(days=3)
+        )
+        memory.remember(
+            "Wen gets in at five past six in the evening",
+            store="c",
+            occurred_at=now - timedelta(days=1),
+        )
+        memory.consolidate(store="c")
+        [fact] = memory.list_long(store="c")
+        assert len(fact.derived_from) == 2

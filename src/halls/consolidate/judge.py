@@ -946,7 +946,7 @@ class _MLP:
         return _kind_rules(x, (e / e.sum(axis=2, keepdims=True)).mean(axis=0))
 
 
-CROSS_SURE = 0.9  # a change the words read this surely is theirs to read
+CROSS_SURE = 0.9  # in reconciliation, a change the words read this surely is theirs to read
 _ADDITIVE = 2  # the flag of ``reading.Parsed.flags`` that says a word of addition
 # Pairs the cross-encoder reads per run in each step (``consolidator.cross_pairs``'s
 # default): the 10,000-entry run of docs/benchmarks.md took 29.7 s with 1,500,
@@ -960,9 +960,10 @@ class LocalJudge:
     """An MLP over ``features`` (weights from ``judge_data/judge.npz``) and, for
     the pairs the cross-encoder reads (``cross``: up to ``budget`` a run in
     clustering and as many in reconciliation, the pairs the first MLP is
-    least sure of first; not those that say a word of addition or claim
-    values the other lacks), a second MLP over the same features and the
-    cross-encoder's probabilities (``judge_data/judge_cross.npz``)."""
+    least sure of first; not those that say a word of addition), a second MLP
+    over the same features and the cross-encoder's probabilities
+    (``judge_data/judge_cross.npz``); in clustering, that MLP's reading
+    averaged with the cross-encoder's own, under the same rules."""
 
     name = "local"
 
@@ -991,7 +992,8 @@ class LocalJudge:
         self, statements: Statements, a: np.ndarray, b: np.ndarray, which: str
     ) -> np.ndarray:
         """P x 4 probabilities of pairs of rows, earlier a[i]: the words' MLP's, and
-        the second MLP's for the pairs the cross-encoder reads."""
+        for the pairs the cross-encoder reads, its reading (``which``: "rows" in
+        clustering, "pairs" in reconciliation)."""
         v = statements.vectors
         assert v is not None
         sims = np.einsum("ij,ij->i", v[a], v[b])
@@ -1004,16 +1006,17 @@ class LocalJudge:
         # Not the pairs where a statement says a word of addition ("too",
         # "also", "as well"): the cross-encoder reads two statements of one
         # addition ("Omar has taken up the drums too" / "Omar plays drums as
-        # well as guitar") as two facts, which the words' rules do not; nor
-        # those the words read surely as a change. Pairs whose statements each
-        # claim a value the other lacks it reads too: on the pairs never
-        # trained on it tells a new value from another fact or a restatement
-        # better than the words (not always: "Hugo sits on the third floor" /
-        # "Hugo's desk is on floor five" it reads as two facts), and the rules
-        # above keep two numbers from reading as the same.
+        # well as guitar") as two facts, which the words' rules do not. In
+        # reconciliation, not those the words read surely as a change either.
+        # Pairs whose statements each claim a value the other lacks it reads
+        # too: on the pairs never trained on it tells a new value from another
+        # fact or a restatement better than the words (not always: "Hugo sits
+        # on the third floor" / "Hugo's desk is on floor five" it reads as two
+        # facts), and the rules keep two numbers from reading as the same.
         additive = statements.flags[:, _ADDITIVE] > 0
         sure = np.isin(p.argmax(axis=1), (_UPDATE, _RETRACT)) & (p.max(axis=1) >= CROSS_SURE)
-        asked = np.flatnonzero(~(additive[a] | additive[b]) & ~sure)
+        clustering = which == "rows"
+        asked = np.flatnonzero(~(additive[a] | additive[b]) & (clustering | ~sure))
         n = min(len(asked), self.left[which])
         if n <= 0:
             return p
@@ -1023,7 +1026,21 @@ class LocalJudge:
         c = self.reader.read(
             [(t[i], t[j]) for i, j in zip(a[rows].tolist(), b[rows].tolist(), strict=True)]
         )
-        p[rows] = self.cross.probabilities(np.concatenate([x[rows], c], axis=1))
+        xc = np.concatenate([x[rows], c], axis=1)
+        p[rows] = self.cross.probabilities(xc)
+        if clustering:
+            # Clustering asks whether two statements say the same thing. The
+            # second MLP learned from out-of-fold readings, by cross-encoders
+            # each trained on three quarters of the pairs and weaker than the
+            # shipped one, so it trusts the cross-encoder less than it has
+            # earned: its reading and the cross-encoder's own (under the same
+            # rules) are averaged. On every set of pairs never trained on, the
+            # average finds more restatements with no more false ones
+            # (docs/benchmarks.md, session 30). Reconciliation keeps the
+            # second MLP alone: which of a change and another fact a statement
+            # is, its words (a one-at-a-time attribute, values each lacks) read
+            # better; the cross-encoder alone reads implicit changes as new facts.
+            p[rows] = (p[rows] + _kind_rules(xc, c)) / 2
         return p
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:

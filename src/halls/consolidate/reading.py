@@ -243,6 +243,20 @@ NUMBER_VALUES: dict[str, float] = {
     **{w: float(n) for w, n in (values.TENS | values.SCALES).items()},
     **{"once": 1.0, "twice": 2.0, "dozen": 12.0},
 }
+# A cadence (``values.normalise`` writes each one word) is a number too: the
+# days from one time to the next. "We release biweekly" and "We release
+# monthly" each claim one the other lacks, as "every 2 weeks" and "every 30
+# days" would: another value, never the same one.
+CADENCE_DAYS: dict[str, float] = {
+    "hourly": 1 / 24,
+    "daily": 1.0,
+    "nightly": 1.0,
+    "weekly": 7.0,
+    "biweekly": 14.0,
+    "monthly": 30.0,
+    "quarterly": 91.0,
+    "yearly": 365.0,
+}
 # "half" is a value but no number of its own ("half an hour" is "30 minutes").
 NUMBER_WORDS = frozenset(NUMBER_VALUES) | {"half"}
 # Acronyms of kinds of thing (an API, a URL, a VPN), written in capitals but
@@ -441,6 +455,8 @@ def parse(text: str) -> Parsed:
                 numbers.add(NUMBER_VALUES[low[n]])
             elif low[n] == "biweekly":  # "every two weeks" keeps its number
                 numbers.add(2.0)
+            if low[n] in CADENCE_DAYS:
+                numbers.add(CADENCE_DAYS[low[n]])
             numbers.update(float(d) for d in _DIGITS.findall(low[n]))
         # One capital letter past the first word is a value ("size M", "type B").
         short = w.isdigit() or (n > 0 and len(r) == 1 and r.isupper() and r != "I")
