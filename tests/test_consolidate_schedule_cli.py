@@ -29,10 +29,7 @@ def test_thread_mode_runs_when_due_and_the_due_time_survives_a_restart(tmp_path,
     clock, data = FakeClock(), tmp_path / "data"
     with serve(_memory(data, embedder, clock)) as server:
         c = server.client
-        # Said oldest first, as in the tests below ("Chad likes to use absolute
-        # paths in his configs" said before "Chad prefers ..." reads as another
-        # fact since session 30: docs/benchmarks.md). The clock stands still: not due yet.
-        for days_ago, text in zip((1, 0), PATHS[:2], strict=True):
+        for days_ago, text in enumerate(PATHS[:2]):  # the clock stands still: not due yet
             r = c.post(
                 "/short", params=S, json={"content": text, "occurred_at": clock() - days_ago * DAY}
             )

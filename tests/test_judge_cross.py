@@ -175,8 +175,9 @@ def test_the_budget_bounds_the_pairs_read_least_sure_first(embedder: Any) -> Non
 
 def test_an_addition_or_a_sure_change_is_read_by_its_words(embedder: Any) -> None:
     """The cross-encoder reads two statements of one addition as two facts, and
-    the words read a changed cadence surely: such pairs keep the words' reading.
-    Pairs of other values it reads (a new value of a one-at-a-time attribute)."""
+    the words read a changed cadence surely: in reconciliation such pairs keep
+    the words' reading. Pairs of other values it reads (a new value of a
+    one-at-a-time attribute)."""
     items = [
         ("Greta's bike is a Trek road bike", "Greta's bike: Canyon gravel bike"),
         ("Omar has taken up the drums too", "Omar plays drums as well as guitar"),
@@ -218,7 +219,7 @@ def test_it_is_on_by_default_with_the_measured_budget() -> None:
 def test_clustering_reads_every_pair_but_additions_with_the_cross_encoder(embedder: Any) -> None:
     """Clustering asks whether two statements say the same thing: the cross-encoder
     reads the pairs the words read surely as a change too (reconciliation leaves
-    those to the words), and its reading is averaged with the second MLP's."""
+    those to the words); the rules hold for its reading as for the MLP's."""
     texts = [
         "We release every two weeks",
         "We release once a month",
@@ -240,8 +241,8 @@ def test_clustering_reads_every_pair_but_additions_with_the_cross_encoder(embedd
 def test_a_rewording_far_in_cosine_is_one_fact(tmp_path: Path, embedder: Any) -> None:
     """Two statements of one arrival time at cosine 0.50, one in digits and one in
     words: the second MLP alone reads them as two facts (``same`` 0.34, under the
-    0.6 a pair this far needs); averaged with the cross-encoder's reading they
-    join, and two days of them are one fact."""
+    0.6 a pair this far needs); the mean of its reading and the cross-encoder's
+    own reads them as the same (0.64), and two days of them are one fact."""
     now = datetime.now(UTC)
     with Memory(Settings(data_dir=tmp_path / "data"), embedder=embedder) as memory:
         memory.remember(

@@ -962,8 +962,9 @@ class LocalJudge:
     clustering and as many in reconciliation, the pairs the first MLP is
     least sure of first; not those that say a word of addition), a second MLP
     over the same features and the cross-encoder's probabilities
-    (``judge_data/judge_cross.npz``); in clustering, that MLP's reading
-    averaged with the cross-encoder's own, under the same rules."""
+    (``judge_data/judge_cross.npz``); in clustering, the mean of that MLP's
+    reading and the cross-encoder's own, under the same rules, where it gives
+    ``same`` more weight."""
 
     name = "local"
 
@@ -1033,14 +1034,17 @@ class LocalJudge:
             # second MLP learned from out-of-fold readings, by cross-encoders
             # each trained on three quarters of the pairs and weaker than the
             # shipped one, so it trusts the cross-encoder less than it has
-            # earned: its reading and the cross-encoder's own (under the same
-            # rules) are averaged. On every set of pairs never trained on, the
-            # average finds more restatements with no more false ones
-            # (docs/benchmarks.md, session 30). Reconciliation keeps the
-            # second MLP alone: which of a change and another fact a statement
-            # is, its words (a one-at-a-time attribute, values each lacks) read
-            # better; the cross-encoder alone reads implicit changes as new facts.
-            p[rows] = (p[rows] + _kind_rules(xc, c)) / 2
+            # earned and misses restatements it reads: where the mean of its
+            # reading and the cross-encoder's own (under the same rules) gives
+            # ``same`` more weight, the mean stands (docs/benchmarks.md, session
+            # 30). Not the other way: the cross-encoder alone reads some plain
+            # restatements of a preference as two facts ("Chad prefers absolute
+            # paths in config files" / "Chad likes absolute paths in configs").
+            # Reconciliation keeps the second MLP alone: which of a change and
+            # another fact a statement is, its words (a one-at-a-time
+            # attribute, values each lacks) read better.
+            mean = (p[rows] + _kind_rules(xc, c)) / 2
+            p[rows] = np.where(mean[:, :1] > p[rows][:, :1], mean, p[rows])
         return p
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
