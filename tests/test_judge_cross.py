@@ -42,6 +42,12 @@ def _pairs(embedder: Any, items: list[tuple[str, str]]) -> list[Pair]:
     return [Pair(a, b, vecs[a], vecs[b]) for a, b in items]
 
 
+def _statements(embedder: Any, texts: list[str]) -> tuple[Statements, np.ndarray]:
+    """The statements parsed once, and their vectors."""
+    v = embedder.embed(texts)
+    return Statements(texts, v), v
+
+
 class Counting:
     """The shipped reader, counting the pairs it is asked about."""
 
@@ -151,8 +157,7 @@ def test_the_budget_bounds_the_pairs_read_least_sure_first(embedder: Any) -> Non
         "Continuous integration: Jenkins",
         "Jenkins runs our CI builds",
     ]
-    v = embedder.embed(texts)
-    statements = Statements(texts, v)
+    statements, v = _statements(embedder, texts)
     a = np.array([0, 0, 1, 3, 3, 4], dtype=np.int64)
     b = np.array([1, 2, 2, 4, 5, 5], dtype=np.int64)
     judge, spy = _judge(budget=4)
@@ -226,8 +231,7 @@ def test_clustering_reads_every_pair_but_additions_with_the_cross_encoder(embedd
         "Omar has taken up the drums too",
         "Omar plays drums as well as guitar",
     ]
-    v = embedder.embed(texts)
-    statements = Statements(texts, v)
+    statements, _ = _statements(embedder, texts)
     a, b = np.array([0, 2], dtype=np.int64), np.array([1, 3], dtype=np.int64)
     judge, spy = _judge()
     labels, _, p_same = judge.judge_rows(statements, a, b)

@@ -1044,7 +1044,7 @@ class LocalJudge:
             # another fact a statement is, its words (a one-at-a-time
             # attribute, values each lacks) read better.
             mean = (p[rows] + _kind_rules(xc, c)) / 2
-            p[rows] = np.where(mean[:, :1] > p[rows][:, :1], mean, p[rows])
+            p[rows] = np.where((mean[:, _SAME] > p[rows, _SAME])[:, None], mean, p[rows])
         return p
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
