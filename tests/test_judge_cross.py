@@ -127,7 +127,7 @@ REWORDED = [
 
 def test_the_cross_encoder_reads_rewordings_that_words_miss(embedder: Any) -> None:
     """The cross-encoder reads nearly all of them as the same; the judge, which
-    weighs it against the words, reads two more of them so, and puts more weight
+    weighs it against the words, reads at least two more of them so, and puts more weight
     on `same` for every pair the words read as two facts and the cross-encoder as
     one."""
     pairs = _pairs(embedder, REWORDED)
@@ -139,7 +139,7 @@ def test_the_cross_encoder_reads_rewordings_that_words_miss(embedder: Any) -> No
     with_cross = default_judge(cross_pairs=CROSS_BUDGET).judge(pairs)
     missed = [n for n, j in enumerate(words_only) if j.label != "same"]
     assert len(missed) == 5
-    assert sum(j.label == "same" for j in with_cross) == 8 - len(missed) + 2
+    assert sum(j.label == "same" for j in with_cross) >= 8 - len(missed) + 2
     same = LABELS.index("same")
     for n in missed:
         if alone[n] == same:
