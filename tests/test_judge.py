@@ -16,6 +16,7 @@ from halls.consolidate.judge import (
     _OTHER_PERSON,
     _RETRACT_B,
     _SAME_VALUES,
+    _SINGLE,
     _SWAPPED_NAMES,
     _SWAPPED_NUMBERS,
     LABELS,
@@ -267,6 +268,24 @@ def test_an_implicit_change_sharing_only_a_name_is_of_a_one_at_a_time_attribute(
     change = np.tile(np.eye(len(LABELS), dtype=np.float32)[LABELS.index("update")], (3, 1))
     ruled = _kind_rules(x, change)
     assert [LABELS[int(k)] for k in ruled.argmax(axis=1)] == ["unrelated", "update", "update"]
+
+
+def test_the_one_someone_sees_for_a_service_is_one_at_a_time(embedder) -> None:
+    """A GP, a landlord, an insurer: one at a time, so a new name for one is a
+    change, however little else the two statements share ("GP" and "Dr" read as
+    names, the pair shares only names)."""
+    judge, (_, x) = _local(
+        embedder,
+        [
+            ("update", "Our GP is Dr Okonkwo", "Our GP is Dr Haddad"),
+            ("update", "Our landlord is Mr Okafor", "Our landlord is Greystar"),
+            ("update", "Mina's car insurer is Aviva", "Mina's car insurer is Direct Line"),
+        ],
+    )
+    assert x[:, _SINGLE].tolist() == [1.0, 1.0, 1.0]
+    assert x[0, _ONLY_NAMES] == 1.0
+    got = judge.probabilities(x.copy()).argmax(axis=1)
+    assert [LABELS[int(k)] for k in got] == ["update", "update", "update"]
 
 
 def test_the_same_words_about_another_person_are_another_fact(embedder) -> None:

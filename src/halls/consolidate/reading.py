@@ -88,13 +88,19 @@ _NOUN_BEFORE = frozenset("a an the per each every this that my his her their our
 # ... but not as the first noun of a compound naming a measure: "interest
 # rate", "fan speed", "member count" hold one value at a time.
 _MEASURES = frozenset("rate speed level count number size fee price limit".split())  # noqa: SIM905
+# Attributes that hold one value at a time: a new value said plainly replaces
+# the old one. So does the one someone goes to for a service (a GP, a dentist,
+# a landlord, an insurer): "Our GP is Dr Haddad" after "Our GP is Dr Okonkwo"
+# is a change, though the two share only what reads as names ("GP", "Dr").
 SINGLE = frozenset(
     (  # noqa: SIM905 - as above
         "live based work employer job manager report called named name default main primary "
         "run drive car phone editor theme version birthday age address home apartment flat "
         "desk sit floor cadence schedule hourly daily nightly weekly biweekly monthly quarterly "
         "yearly title role position salary favourite favorite "
-        "password deadline due current capital boss lead"
+        "password deadline due current capital boss lead "
+        "doctor gp dentist veterinarian therapist pediatrician optician physio landlord "
+        "accountant lawyer solicitor hairdresser barber provider insurer"
     ).split()
 )
 # Nouns that name an attribute whose value a statement gives ("the release
