@@ -11,7 +11,14 @@ from datetime import UTC, datetime
 import pytest
 
 from halls.consolidate import distill
-from halls.consolidate.extract import sentences, speaker_of, statement, statements, third_person
+from halls.consolidate.extract import (
+    USER,
+    sentences,
+    speaker_of,
+    statement,
+    statements,
+    third_person,
+)
 from halls.models import Brief, JournalEvent, ShortEntry
 
 
@@ -342,3 +349,20 @@ def test_a_note_keeps_the_openers_and_names_that_carry_meaning(
 def test_an_utterance_still_drops_vocatives_and_answers() -> None:
     assert said("Omar: No, I work at Bosch, Mel!") == ["Omar works at Bosch."]
     assert said("Omar: Also, I play the piano") == ["Also, Omar plays the piano."]
+
+
+def test_a_standing_request_is_a_preference_a_one_time_one_is_not() -> None:
+    """What a note or the user asks for from now on is kept, without its "please";
+    a one-time request is not, nor a request one person makes of another in a
+    conversation."""
+    for speaker in (None, USER):
+        said = [s.text for s in statements("please always give me the report in PDF", speaker)]
+        assert said == ["Always give me the report in PDF."]
+        said = [s.text for s in statements("Don't ever push to main on a Friday", speaker)]
+        assert said == ["Don't ever push to main on a Friday."]
+        said = [s.text for s in statements("Please, from now on reply in German", speaker)]
+        assert said == ["From now on reply in German."]
+        assert statements("Please fix the build", speaker) == []
+        assert statements("Don't worry about the flaky test", speaker) == []
+    assert statements("Mel: Don't ever give up!") == []
+    assert statements("Please always bring snacks", "Mel") == []

@@ -207,6 +207,22 @@ def _assert_two_facts_of_alternate_statements(
     assert got == sorted([sorted(ids[0::2]), sorted(ids[1::2])])
 
 
+def test_an_addition_one_phrasing_marks_is_a_new_fact(client) -> None:
+    """One phrasing of the new pet says "too"; the other ("our new pet") reads as a
+    change of the fact on its own. The phrasings are one claim, and the word of
+    addition says which: a second fact, the first stays."""
+    c, clock = client
+    say(c, clock, ["We have a cat named Miso", "our cat Miso (a tabby)"])
+    [old] = active(c)
+    new_ids = say(
+        c, clock, ["we got a puppy too, he's called Bruno", "Bruno the puppy is our new pet"]
+    )
+    facts = {f["id"]: f for f in active(c)}
+    assert old["id"] in facts and len(facts) == 2
+    [new] = [f for f in facts.values() if f["id"] != old["id"]]
+    assert set(new_ids) <= set(new["derived_from"])
+
+
 def test_the_same_words_about_two_people_make_two_facts(client) -> None:
     """Written on four days, mixed: what Marek does and what his wife does are two
     facts, each from its own two statements."""
@@ -277,6 +293,21 @@ def test_a_waiting_change_joins_the_same_change_made_in_the_run(client) -> None:
             "Netflix price went up to £11 a month",
             "The Netflix plan now costs eleven pounds a month",
         ],
+    )
+    [fact] = active(c)
+    assert fact["id"] != old["id"] and sorted(fact["derived_from"]) == sorted(new_ids)
+
+
+def test_a_change_said_again_after_the_run_made_it_is_kept(client) -> None:
+    """The first statement of a change says it explicitly ("now"), so it replaces the
+    fact at once; the second, read against what the first made, names the old value
+    again and reads as a retraction of the new fact. It gives the same new value:
+    the change said twice, one fact from both (not: the new fact retracted too)."""
+    c, clock = client
+    say(c, clock, ["Tomas works at Bolt", "Tomas's employer is Bolt, he's a designer there"])
+    [old] = active(c)
+    new_ids = say(
+        c, clock, ["Tomas switched jobs, he's at Wolt now", "Tomas left Bolt and joined Wolt"]
     )
     [fact] = active(c)
     assert fact["id"] != old["id"] and sorted(fact["derived_from"]) == sorted(new_ids)

@@ -32,6 +32,7 @@ from halls.consolidate.judge import (
     held_out,
     lexical,
     load_pairs,
+    restates_change,
     same_change,
     swapped_values,
 )
@@ -529,6 +530,17 @@ def test_two_changes_agree_when_they_give_the_same_new_value() -> None:
     fact = "Noah's phone is an iPhone 12"
     assert not same_change(fact, "Noah's phone is a Pixel 8", "Noah's phone is a Pixel 9")
     assert not same_change(fact, "Noah got a Pixel 8", "Noah got a Galaxy S24")
+
+
+def test_a_change_said_again_names_no_value_beside_the_two() -> None:
+    """What restates a change names the old value and the new one at most; a value
+    beside them is a change more."""
+    fact = "Ana works at Zalando"
+    changed = "Ana switched jobs, she's at Adyen now"
+    assert restates_change(fact, changed, "Ana left Zalando and joined Adyen")
+    assert restates_change(fact, changed, "Ana is at Adyen these days")
+    assert not restates_change(fact, changed, "Ana left Adyen for Mollie")
+    assert not restates_change(fact, changed, "Ana joined Mollie")
 
 
 def test_the_user_of_a_note_is_the_first_person() -> None:

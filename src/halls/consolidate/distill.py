@@ -35,11 +35,10 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from halls.consolidate.extract import speaker_of, statements
+from halls.consolidate.extract import USER, speaker_of, statements
 from halls.models import Brief, JournalEvent, ShortEntry
 
 SESSION_GAP_SECONDS = 1800.0  # journal events further apart than this start a new session
-USER = "The user"
 # Journal roles whose events are the user's own words or plain notes.
 _USER_ROLES = {"user", "human"}
 _NOTE_ROLES = {None, "", "note", "event", "outcome"}

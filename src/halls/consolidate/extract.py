@@ -465,6 +465,29 @@ def third_person(sentence: str, name: str) -> str:
     return s
 
 
+# Who speaks in the journal's user turns: the memory's owner, talking to an assistant.
+USER = "The user"
+# A request that holds from now on is a preference its speaker states ("Please
+# always give me the report in PDF", "Don't ever push to main on a Friday"),
+# which memory keeps, said in a note or by the user to an assistant; a
+# one-time request ("Please fix the build") is not, nor what one person asks
+# of another in a conversation ("Don't ever give up!").
+_DIRECTIVE = re.compile(r"(?i)^(?:please\b|don'?t\b|do not\b)")
+_STANDING = re.compile(
+    r"(?i)\b(?:always|never|ever|from now on|going forward|in (?:the )?future|by default|"
+    r"every time|whenever)\b"
+)
+
+
+def _standing(raw: str, speaker: str | None) -> str | None:
+    """The standing request ``raw`` makes, without its "please"; None if it is none."""
+    if speaker not in (None, USER) or not _DIRECTIVE.match(raw) or not _STANDING.search(raw):
+        return None
+    s = re.sub(r"(?i)^please,?\s+", "", raw.strip())
+    s = re.sub(r"(?i),?\s+please([.!]*)$", r"\1", s)
+    return _finish(s) if content_words(s) else None
+
+
 def _finish(text: str) -> str:
     text = re.sub(r"\s+", " ", text).strip().strip("\"'")
     text = re.sub(r"[!.?,:;]+$", "", text).rstrip()
@@ -496,6 +519,9 @@ def statement(sentence: str, speaker: str | None) -> str | None:
             raw, noted = raw[m.end() :], True
     if is_question(raw):
         return None
+    standing = _standing(raw, speaker)
+    if standing:
+        return standing
     s = strip_edges(raw, dialogue=speaker is not None)
     if is_formula(raw) or not s or is_question(s) or is_formula(s):
         return None

@@ -32,11 +32,13 @@ from halls.consolidate.judge import (
     decide_judged,
     default_judge,
     judge_rows,
+    restates_change,
     same_change,
     same_values,
     swapped_values,
 )
 from halls.consolidate.pii import detect, forget_class
+from halls.consolidate.reading import FLAG_ADDITIVE, FLAG_NEGATED, FLAG_RETRACT
 from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact, new_id
 
@@ -137,6 +139,10 @@ class HeuristicDecider:
         readings = np.tile(np.arange(len(said)), len(related)) + len(related)
         parsed = Statements([k.text for k, _ in related] + [t for t, _ in said])
         differ = swapped_values(parsed, facts, readings).tolist()
+        # Which phrasings say a word of addition ("too", "besides") and nothing ended.
+        flags = parsed.flags[len(related) :]
+        ended = (flags[:, FLAG_NEGATED] > 0) | (flags[:, FLAG_RETRACT] > 0)
+        adds = ((flags[:, FLAG_ADDITIVE] > 0) & ~ended).tolist()
         judged = []
         for n, (k, sims) in enumerate(related):
             part = slice(n * len(said), (n + 1) * len(said))
@@ -144,7 +150,7 @@ class HeuristicDecider:
                 _close(j, sim, self.cfg.cluster_threshold, apart)
                 for j, sim, apart in zip(got[part], sims, differ[part], strict=True)
             ]
-            judged.append((k, _consensus(close)))
+            judged.append((k, _consensus(close, adds)))
         return Verdict(decide_judged(known, judged, [t for t, _ in said]), cand.text)
 
     def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]:
@@ -175,7 +181,7 @@ def _statements(cand: Candidate) -> list[tuple[str, np.ndarray]]:
     return out
 
 
-def _consensus(judged: list[Judgement]) -> Judgement:
+def _consensus(judged: list[Judgement], adds: list[bool] | None = None) -> Judgement:
     """One answer from the answers about each statement of a cluster.
 
     The statements of a cluster say one thing in several phrasings, so each
@@ -184,10 +190,18 @@ def _consensus(judged: list[Judgement]) -> Judgement:
     that see no relation, when another surely reads a change) and the likeliest
     label wins with its mean probability; otherwise (a judge that gives only labels)
     the label with the largest summed confidence wins, and its confidence is
-    that sum over the statements.
+    that sum over the statements. ``adds`` says which statements mark an
+    addition: one of them read as another fact decides.
     """
     if len(judged) == 1:
         return judged[0]
+    # A phrasing that says a word of addition and reads as another fact tells
+    # what the claim is: one more beside the fact, however another phrasing
+    # reads ("we got a puppy too, he's called Bruno" / "Bruno the puppy is our
+    # new pet", after "We have a cat named Miso").
+    added = [j for j, a in zip(judged, adds or [], strict=False) if a and j.label == "unrelated"]
+    if added:
+        return max(added, key=lambda j: j.confidence)
     labels = {j.label for j in judged}
     if "retract" in labels and labels & {"update", "unrelated"} and "same" not in labels:
         # One phrasing ends the fact ("no longer drinks green tea"), another
@@ -299,6 +313,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     pinned = {f.id for f in inputs.facts if f.pinned}  # (those made this run: ``made.pinned``)
     waiting: dict[str, list[Candidate]] = {}  # implicit changes without the evidence, by fact
     successor: dict[str, str] = {}  # a fact changed this run -> the fact that replaced it
+    replaced: dict[str, str] = {}  # the other way: a fact made this run -> the one it changed
 
     def apply(cand: Candidate, verdict: Verdict, d: Decision) -> None:
         why = d.reason if cand.gate is None else f"{d.reason}; promoted by {cand.gate}"
@@ -337,6 +352,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             plan.proposals.append(p)
             created[fid] = p
             successor.setdefault(d.target_id, fid)
+            replaced[fid] = d.target_id
             pool.remove(d.target_id)
             pool.add(fid, verdict.text, cand.vector)
         elif d.kind == "DELETE" and d.target_id:
@@ -357,6 +373,19 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             # husband's birthday is June 30", and each again): what is still
             # said after the other was first said has not been replaced by it.
             d = Decision("ADD", None, f"{d.reason}, but it was said again since; a separate fact")
+        elif (
+            d.kind in ("UPDATE", "DELETE")
+            and made is not None
+            and d.target_id in replaced
+            and restates_change(pool.texts[replaced[d.target_id]], made.text or "", cand.text)
+        ):
+            # The run has just made this fact by changing an older one, and
+            # the candidate names no value beside the two: the same change said
+            # again ("Tomas left Bolt and joined Wolt" after "Tomas switched
+            # jobs, he's at Wolt now" replaced "Tomas works at Bolt"), which
+            # reads as a change or retraction of the new fact.
+            old = replaced[d.target_id]
+            d = Decision("NONE", d.target_id, f"gives {old} the same new value as {d.target_id}")
         elif (
             d.kind in ("UPDATE", "DELETE")
             and (d.target_id in pinned or (made is not None and made.pinned))

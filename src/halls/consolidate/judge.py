@@ -47,7 +47,7 @@ import numpy as np
 from halls.consolidate import values
 from halls.consolidate.cross import N_LABELS as N_CROSS
 from halls.consolidate.cross import Reader, default_reader
-from halls.consolidate.reading import MAX_WORDS, N_FLAGS, Parsed, denies, parse
+from halls.consolidate.reading import FLAG_ADDITIVE, MAX_WORDS, N_FLAGS, Parsed, denies, parse
 from halls.consolidate.reconcile import Decision, Known, decide
 
 Label = Literal["same", "update", "retract", "unrelated"]
@@ -674,6 +674,20 @@ def same_change(fact: str, first: str, second: str) -> bool:
     return bool(words_a & words_b)
 
 
+def restates_change(fact: str, changed: str, text: str) -> bool:
+    """Whether ``text`` says again the change ``changed`` made to ``fact``: it gives
+    the fact the same new value (``same_change``) and names no value beside those
+    of the two ("Ana left Zalando and joined Adyen" after "Ana works at Zalando"
+    -> "Ana switched jobs, she's at Adyen now"; not "Ana left Adyen for Mollie",
+    a change more)."""
+    if not same_change(fact, changed, text):
+        return False
+    p = parse(text)
+    named = {int(r) for n, r in enumerate(p.roots.tolist()) if p.value[n]}
+    known = set(parse(fact).roots.tolist()) | set(parse(changed).roots.tolist())
+    return named <= known
+
+
 def semantic(u: np.ndarray, v: np.ndarray, projection: np.ndarray | None) -> np.ndarray:
     """Features of the two embeddings: their product and distance in a projected space.
 
@@ -947,7 +961,6 @@ class _MLP:
 
 
 CROSS_SURE = 0.9  # in reconciliation, a change the words read this surely is theirs to read
-_ADDITIVE = 2  # the flag of ``reading.Parsed.flags`` that says a word of addition
 # Pairs the cross-encoder reads per run in each step (``consolidator.cross_pairs``'s
 # default): the 10,000-entry run of docs/benchmarks.md took 29.7 s with 1,500,
 # 35.4 s with 3,000 and 21.8 s with none on two VNNI cores, and int8 kernels
@@ -1014,7 +1027,7 @@ class LocalJudge:
         # fact or a restatement better than the words (not always: "Hugo sits
         # on the third floor" / "Hugo's desk is on floor five" it reads as two
         # facts), and the rules keep two numbers from reading as the same.
-        additive = statements.flags[:, _ADDITIVE] > 0
+        additive = statements.flags[:, FLAG_ADDITIVE] > 0
         sure = np.isin(p.argmax(axis=1), (_UPDATE, _RETRACT)) & (p.max(axis=1) >= CROSS_SURE)
         clustering = which == "rows"
         asked = np.flatnonzero(~(additive[a] | additive[b]) & (clustering | ~sure))

@@ -280,6 +280,10 @@ PREFIX = 5  # words sharing this many first letters count as one (allergic, alle
 _VOCAB: dict[str, int] = {}
 
 
+# Where ``Parsed.flags`` holds the words of change, negation, addition and retraction.
+FLAG_CHANGE, FLAG_NEGATED, FLAG_ADDITIVE, FLAG_RETRACT = 0, 1, 2, 3
+
+
 @dataclass(frozen=True, slots=True)
 class Parsed:
     """One statement's content words (ids, in order) and markers, for batch comparison."""
