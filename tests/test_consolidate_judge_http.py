@@ -223,6 +223,24 @@ def test_an_addition_one_phrasing_marks_is_a_new_fact(client) -> None:
     assert set(new_ids) <= set(new["derived_from"])
 
 
+def test_a_phrasing_said_between_two_that_make_a_fact_is_part_of_it(client) -> None:
+    """The middle statement clusters with neither of the others, so it is read before
+    the fact they make exists (candidates go by when they were last said). Read again
+    beside the facts the run made, it restates the new one: one fact of all three."""
+    c, clock = client
+    ids = say(
+        c,
+        clock,
+        [
+            "Standup is at 8:45 every weekday, don't book anything over it.",
+            "daily scrum happens Mon-Fri at quarter to nine",
+            "User's team holds its standup meeting at 08:45 on working days.",
+        ],
+    )
+    [fact] = active(c)
+    assert sorted(fact["derived_from"]) == sorted(ids)
+
+
 def test_the_same_words_about_two_people_make_two_facts(client) -> None:
     """Written on four days, mixed: what Marek does and what his wife does are two
     facts, each from its own two statements."""

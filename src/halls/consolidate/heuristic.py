@@ -314,6 +314,8 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     waiting: dict[str, list[Candidate]] = {}  # implicit changes without the evidence, by fact
     successor: dict[str, str] = {}  # a fact changed this run -> the fact that replaced it
     replaced: dict[str, str] = {}  # the other way: a fact made this run -> the one it changed
+    alone: list[Candidate] = []  # new statements without the evidence, in the order read
+    related = inputs.settings.related_threshold
 
     def apply(cand: Candidate, verdict: Verdict, d: Decision) -> None:
         why = d.reason if cand.gate is None else f"{d.reason}; promoted by {cand.gate}"
@@ -397,8 +399,32 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
         if cand.gate is None and not (d.kind == "NONE" or d.explicit):
             if d.kind == "UPDATE" and d.target_id:
                 waiting.setdefault(d.target_id, []).append(cand)
+            elif d.kind == "ADD":
+                alone.append(cand)
             continue  # not enough evidence yet: the entries wait, or age out
         apply(cand, verdict, d)
+    # Candidates go in the order they were last said, so a statement said once
+    # between the statements of a cluster comes before the fact they make (a
+    # third phrasing said between the other two): read again beside the facts
+    # the run made, it is one more statement of one of them, or it waits.
+    for cand in alone:
+        known = pool.nearest(cand.vector, NEAREST)
+        # Not what was said before the fact was first said: that it waited
+        # has nothing to do with the order (it may be the value the fact
+        # replaced, read as the same).
+        after = [
+            k.id
+            for k in known
+            if k.id in created
+            and k.similarity >= related
+            and cand.first_seen >= (created[k.id].first_seen or 0)
+        ]
+        if not after:
+            continue
+        verdict = decider.reconcile(cand, known, pool.texts)
+        d = verdict.decision
+        if d.kind == "NONE" and d.target_id in after:
+            apply(cand, verdict, d)
     for target, pending in waiting.items():
         if target in successor:
             # The run changed this fact: a waiting change to the same new value
