@@ -409,21 +409,26 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     # the run made, it is one more statement of one of them, or it waits.
     for cand in alone:
         known = pool.nearest(cand.vector, NEAREST)
-        # Not what was said before the fact was first said: that it waited
-        # has nothing to do with the order (it may be the value the fact
-        # replaced, read as the same).
+        # Only facts first said before it (what was said before a fact was
+        # first said may be the value it replaced, read as the same), and
+        # only when the nearest of all is one of them (it was read beside the
+        # others already, and it is cheap: a run of notes leaves thousands of
+        # such statements). Nor a pair that names another person or number.
         after = [
-            k.id
+            k
             for k in known
             if k.id in created
             and k.similarity >= related
             and cand.first_seen >= (created[k.id].first_seen or 0)
         ]
-        if not after:
+        if not after or after[0] is not known[0]:
             continue
-        verdict = decider.reconcile(cand, known, pool.texts)
+        pair = Statements([after[0].text, cand.text])
+        if swapped_values(pair, np.array([0]), np.array([1]))[0]:
+            continue
+        verdict = decider.reconcile(cand, after, pool.texts)
         d = verdict.decision
-        if d.kind == "NONE" and d.target_id in after:
+        if d.kind == "NONE" and d.target_id:
             apply(cand, verdict, d)
     for target, pending in waiting.items():
         if target in successor:
