@@ -36,7 +36,7 @@ from halls.consolidate.judge import (
     same_change,
     swapped_values,
 )
-from halls.consolidate.reading import parse
+from halls.consolidate.reading import FLAG_ADDITIVE, parse
 
 
 def _pairs(embedder: Any, items: list[tuple[str, str, str]]) -> tuple[list[Pair], list[str]]:
@@ -590,4 +590,8 @@ def test_the_words_that_mark_an_addition_claim_nothing() -> None:
         "Besides, plays piano",
     ):
         assert parse(later).ids.tolist() == parse("Also plays piano").ids.tolist(), later
+        assert parse(later).flags[FLAG_ADDITIVE] == 1.0, later
     assert parse("Plays piano well").ids.tolist() != parse("Plays piano").ids.tolist()
+    # ... as written, not only as stemmed ("besides" stems to "besid").
+    assert parse("There's a Prius in the driveway besides the Outback").flags[FLAG_ADDITIVE] == 1.0
+    assert parse("Plays piano well").flags[FLAG_ADDITIVE] == 0.0

@@ -675,7 +675,8 @@ def _adds(stems: list[str], low: list[str]) -> bool:
     """A word of addition that adds: "every second Saturday" is a cadence, and "well"
     alone ("speaks French well") says how (``as well`` is read as a phrase)."""
     for n, w in enumerate(stems):
-        if w not in ADDITIVE or w == "well":
+        # (The word as written too: "besides" stems to "besid".)
+        if (w not in ADDITIVE and low[n] not in ADDITIVE) or w == "well":
             continue
         if w == "second" and n and low[n - 1] in ("every", "each"):
             continue
