@@ -10,6 +10,7 @@ import pytest
 from halls.consolidate import synonyms
 from halls.consolidate.heuristic import UNSURE
 from halls.consolidate.judge import (
+    _ADDED_ALIKE,
     _ATTRIBUTE,
     _NEW_PERSON,
     _ONLY_NAMES,
@@ -595,3 +596,37 @@ def test_the_words_that_mark_an_addition_claim_nothing() -> None:
     # ... as written, not only as stemmed ("besides" stems to "besid").
     assert parse("There's a Prius in the driveway besides the Outback").flags[FLAG_ADDITIVE] == 1.0
     assert parse("Plays piano well").flags[FLAG_ADDITIVE] == 0.0
+    # "A second" adds one more; the second of a series ("the club's second
+    # eleven", "the second floor", "every second Saturday") adds nothing.
+    assert parse("We bought a second car, a Toyota Prius").flags[FLAG_ADDITIVE] == 1.0
+    for text in (
+        "Noor plays for the club's second eleven",
+        "Our flat is on the second floor",
+        "Bins go out every second Saturday",
+    ):
+        assert parse(text).flags[FLAG_ADDITIVE] == 0.0, text
+
+
+def test_two_statements_of_one_addition_change_nothing_of_each_other() -> None:
+    """Two statements that each say a word of addition and name one value past
+    their subjects add it, the one as the other: a change read between them is
+    a restatement. Not where each gives a number the other lacks, or one
+    negates."""
+    earlier = [
+        "We bought a second car, a Toyota Prius",
+        "Priya also teaches the under-9s",
+        "We bought a second car, a Toyota Prius",
+        "We bought a second car, a Toyota Prius",
+    ]
+    later = [
+        "There's a Prius in the driveway now besides the Outback",
+        "Priya moved up to teach the under-11s too",
+        "We also have two bikes in the shed",
+        "We don't have a second car anymore, the Prius went too",
+    ]
+    x = lexical(earlier, later, np.full(len(earlier), 0.6, dtype=np.float32))
+    assert x[:, _ADDED_ALIKE].tolist() == [1.0, 1.0, 0.0, 1.0]
+    # The model's reading as given: a change, more likely than not.
+    p = np.tile(np.array([0.3, 0.6, 0.0, 0.1], dtype=np.float32), (len(earlier), 1))
+    got = [LABELS[int(r.argmax())] for r in _kind_rules(x, p)]
+    assert got[0] == "same" and got[1] == "update" and got[3] != "same"

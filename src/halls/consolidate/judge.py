@@ -172,7 +172,7 @@ def _same_values(
 
 
 Amounts = tuple[tuple[str, float, float, str, int, int], ...]  # ``Parsed.amounts``
-N_LEXICAL = 51
+N_LEXICAL = 52
 # Columns of ``lexical`` that ``_kind_rules`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
 _SINGLE = 30
@@ -182,7 +182,7 @@ _NOVEL_NAMES, _NUMBERS_DIFFER, _CHANGE_BOTH, _FIRST_MISSING_A = 7, 9, 11, 25
 _SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON, _ATTRIBUTE = 34, 35, 36, 37, 38
 _SWAPPED_NAMES, _DENIED, _CHANGED_ALIKE, _OTHER_RELATION, _RENUMBERED = 39, 41, 42, 43, 44
 _OTHER_SUBJECT, _COUNTERPART, _TAIL, _RENUMBERED_ONLY, _NEW_PERSON = 45, 46, 47, 48, 49
-_BOTH_END = 50
+_BOTH_END, _ADDED_ALIKE = 50, 51
 _NEG_A = 13
 RULE_ONLY = (
     _SAME_VALUES,
@@ -200,6 +200,7 @@ RULE_ONLY = (
     _RENUMBERED_ONLY,
     _NEW_PERSON,
     _BOTH_END,
+    _ADDED_ALIKE,
 )
 N_MLP_LEXICAL = N_LEXICAL - len(RULE_ONLY)
 
@@ -396,8 +397,18 @@ def lexical_rows(
         # Both say a thing ended ("Our dog Max died last week" / "Max the dog has
         # passed away", "Sold the car" / "No longer owns a car").
         ret_a * ret_b,
+        # Both say a word of addition and name one value past their subjects
+        # ("Youssef speaks English too" / "is comfortable in English as well").
+        add_a * add_b * _value_shared((va & vala, na_), a_in_b),
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
+
+
+def _value_shared(values: tuple[np.ndarray, np.ndarray], shared: np.ndarray) -> np.ndarray:
+    """A statement names a value past its subject that the other has."""
+    named, late = values[0].copy(), values[1]
+    named[:, 0] &= late[:, 0]
+    return (named & shared).any(axis=1)  # type: ignore[no-any-return]
 
 
 def _synonyms_shared(
@@ -838,6 +849,15 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     alike = (x[:, _CHANGED_ALIKE] > 0) & ~swapped
     out[alike, _SAME] += out[alike, _UPDATE]
     out[alike, _UPDATE] = 0.0
+    # Two statements that each say a word of addition and name one value past
+    # their subjects add that value, the one as the other: neither changes the
+    # other ("we bought a second car, a Toyota Prius" / "there's a Prius in the
+    # driveway now besides the Outback").
+    # (Not two that each give a number the other lacks: "coaches the under-10s"
+    # / "moved up to coach the under-12s".)
+    added = (x[:, _ADDED_ALIKE] > 0) & ~(negation | retraction) & (x[:, _SWAPPED_NUMBERS] == 0)
+    out[added, _SAME] += out[added, _UPDATE]
+    out[added, _UPDATE] = 0.0
     # Two statements about two relations of someone ("my sister's birthday is
     # on June 3rd" / "my brother's birthday is on June 30th") are about two
     # people: the one does not change the other (of the 27 labelled pairs so,

@@ -678,8 +678,8 @@ def _adds(stems: list[str], low: list[str]) -> bool:
         # (The word as written too: "besides" stems to "besid".)
         if (w not in ADDITIVE and low[n] not in ADDITIVE) or w == "well":
             continue
-        if w == "second" and n and low[n - 1] in ("every", "each"):
-            continue
+        if w == "second" and not (n and low[n - 1] in ("a", "an")):
+            continue  # "a second car" adds; "every second Saturday", "the second floor" count
         return True
     return False
 
