@@ -11,6 +11,7 @@ from halls.consolidate import synonyms
 from halls.consolidate.heuristic import UNSURE
 from halls.consolidate.judge import (
     _ADDED_ALIKE,
+    _ALSO_ALIKE,
     _ATTRIBUTE,
     _NEW_PERSON,
     _ONLY_NAMES,
@@ -630,3 +631,17 @@ def test_two_statements_of_one_addition_change_nothing_of_each_other() -> None:
     p = np.tile(np.array([0.3, 0.6, 0.0, 0.1], dtype=np.float32), (len(earlier), 1))
     got = [LABELS[int(r.argmax())] for r in _kind_rules(x, p)]
     assert got[0] == "same" and got[1] == "update" and got[3] != "same"
+
+
+def test_two_statements_that_say_also_of_one_value_are_one_addition() -> None:
+    """Read as two facts, two statements that each say "also", "too", "as well"...
+    of one value past their subjects are one addition; "another" or "more",
+    which chat says of anything, do not make them one."""
+    earlier = ["Lars speaks Finnish too, he studied in Tampere.", "Lena bought another Leica"]
+    later = ["Lars gets by in Finnish as well", "Lena has more Leica lenses than ever"]
+    x = lexical(earlier, later, np.full(2, 0.6, dtype=np.float32))
+    assert x[:, _ADDED_ALIKE].tolist() == [1.0, 1.0]
+    assert x[:, _ALSO_ALIKE].tolist() == [1.0, 0.0]
+    p = np.tile(np.array([0.1, 0.0, 0.0, 0.9], dtype=np.float32), (2, 1))
+    got = [LABELS[int(r.argmax())] for r in _kind_rules(x, p)]
+    assert got == ["same", "unrelated"]

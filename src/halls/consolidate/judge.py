@@ -172,7 +172,7 @@ def _same_values(
 
 
 Amounts = tuple[tuple[str, float, float, str, int, int], ...]  # ``Parsed.amounts``
-N_LEXICAL = 52
+N_LEXICAL = 53
 # Columns of ``lexical`` that ``_kind_rules`` reads.
 _JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
 _SINGLE = 30
@@ -182,7 +182,7 @@ _NOVEL_NAMES, _NUMBERS_DIFFER, _CHANGE_BOTH, _FIRST_MISSING_A = 7, 9, 11, 25
 _SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON, _ATTRIBUTE = 34, 35, 36, 37, 38
 _SWAPPED_NAMES, _DENIED, _CHANGED_ALIKE, _OTHER_RELATION, _RENUMBERED = 39, 41, 42, 43, 44
 _OTHER_SUBJECT, _COUNTERPART, _TAIL, _RENUMBERED_ONLY, _NEW_PERSON = 45, 46, 47, 48, 49
-_BOTH_END, _ADDED_ALIKE = 50, 51
+_BOTH_END, _ADDED_ALIKE, _ALSO_ALIKE = 50, 51, 52
 _NEG_A = 13
 RULE_ONLY = (
     _SAME_VALUES,
@@ -201,6 +201,7 @@ RULE_ONLY = (
     _NEW_PERSON,
     _BOTH_END,
     _ADDED_ALIKE,
+    _ALSO_ALIKE,
 )
 N_MLP_LEXICAL = N_LEXICAL - len(RULE_ONLY)
 
@@ -228,6 +229,7 @@ class Statements:
         self.parts = [p.parts for p in parsed]
         self.openings = [p.openings for p in parsed]
         self.owner = np.array([p.owner for p in parsed], dtype=bool)
+        self.also = np.array([p.also for p in parsed], dtype=bool)
         self.flags = (
             np.stack([p.flags for p in parsed]) if parsed else np.zeros((0, N_FLAGS), np.float32)
         )
@@ -399,7 +401,9 @@ def lexical_rows(
         ret_a * ret_b,
         # Both say a word of addition and name one value past their subjects
         # ("Youssef speaks English too" / "is comfortable in English as well").
-        add_a * add_b * _value_shared((va & vala, na_), a_in_b),
+        (added_alike := add_a * add_b * _value_shared((va & vala, na_), a_in_b)),
+        # ... and both say "also", "too", "as well", "besides" or "in addition".
+        added_alike * first.also[a] * second.also[b],
     ]
     return np.stack([np.asarray(c, dtype=np.float32) for c in cols], axis=1)
 
@@ -858,6 +862,9 @@ def _kind_rules(x: np.ndarray, p: np.ndarray) -> np.ndarray:
     added = (x[:, _ADDED_ALIKE] > 0) & ~(negation | retraction) & (x[:, _SWAPPED_NUMBERS] == 0)
     out[added, _SAME] += out[added, _UPDATE]
     out[added, _UPDATE] = 0.0
+    also = added & (x[:, _ALSO_ALIKE] > 0)
+    out[also, _SAME] += out[also, _UNRELATED]
+    out[also, _UNRELATED] = 0.0
     # Two statements about two relations of someone ("my sister's birthday is
     # on June 3rd" / "my brother's birthday is on June 30th") are about two
     # people: the one does not change the other (of the 27 labelled pairs so,

@@ -316,6 +316,10 @@ class Parsed:
     kin: frozenset[tuple[int, str]]  # (set, word) of its ``COUNTERPARTS`` ("son")
     joins: bool  # it joins two things with "and", "&" or "plus" ("guitar and piano")
     owner: bool  # its subject is "I" or "we" ("User ..." too): its first word is no subject
+    # It says "also", "too", "as well", "besides" or "in addition": one more of
+    # something already said (the additive flag counts "more", "both", "another"
+    # and "a second" too, which chat says of anything).
+    also: bool
 
 
 N_FLAGS = 8
@@ -590,6 +594,7 @@ def parse(text: str) -> Parsed:
         frozenset((COUNTERPARTS[w], w) for w in stems if w in COUNTERPARTS),
         bool(_JOINERS.intersection(low)) or "&" in clean,
         bool(low) and low[0] in _FIRST_PERSON,
+        bool(_ALSO.intersection(low)) or "as well" in joined or "in addition" in joined,
     )
 
 
@@ -669,6 +674,9 @@ def _departs(low: list[str], n: int) -> bool:
 
 def _when(word: str, following: str) -> bool:
     return word[:1].isdigit() or (word in _MONTHS and following[:1].isdigit())
+
+
+_ALSO = frozenset(("also", "too", "besides", "additionally"))
 
 
 def _adds(stems: list[str], low: list[str]) -> bool:
