@@ -223,6 +223,27 @@ def test_an_addition_one_phrasing_marks_is_a_new_fact(client) -> None:
     assert set(new_ids) <= set(new["derived_from"])
 
 
+def test_two_statements_of_one_addition_make_one_new_fact(client) -> None:
+    """Both statements of the second car say a word of addition ("a second",
+    "besides") and name it; read as a change of each other they stayed apart,
+    and neither, said once, became a fact. One fact more; the first car stays."""
+    c, clock = client
+    say(c, clock, ["We own a 2012 Volvo V70", "family car: Volvo V70 ('12)"])
+    [old] = active(c)
+    new_ids = say(
+        c,
+        clock,
+        [
+            "we bought a second car, a Mazda MX-5",
+            "there's an MX-5 in the garage now besides the Volvo",
+        ],
+    )
+    facts = {f["id"]: f for f in active(c)}
+    assert old["id"] in facts and len(facts) == 2
+    [new] = [f for f in facts.values() if f["id"] != old["id"]]
+    assert set(new_ids) <= set(new["derived_from"])
+
+
 def test_a_phrasing_said_between_two_that_make_a_fact_is_part_of_it(client) -> None:
     """The middle statement clusters with neither of the others, so it is read before
     the fact they make exists (candidates go by when they were last said). Read again

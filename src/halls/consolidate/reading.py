@@ -545,7 +545,7 @@ def parse(text: str) -> Parsed:
     flags = [
         changes,
         any(w in NEGATION for w in stems) or "no longer" in joined,
-        _adds(stems, low) or "as well" in joined or "in addition" in joined,
+        _adds(stems, low) or any(p in joined for p in _ALSO_PHRASES),
         _retracts(stems, low) or _GAVE_UP.search(joined) is not None,
         any(
             w in EPISODIC or (w in _EPISODIC_PARTS and low[n - 1 : n] and low[n - 1] in _DEICTIC)
@@ -594,7 +594,7 @@ def parse(text: str) -> Parsed:
         frozenset((COUNTERPARTS[w], w) for w in stems if w in COUNTERPARTS),
         bool(_JOINERS.intersection(low)) or "&" in clean,
         bool(low) and low[0] in _FIRST_PERSON,
-        bool(_ALSO.intersection(low)) or "as well" in joined or "in addition" in joined,
+        bool(_ALSO.intersection(low)) or any(p in joined for p in _ALSO_PHRASES),
     )
 
 
@@ -677,6 +677,7 @@ def _when(word: str, following: str) -> bool:
 
 
 _ALSO = frozenset(("also", "too", "besides", "additionally"))
+_ALSO_PHRASES = ("as well", "in addition")  # read as phrases: "well" alone says how
 
 
 def _adds(stems: list[str], low: list[str]) -> bool:
