@@ -62,7 +62,7 @@ def choose(
 
 def top(found: Mapping[str, Signals], n: int) -> list[str]:
     """The ids of the ``n`` most relevant records (ties by id): the feedback documents."""
-    return heapq.nsmallest(n, found, key=lambda i: (-found[i].relevance, i))
+    return [i for _, i in heapq.nsmallest(n, ((-s.relevance, i) for i, s in found.items()))]
 
 
 def query_exclusions(query: str) -> frozenset[str]:
@@ -98,8 +98,9 @@ def with_feedback(
     out = dict(found)
     if not _useful(hits):
         return out
-    for i, c in zip(vectors, cosines(list(vectors.values()), query), strict=True):
-        out[i] = Signals(cosine=c, relevance=norm.relevance(None, c))
+    found_cosines = cosines(list(vectors.values()), query)
+    for i, c, r in zip(vectors, found_cosines, norm.dense_relevance(found_cosines), strict=True):
+        out[i] = Signals(cosine=c, relevance=r)
     for m in hits:
         if m.id in out:
             out[m.id] = out[m.id]._replace(feedback=cfg.feedback_weight * m.score / hits[0].score)

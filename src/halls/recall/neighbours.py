@@ -48,7 +48,7 @@ class Boost(NamedTuple):
 
 
 def boosts(
-    relevance: Mapping[str, float], placed: Sequence[Placed], cfg: RecallSettings
+    relevance: Mapping[str, float], placed: Sequence[Placed | Written], cfg: RecallSettings
 ) -> dict[str, Boost]:
     """The context and episode bonus of every placed record.
 
@@ -59,18 +59,16 @@ def boosts(
         return {}
     n, gap, radius = len(placed), cfg.episode_gap_seconds, cfg.context_radius
     tiers: dict[str, int] = {}
-    tier = np.fromiter((tiers.setdefault(p.tier, len(tiers)) for p in placed), np.int64, n)
-    seq = np.fromiter((p.seq for p in placed), np.int64, n)
-    at = np.fromiter((p.occurred_at for p in placed), np.float64, n)
-    rel = np.fromiter((relevance.get(p.id, 0.0) for p in placed), np.float64, n)
+    tier = np.fromiter((tiers.setdefault(p[1], len(tiers)) for p in placed), np.int64, n)
+    seq = np.fromiter((p[2] for p in placed), np.int64, n)
+    at = np.fromiter((p[3] for p in placed), np.float64, n)
+    rel = np.fromiter((relevance.get(p[0], 0.0) for p in placed), np.float64, n)
     context = _context_best(tier, seq, at, rel, radius, gap)
     episode = _episode_best(tier, seq, at, rel, gap)
-    pairs = zip(
-        (cfg.context_weight * context).tolist(),
-        (cfg.episode_weight * episode).tolist(),
-        strict=True,
-    )
-    return {p.id: Boost(c, e) for p, (c, e) in zip(placed, pairs, strict=True)}
+    ids = [p[0] for p in placed]
+    contexts = (cfg.context_weight * context).tolist()
+    episodes = (cfg.episode_weight * episode).tolist()
+    return dict(zip(ids, map(Boost, contexts, episodes), strict=True))
 
 
 def _context_best(
@@ -98,7 +96,8 @@ def _context_best(
 
 def around(found: Mapping[str, Signals], n: int) -> list[str]:
     """The ids of the ``n`` best records by total (ties by id): whose neighbours to fetch."""
-    return sorted(found, key=lambda i: (-found[i].total, i))[:n]
+    keyed = sorted((-(s.relevance + s.feedback), i) for i, s in found.items())
+    return [i for _, i in keyed[:n]]
 
 
 def with_neighbours(
@@ -116,9 +115,10 @@ def with_neighbours(
     passes its place on to the hits around it.
     """
     out = scored(found, written, query, norm)
-    totals = {i: sig.total for i, sig in out.items()}
-    placed = [Placed(w.id, w.tier, w.seq, w.occurred_at) for w in written]
-    return out, boosts(totals, placed, cfg)
+    # Only the placed records' totals are read (a few hundred of ``out``).
+    totals = {w.id: out[w.id].total for w in written if w.id in out}
+    # A Written is placed as it is: its first four fields are a Placed's.
+    return out, boosts(totals, written, cfg)
 
 
 def scored(
@@ -132,8 +132,9 @@ def scored(
     out = dict(found)
     new = [w for w in written if w.id not in found]
     if new and norm.scores_unranked:
-        for w, c in zip(new, cosines([w.vector for w in new], query), strict=True):
-            out[w.id] = Signals(cosine=c, relevance=norm.relevance(None, c))
+        found_cosines = cosines([w.vector for w in new], query)
+        for w, c, r in zip(new, found_cosines, norm.dense_relevance(found_cosines), strict=True):
+            out[w.id] = Signals(cosine=c, relevance=r)
     return out
 
 

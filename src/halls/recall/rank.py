@@ -86,13 +86,15 @@ class _Weighed(NamedTuple):
 
 
 def _weigh(c: Candidate, now: float, cfg: RecallSettings) -> _Weighed:
-    relevance = c.relevance
     tier, evidence = tier_weight(c.record, cfg)
     strong = strength(c.record, c.retention, now, cfg)
-    fresh = weight(strong, cfg)
+    return _scored(c, tier, evidence, strong, weight(strong, cfg))
+
+
+def _scored(c: Candidate, tier: float, evidence: float, strong: float, fresh: float) -> _Weighed:
     bonus = c.feedback + c.context + c.episode + c.speaker + c.time + c.substance + c.association
-    total = (relevance + bonus) * tier * evidence * fresh
-    return _Weighed(c, relevance, tier, evidence, strong, fresh, round(total, 6))
+    total = (c.relevance + bonus) * tier * evidence * fresh
+    return _Weighed(c, c.relevance, tier, evidence, strong, fresh, round(total, 6))
 
 
 def _hit(w: _Weighed) -> Hit:
@@ -164,7 +166,8 @@ def _with_substance(
         if len(best) < n or ceiling + 1e-6 >= best[0]:  # scores are rounded to 1e-6
             content = getattr(w.candidate.record, "content", "")
             c = w.candidate._replace(substance=substance_bonus(content, cfg))
-            scored = _weigh(c, now, cfg)
+            # Only the bonus changed: the record's weights stand as weighed.
+            scored = _scored(c, w.weight, w.evidence, w.strength, w.fresh)
             if len(best) < n:
                 heapq.heappush(best, scored.score)
             else:

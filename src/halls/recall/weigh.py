@@ -37,7 +37,8 @@ def shortlist(
     bonus = {i: b.context + b.episode for i, b in boost.items()}
     for i, a in (association or {}).items():
         bonus[i] = bonus.get(i, 0.0) + a
-    return sorted(found, key=lambda i: (-(found[i].total + bonus.get(i, 0.0)), i))[:n]
+    keyed = sorted((-(s.relevance + s.feedback + bonus.get(i, 0.0)), i) for i, s in found.items())
+    return [i for _, i in keyed[:n]]
 
 
 # Scores are rounded to 1e-6 (halls.recall.rank): a record whose reach is
@@ -124,10 +125,12 @@ def candidates(
     named = windows(query) if full else []
     when = cfg.when_weight if full and asks_when(query) else 0.0
     out = []
-    for i, sig in found.items():
-        if i not in records:
+    # By the records read (a few dozen), not by everything found (hundreds):
+    # ranking orders candidates by score and id, whatever order they come in.
+    for i, record in records.items():
+        sig = found.get(i)
+        if sig is None:
             continue
-        record = records[i]
         content = getattr(record, "content", "")
         at = record.occurred_at.timestamp()
         out.append(

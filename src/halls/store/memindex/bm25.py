@@ -241,7 +241,9 @@ class View:
             return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.float64)
         # FTS5 counts only the rows there now: N, the average length and
         # every word's row count leave the dead out.
-        norm = K1 * (1.0 - B + B * self.lengths / (self.total / rows))
+        # The length norm only where a term is held: the same floats as over
+        # every row, for the rows that need it.
+        average = self.total / rows
         scores = np.zeros(n, dtype=np.float64)
         for pos, tf in terms:
             held = len(pos)
@@ -249,13 +251,15 @@ class View:
                 continue
             idf = math.log((rows - held + 0.5) / (held + 0.5))
             idf = idf if idf > 0.0 else _MIN_IDF
+            norm = K1 * (1.0 - B + B * self.lengths[pos] / average)
             # A term's positions are distinct, so the fancy-index add is exact.
-            scores[pos] += idf * (tf * (K1 + 1.0)) / (tf + norm[pos])
+            scores[pos] += idf * (tf * (K1 + 1.0)) / (tf + norm)
         if allowed is not None:
             kept = np.zeros(n, dtype=bool)
             kept[allowed] = True
             scores[~kept] = 0.0
-        matched = np.flatnonzero(scores)
+        # On a boolean mask: numpy's nonzero over float64 is ~6x slower (100k rows).
+        matched = np.flatnonzero(scores != 0.0)
         if len(matched) > k:
             part = np.argpartition(-scores[matched], k - 1)[:k]
             matched = matched[part]

@@ -31,6 +31,17 @@ def _narrows(filt: SearchFilter) -> bool:
     )
 
 
+def _tuples(db: sqlite3.Connection, sql: str, args: Sequence[Any]) -> list[tuple[Any, ...]]:
+    """The rows of a query as plain tuples, fetched at once.
+
+    A search reads a few hundred rows by rowid or id: a ``sqlite3.Row`` per
+    row, and a step of the Python loop per row, cost more than the lookups.
+    """
+    cur = db.cursor()
+    cur.row_factory = None
+    return cur.execute(sql, args).fetchall()
+
+
 def _fts_query(terms: Sequence[str]) -> str:
     # Each term quoted so FTS5 operators in user text are plain words.
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
@@ -202,8 +213,7 @@ class Search:
                 f"SELECT d.rowid, d.item_id, d.tier FROM docs d "
                 f"WHERE d.rowid IN ({marks(chunk)}) AND {where}"
             )
-            for r in db.execute(sql, (*chunk, *args)):
-                found[r[0]] = (r[1], r[2])
+            found.update((r[0], (r[1], r[2])) for r in _tuples(db, sql, (*chunk, *args)))
         return [
             Match(found[r][0], found[r][1], float(s))
             for r, s in zip(ids, scores, strict=True)
@@ -214,7 +224,7 @@ class Search:
         out: dict[str, int] = {}
         for chunk in chunks(ids):
             sql = f"SELECT item_id, rowid FROM docs WHERE item_id IN ({marks(chunk)})"
-            out.update(db.execute(sql, chunk).fetchall())
+            out.update(_tuples(db, sql, chunk))
         return out
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
@@ -235,17 +245,13 @@ class Search:
         # docs.rowid is AUTOINCREMENT: it is the store's write sequence, never reused.
         wanted = sorted({a + d for a in anchors for d in range(-radius, radius + 1)})
         where, args = self._filter_sql(filt)
-        rows: list[tuple[int, str, str, float]] = []
-        # Plain tuples (no sqlite3.Row per row): a few hundred rows per search
-        # make the per-row cost count.
-        cur = db.cursor()
-        cur.row_factory = None
+        rows: list[tuple[Any, ...]] = []
         for chunk in chunks(wanted):
             sql = (
                 "SELECT d.rowid, d.item_id, d.tier, d.occurred_at FROM docs d "
                 f"WHERE d.rowid IN ({marks(chunk)}) AND {where}"
             )
-            rows.extend(cur.execute(sql, (*chunk, *args)))
+            rows.extend(_tuples(db, sql, (*chunk, *args)))
         vectors = self._vectors_of([r[0] for r in rows])
         return [Written(r[1], r[2], r[0], r[3], vectors[r[0]]) for r in rows if r[0] in vectors]
 
