@@ -183,3 +183,23 @@ def test_metrics_disabled_is_404(server_factory) -> None:
     assert_error(c.get("/metrics"), 404, "not_found")
     assert c.get("/stats").status_code == 200
     assert "/metrics" not in c.get("/openapi.json").json()["paths"]
+
+
+def test_requests_print_no_console_line_unless_the_access_log_is_asked_for(
+    server_factory, store_name
+) -> None:
+    """Requests are counted here, not printed: server.access_log turns uvicorn's lines on."""
+    quiet = server_factory()
+    loud = server_factory(env={"HALLS_SERVER__ACCESS_LOG": "true"})
+    for live in (quiet, loud):
+        c = live.client()
+        r = c.post("/short", params={"store": store_name}, json={"content": "the boiler is fixed"})
+        assert r.status_code == 201, r.text
+        r = c.post("/search", params={"store": store_name}, json={"query": "the boiler"})
+        assert r.status_code == 200 and r.json()["results"], r.text
+        assert c.get("/stats", params={"store": store_name}).status_code == 200
+    quiet.stop()
+    loud.stop()
+    assert '"POST /search' not in quiet.log() and '"GET /stats' not in quiet.log(), quiet.log()
+    assert "halls: serving on" in quiet.log(), quiet.log()
+    assert '"POST /search' in loud.log() and '"GET /stats' in loud.log(), loud.log()

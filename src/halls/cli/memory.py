@@ -82,7 +82,7 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
     # it, which took ~1 ms out of a search whenever one landed in it.
     gc.collect()
     gc.freeze()
-    uvicorn.run(app, host=cfg.host, port=cfg.port, log_level="info")
+    uvicorn.run(app, host=cfg.host, port=cfg.port, log_level="info", access_log=cfg.access_log)
 
 
 @main.command()
