@@ -40,6 +40,19 @@ def test_fusion_stages_leave_their_input_alone() -> None:
     assert fused["a"].relevance == pytest.approx(1.0) and filled["a"].relevance == 0.0
 
 
+@pytest.mark.parametrize("best", [0.83, 0.3337, 1.0, 0.0, -0.2])
+def test_relevance_of_cosines_at_once_is_that_of_each(best: float) -> None:
+    """Normaliser.dense_relevance gives the very floats of relevance(None, c), one by one."""
+    rng = np.random.default_rng(5)
+    dense = [Match("a", "short", best)]
+    found = [0.0, -0.0, 1.0, -1.0, 1e-300, best, *rng.uniform(-1, 1, 200).tolist()]
+    found += (rng.uniform(-1, 1, 50).astype(np.float32).tolist())  # as cosines() returns them
+    for text in ([], [Match("b", "short", 3.0)]):
+        norm = Normaliser(text, dense, CFG)
+        assert norm.dense_relevance(found) == [norm.relevance(None, c) for c in found]
+    assert Normaliser([], dense, CFG).dense_relevance([]) == []
+
+
 def test_feedback_stage_scores_new_hits_and_adds_the_bonus() -> None:
     """A feedback hit already found gains the bonus; a new one joins, scored by its cosine."""
     *_, norm, found = _start()
