@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 
 import numpy as np
 import pytest
@@ -42,14 +43,16 @@ def test_fusion_stages_leave_their_input_alone() -> None:
 
 @pytest.mark.parametrize("best", [0.83, 0.3337, 1.0, 0.0, -0.2])
 def test_relevance_of_cosines_at_once_is_that_of_each(best: float) -> None:
-    """Normaliser.dense_relevance gives the very floats of relevance(None, c), one by one."""
+    """Normaliser.dense_relevance gives the very floats of relevance(None, c), one by one,
+    signs of zeros included."""
     rng = np.random.default_rng(5)
     dense = [Match("a", "short", best)]
     found = [0.0, -0.0, 1.0, -1.0, 1e-300, best, *rng.uniform(-1, 1, 200).tolist()]
-    found += (rng.uniform(-1, 1, 50).astype(np.float32).tolist())  # as cosines() returns them
+    found += rng.uniform(-1, 1, 50).astype(np.float32).tolist()  # as cosines() returns them
     for text in ([], [Match("b", "short", 3.0)]):
         norm = Normaliser(text, dense, CFG)
-        assert norm.dense_relevance(found) == [norm.relevance(None, c) for c in found]
+        got, want = norm.dense_relevance(found), [norm.relevance(None, c) for c in found]
+        assert [(x, math.copysign(1, x)) for x in got] == [(x, math.copysign(1, x)) for x in want]
     assert Normaliser([], dense, CFG).dense_relevance([]) == []
 
 

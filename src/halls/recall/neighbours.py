@@ -57,15 +57,16 @@ def boosts(
     """
     if not placed:
         return {}
-    n, gap, radius = len(placed), cfg.episode_gap_seconds, cfg.context_radius
-    tiers: dict[str, int] = {}
-    tier = np.fromiter((tiers.setdefault(p[1], len(tiers)) for p in placed), np.int64, n)
-    seq = np.fromiter((p[2] for p in placed), np.int64, n)
-    at = np.fromiter((p[3] for p in placed), np.float64, n)
-    rel = np.fromiter((relevance.get(p[0], 0.0) for p in placed), np.float64, n)
+    gap, radius = cfg.episode_gap_seconds, cfg.context_radius
+    # One transposition, not a generator per column (a search places hundreds).
+    ids, names, seqs, ats = list(zip(*placed, strict=False))[:4]
+    code = {t: k for k, t in enumerate(dict.fromkeys(names))}
+    tier = np.array([code[t] for t in names], dtype=np.int64)
+    seq = np.array(seqs, dtype=np.int64)
+    at = np.array(ats, dtype=np.float64)
+    rel = np.array([relevance.get(i, 0.0) for i in ids], dtype=np.float64)
     context = _context_best(tier, seq, at, rel, radius, gap)
     episode = _episode_best(tier, seq, at, rel, gap)
-    ids = [p[0] for p in placed]
     contexts = (cfg.context_weight * context).tolist()
     episodes = (cfg.episode_weight * episode).tolist()
     return dict(zip(ids, map(Boost, contexts, episodes), strict=True))
