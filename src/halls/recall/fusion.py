@@ -73,6 +73,7 @@ class Normaliser:
         self.use_dense = bool(dense)
         self.best_bm25 = max((m.score for m in text), default=0.0)
         self.best_cosine = max((m.score for m in dense), default=0.0)
+        self._text, self._dense = self.best_bm25 > 0, self.best_cosine > 0
         both = self.use_text and self.use_dense
         self.w_text = cfg.bm25_weight if both else float(self.use_text)
         self.w_dense = (1.0 - cfg.bm25_weight) if both else float(self.use_dense)
@@ -81,8 +82,12 @@ class Normaliser:
         self.scores_unranked = cfg.fusion == "score" and self.use_dense
 
     def relevance(self, bm25: float | None, cosine: float | None) -> float:
-        text = bm25 / self.best_bm25 if bm25 and self.best_bm25 > 0 else 0.0
-        dense = max(cosine, 0.0) / self.best_cosine if cosine and self.best_cosine > 0 else 0.0
+        # Called for every record found: "0.0 if c < 0.0 else c" is max(c, 0.0)
+        # (the same value, NaN and -0.0 included) without the call.
+        text = bm25 / self.best_bm25 if bm25 and self._text else 0.0
+        dense = (
+            (0.0 if cosine < 0.0 else cosine) / self.best_cosine if cosine and self._dense else 0.0
+        )
         return self.w_text * text + self.w_dense * dense
 
     def dense_relevance(self, found_cosines: Sequence[float]) -> list[float]:

@@ -51,7 +51,7 @@ def last_used(record: Record, retention: Retention | None) -> float:
 
 
 def pinned(record: Record) -> bool:
-    return isinstance(record, ShortEntry | LongFact) and record.pinned
+    return isinstance(record, (ShortEntry, LongFact)) and record.pinned
 
 
 def strength(record: Record, retention: Retention | None, now: float, cfg: RecallSettings) -> float:
