@@ -361,3 +361,35 @@ def test_stored_vectors_come_from_the_index_or_the_rows_and_skip_deleted_ones(
         assert store._search._vectors_of([later]) == {}
     finally:
         store.close()
+
+
+def test_an_edit_that_rewrites_a_row_is_read_at_its_new_place(tmp_path: Path) -> None:
+    """Searches remember the rowids of the ids they read; an edit that re-embeds a memory
+    writes its row anew (another rowid), and what is read next is the new row, whether
+    this store or another process made the edit."""
+    texts = [f"note {n} about the garden" for n in range(8)]
+    store = _store_with(tmp_path, texts)
+    try:
+        db = store._db.reader()
+        filt = SearchFilter()
+        ids = [m.id for m in store.text_search(["garden"], filt, 8)]  # ids and rowids read
+        assert len(ids) == 8 and set(store.vectors(ids)) == set(ids)
+        first, second = ids[0], ids[1]
+        place = dict(db.execute("SELECT item_id, rowid FROM docs").fetchall())
+        edited = store.get_short(first).model_copy(update={"content": "the gate is painted"})
+        assert store.update_short(edited, np.full(8, 3.0, dtype=np.float32))
+        moved = db.execute("SELECT rowid FROM docs WHERE item_id = ?", (first,)).fetchone()[0]
+        assert moved != place[first]
+        assert store.vectors([first])[first].tolist() == [3.0] * 8
+        around = store.neighbours([first], 0, filt)
+        assert [(w.id, w.seq) for w in around] == [(first, moved)]
+        # Another process (the CLI beside a server) rewrites the second one.
+        other = SQLiteStore(tmp_path / "s.sqlite3", "s")
+        again = other.get_short(second).model_copy(update={"content": "a new hedge"})
+        assert other.update_short(again, np.full(8, 5.0, dtype=np.float32))
+        other.close()
+        assert store.vectors([second])[second].tolist() == [5.0] * 8
+        [w] = store.neighbours([second], 0, filt)
+        assert w.id == second and w.seq > moved and w.vector.tolist() == [5.0] * 8
+    finally:
+        store.close()
