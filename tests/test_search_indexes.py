@@ -364,9 +364,9 @@ def test_stored_vectors_come_from_the_index_or_the_rows_and_skip_deleted_ones(
 
 
 def test_an_edit_that_rewrites_a_row_is_read_at_its_new_place(tmp_path: Path) -> None:
-    """Searches remember the rowids of the ids they read; an edit that re-embeds a memory
-    writes its row anew (another rowid), and what is read next is the new row, whether
-    this store or another process made the edit."""
+    """An edit that re-embeds a memory writes its row anew (another rowid): after searches
+    have read it, what is read next is the new row, whether this store or another process
+    made the edit."""
     texts = [f"note {n} about the garden" for n in range(8)]
     store = _store_with(tmp_path, texts)
     try:

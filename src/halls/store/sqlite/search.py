@@ -20,9 +20,6 @@ from halls.store.memindex.terms import TOKENS
 from halls.store.memindex.vectors import Snapshot, VectorIndex, locate
 from halls.store.sqlite.db import Database, chunks, marks
 
-# Past this many ids the map of rowids starts again (~100 bytes an entry).
-_MAX_PLACES = 200_000
-
 
 def _narrows(filt: SearchFilter) -> bool:
     """True when the filter is selective enough to let SQLite pre-filter the rows."""
@@ -58,9 +55,6 @@ class Search:
         # The in-memory mirrors of the search rows, built on first use.
         self._index: VectorIndex | None = None
         self._texts: TextIndex | None = None
-        # The rowids of the ids searches have read, as of one state of the
-        # deletion log: see _places.
-        self._known: tuple[int, dict[str, int]] = (-1, {})
 
     def _reader(self) -> sqlite3.Connection:
         return self._db.reader()
@@ -110,9 +104,7 @@ class Search:
         # The ranking is the in-memory mirror of FTS5's index (textindex.py:
         # the same scores, ~20x faster) unless a word is a phrase to FTS5.
         tokens = TOKENS.of(terms)
-        snap = self._snapshot()
-        places = self._places(snap)
-        index = self._text_index(snap) if all(len(tokens[t]) == 1 for t in terms) else None
+        index = self._text_index() if all(len(tokens[t]) == 1 for t in terms) else None
         pool = max(limit * 2, 64)
         while True:
             if index is not None:
@@ -125,7 +117,7 @@ class Search:
                 ).fetchall()
                 rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
                 scores = np.fromiter((-r[1] for r in rows), dtype=np.float64, count=len(rows))
-            found = self._matches(db, rowids, scores, where, args, places)
+            found = self._matches(db, rowids, scores, where, args)
             if len(found) >= limit or len(rowids) < pool:
                 return found[:limit]
             pool *= 4
@@ -153,23 +145,7 @@ class Search:
         )
         return np.fromiter((r[0] for r in cur), dtype=np.int64)
 
-    def _places(self, snap: Snapshot) -> dict[str, int]:
-        """The rowids of ids read since the last deletion (filled as rows are read).
-
-        A row keeps its rowid, and a rowid is never reused (AUTOINCREMENT):
-        an id gets another only when its row is deleted and written again (a
-        re-embedded edit), and every deletion is logged. So a map read as of
-        one state of the log holds until the log grows; a search then reads
-        ids it has just been handed (its hits, their neighbours) without
-        asking SQLite for their rowids again.
-        """
-        deleted, known = self._known
-        if deleted != snap.deleted or len(known) > _MAX_PLACES:
-            known = {}
-            self._known = (snap.deleted, known)
-        return known
-
-    def _text_index(self, snap: Snapshot | None = None) -> TextIndex:
+    def _text_index(self) -> TextIndex:
         if self._texts is None:
             self._texts = TextIndex()
         db = self._reader()
@@ -179,10 +155,10 @@ class Search:
                 "SELECT rowid, content FROM docs_fts WHERE rowid > ? ORDER BY rowid", (after,)
             )
 
-        self._texts.refresh(snap or self._snapshot(), load, self._gone)
+        self._texts.refresh(self._snapshot(), load, self._gone)
         return self._texts
 
-    def _vector_index(self, dim: int, snap: Snapshot) -> VectorIndex:
+    def _vector_index(self, dim: int) -> VectorIndex:
         if self._index is None or self._index.dim != dim:
             self._index = VectorIndex(dim)
         db = self._reader()
@@ -192,15 +168,13 @@ class Search:
                 "SELECT rowid, vec FROM docs WHERE rowid > ? ORDER BY rowid", (after,)
             )
 
-        self._index.refresh(snap, load, self._gone)
+        self._index.refresh(self._snapshot(), load, self._gone)
         return self._index
 
     def vector_search(self, vector: np.ndarray, filt: SearchFilter, limit: int) -> list[Match]:
         if not filt.tiers:
             return []
-        snap = self._snapshot()
-        places = self._places(snap)
-        index = self._vector_index(len(vector), snap)
+        index = self._vector_index(len(vector))
         scan = index.scan(vector)
         rowids = scan.rowids
         if len(rowids) == 0:
@@ -213,7 +187,7 @@ class Search:
             allowed = np.fromiter((r[0] for r in db.execute(sql, args)), dtype=np.int64)
             pos = locate(rowids, allowed)[1]
             order, scores = scan.best(limit, pos)
-            return self._matches(db, rowids[order], scores, "1", [], places)
+            return self._matches(db, rowids[order], scores, "1", [])
         # Otherwise take the best candidates and drop the filtered-out ones,
         # widening the pool until enough survive or every row was seen. A
         # quarter more than asked: every row read costs, and with the default
@@ -221,19 +195,14 @@ class Search:
         pool = max(limit + limit // 4, 64)
         while True:
             order, scores = scan.best(pool)
-            found = self._matches(db, rowids[order], scores, where, args, places)
+            found = self._matches(db, rowids[order], scores, where, args)
             if len(found) >= limit or pool >= len(rowids):
                 return found[:limit]
             pool *= 4
 
     @staticmethod
     def _matches(
-        db: sqlite3.Connection,
-        rowids: np.ndarray,
-        scores: np.ndarray,
-        where: str,
-        args: list[Any],
-        places: dict[str, int],
+        db: sqlite3.Connection, rowids: np.ndarray, scores: np.ndarray, where: str, args: list[Any]
     ) -> list[Match]:
         if len(rowids) == 0:
             return []
@@ -244,34 +213,25 @@ class Search:
                 f"SELECT d.rowid, d.item_id, d.tier FROM docs d "
                 f"WHERE d.rowid IN ({marks(chunk)}) AND {where}"
             )
-            rows = _tuples(db, sql, (*chunk, *args))
-            found.update((r[0], (r[1], r[2])) for r in rows)
-            places.update((r[1], r[0]) for r in rows)
+            found.update((r[0], (r[1], r[2])) for r in _tuples(db, sql, (*chunk, *args)))
         return [
             Match(found[r][0], found[r][1], float(s))
             for r, s in zip(ids, scores, strict=True)
             if r in found
         ]
 
-    @staticmethod
-    def _rowids(
-        db: sqlite3.Connection, ids: Sequence[str], places: dict[str, int]
-    ) -> dict[str, int]:
-        out = {i: places[i] for i in ids if i in places}
-        missing = [i for i in ids if i not in out]
-        for chunk in chunks(missing):
+    def _rowids(self, db: sqlite3.Connection, ids: Sequence[str]) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for chunk in chunks(ids):
             sql = f"SELECT item_id, rowid FROM docs WHERE item_id IN ({marks(chunk)})"
-            read = _tuples(db, sql, chunk)
-            out.update(read)
-            places.update(read)
+            out.update(_tuples(db, sql, chunk))
         return out
 
     def vectors(self, ids: Sequence[str]) -> dict[str, np.ndarray]:
         if not ids:
             return {}
-        snap = self._snapshot()
-        rowids = self._rowids(self._reader(), ids, self._places(snap))
-        found = self._vectors_of(sorted(rowids.values()), snap)
+        rowids = self._rowids(self._reader(), ids)
+        found = self._vectors_of(sorted(rowids.values()))
         # In write order, whatever the order asked: callers stack these, and
         # one order keeps their sums (and so rankings) reproducible.
         ordered = sorted(rowids.items(), key=lambda item: item[1])
@@ -281,9 +241,7 @@ class Search:
         if not ids or not filt.tiers:
             return []
         db = self._reader()
-        snap = self._snapshot()
-        places = self._places(snap)
-        anchors = self._rowids(db, ids, places).values()
+        anchors = self._rowids(db, ids).values()
         # docs.rowid is AUTOINCREMENT: it is the store's write sequence, never reused.
         wanted = sorted({a + d for a in anchors for d in range(-radius, radius + 1)})
         where, args = self._filter_sql(filt)
@@ -294,11 +252,10 @@ class Search:
                 f"WHERE d.rowid IN ({marks(chunk)}) AND {where}"
             )
             rows.extend(_tuples(db, sql, (*chunk, *args)))
-        places.update((r[1], r[0]) for r in rows)
-        vectors = self._vectors_of([r[0] for r in rows], snap)
+        vectors = self._vectors_of([r[0] for r in rows])
         return [Written(r[1], r[2], r[0], r[3], vectors[r[0]]) for r in rows if r[0] in vectors]
 
-    def _vectors_of(self, rowids: list[int], snap: Snapshot | None = None) -> dict[int, np.ndarray]:
+    def _vectors_of(self, rowids: list[int]) -> dict[int, np.ndarray]:
         """The stored vectors of rows, from the in-memory index where it is current.
 
         A row that is neither in the index nor stored any more (deleted
@@ -308,7 +265,7 @@ class Search:
         out: dict[int, np.ndarray] = {}
         known = np.zeros(len(ask), dtype=bool)
         if self._index is not None and len(ask):
-            known, found = self._index.lookup(ask, (snap or self._snapshot()).generation)
+            known, found = self._index.lookup(ask, self._snapshot().generation)
             out.update(zip(ask[known].tolist(), found, strict=True))
         # Rows written since the index last refreshed: their blobs.
         missing = ask[~known].tolist()
