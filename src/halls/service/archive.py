@@ -68,7 +68,7 @@ from halls.service.archive_format import (
 from halls.service.stores import FINGERPRINT_KEY, Stores
 from halls.store import changes as ch
 from halls.store import check_store_name
-from halls.store.base import FileBackup, Store
+from halls.store.base import Store, offers_file_backup
 
 # Record kinds in the order an archive holds them (and an import writes them).
 KINDS = ("journal", "short", "near", "long", "edge", "brief", "flag", "run")
@@ -446,7 +446,7 @@ class Archives:
         copy says so (``InvalidInput``); ``export`` works on every backend.
         """
         s = self._stores.open(store)
-        if not isinstance(s, FileBackup):
+        if not offers_file_backup(s):
             raise InvalidInput(
                 "this storage backend has no file backup: use export (halls export, "
                 "POST /export) for a store, or on PostgreSQL pg_dump for the whole database"

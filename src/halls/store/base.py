@@ -36,7 +36,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, runtime_checkable
+from typing import Protocol, TypeGuard
 
 import numpy as np
 
@@ -375,7 +375,6 @@ class Store(Records, SearchIndex, RunLog, Consolidation, Maintenance, Protocol):
     """One named store: every concern above."""
 
 
-@runtime_checkable
 class FileBackup(Protocol):
     """What a store whose data lives in files may offer besides ``Store``: a
     consistent copy of them, taken while the store serves (``halls backup``).
@@ -384,3 +383,14 @@ class FileBackup(Protocol):
     def backup(self, target: Path) -> None:
         """Copy the whole store, consistent as of one instant, into the file ``target``."""
         ...
+
+
+def offers_file_backup(store: object) -> TypeGuard[FileBackup]:
+    """Whether ``store`` offers ``FileBackup``, asked by looking the method up.
+
+    Not ``isinstance`` against a runtime-checkable protocol: since Python 3.12
+    that looks attributes up statically (``inspect.getattr_static``), so it
+    never sees what the registry's store handles forward through
+    ``__getattr__``, and every store would be refused its backup.
+    """
+    return callable(getattr(store, "backup", None))

@@ -78,7 +78,7 @@ class _Handle:
         registry, name = self._registry, self.name
         if attr in _OPTIONAL and not registry._has(name, attr):
             # A capability the backend's stores may lack: the handle has it
-            # only if the store has (isinstance(handle, FileBackup) asks).
+            # only if the store has (base.offers_file_backup asks).
             raise AttributeError(attr)
 
         def call(*args: Any, **kwargs: Any) -> Any:
