@@ -193,17 +193,21 @@ def test_stats_prints_json(data: Path) -> None:
 def _mark_embedded_by(data: Path, store: str, fingerprint: str) -> None:
     """Record ``fingerprint`` as the embedder of ``store``, as an earlier graph would have."""
     backend = open_backend(StorageSettings(), data)
+    s = backend.open(store, False)
     try:
-        backend.open(store, False).set_meta(FINGERPRINT_KEY, fingerprint)
+        s.set_meta(FINGERPRINT_KEY, fingerprint)
     finally:
+        s.close()
         backend.close()
 
 
 def _embedded_by(data: Path, store: str) -> str | None:
     backend = open_backend(StorageSettings(), data)
+    s = backend.open(store, False)
     try:
-        return backend.open(store, False).get_meta(FINGERPRINT_KEY)
+        return s.get_meta(FINGERPRINT_KEY)
     finally:
+        s.close()
         backend.close()
 
 

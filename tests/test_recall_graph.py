@@ -8,6 +8,7 @@ with the real embedding model, and the user-visible part over HTTP.
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,8 @@ def _write(m: Memory, store: str = "g") -> dict[str, str]:
 
 
 def _edge_rows(data: Path, store: str = "g") -> list[tuple[str, str, str]]:
-    with sqlite3.connect(data / f"{store}.sqlite3") as db:
+    # closing(): a sqlite3 connection's own context manager commits, it does not close.
+    with closing(sqlite3.connect(data / f"{store}.sqlite3")) as db:
         return [tuple(r) for r in db.execute("SELECT src, dst, kind FROM edges")]
 
 

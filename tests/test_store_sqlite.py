@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -69,6 +70,29 @@ def test_a_file_that_is_not_a_database_is_store_unavailable(tmp_path: Path) -> N
     with pytest.raises(StoreUnavailable) as err:
         SQLiteBackend(tmp_path).open("junk", False)
     assert "junk" not in err.value.message and str(tmp_path) not in err.value.message
+
+
+def _files_open(path: Path) -> int:
+    """How many of this process's file descriptors are open on ``path`` (Linux)."""
+    fds = Path("/proc/self/fd")
+    return sum(1 for fd in fds.iterdir() if os.path.realpath(fd) == str(path.resolve()))
+
+
+def test_a_store_that_cannot_be_opened_keeps_no_connection(tmp_path: Path) -> None:
+    """A garbage file, and a database whose schema the migrations cannot take,
+    are refused with their SQLite connection closed, not left to the garbage
+    collector: the error's traceback (kept here by ``err``) holds the frames
+    that made it."""
+    (tmp_path / "junk.sqlite3").write_bytes(b"not a database at all" * 200)
+    foreign = sqlite3.connect(tmp_path / "foreign.sqlite3")
+    foreign.execute("CREATE TABLE short (x)")  # what the first migration creates
+    foreign.close()
+    for name in ("junk", "foreign"):
+        with pytest.raises(StoreUnavailable) as err:
+            SQLiteBackend(tmp_path).open(name, False)
+        # The driver's error stays chained (as cause or context), and so its frames.
+        assert (err.value.__cause__ or err.value.__context__) is not None
+        assert _files_open(tmp_path / f"{name}.sqlite3") == 0, name
 
 
 def test_storage_settings_pick_sqlite_and_its_synchronous(tmp_path: Path) -> None:

@@ -76,19 +76,29 @@ class Database:
         self._readers_lock = threading.Lock()
         self.write_lock = threading.Lock()
         self.writer = self.connect()
-        self.writer.execute(f"PRAGMA synchronous = {synchronous}")
+        try:
+            self.writer.execute(f"PRAGMA synchronous = {synchronous}")
+        except BaseException:
+            self.writer.close()
+            raise
 
     def connect(self) -> sqlite3.Connection:
         db = self._driver.connect(self.path, isolation_level=None, check_same_thread=False)
-        db.row_factory = self._driver.Row
-        if self._key is not None:
-            self._unlock(db)
-        db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA busy_timeout = 10000")
-        db.execute("PRAGMA foreign_keys = ON")
-        # Memory-mapped reads skip a copy per page: a third off a full-text
-        # search at 100k rows. It maps address space, not memory.
-        db.execute("PRAGMA mmap_size = 1073741824")
+        # A file that is not a database (or is encrypted) fails here: the
+        # connection is closed then, not left to the garbage collector.
+        try:
+            db.row_factory = self._driver.Row
+            if self._key is not None:
+                self._unlock(db)
+            db.execute("PRAGMA journal_mode = WAL")
+            db.execute("PRAGMA busy_timeout = 10000")
+            db.execute("PRAGMA foreign_keys = ON")
+            # Memory-mapped reads skip a copy per page: a third off a full-text
+            # search at 100k rows. It maps address space, not memory.
+            db.execute("PRAGMA mmap_size = 1073741824")
+        except BaseException:
+            db.close()
+            raise
         return db
 
     def _unlock(self, db: sqlite3.Connection) -> None:
@@ -98,8 +108,7 @@ class Database:
         db.execute(f'PRAGMA key = "{self._key}"')
         try:
             db.execute("SELECT count(*) FROM sqlite_master").fetchone()
-        except Exception as err:
-            db.close()
+        except Exception as err:  # connect() closes the connection
             if cipher.is_error(err, "DatabaseError"):
                 raise cipher.wrong_key(self.path) from None
             raise

@@ -64,7 +64,11 @@ class SQLiteStore(ComposedStore):
         self.name = name
         self.path = path
         self._db = Database(path, synchronous, key)
-        migrate(self._db.writer)
+        try:
+            migrate(self._db.writer)
+        except BaseException:
+            self._db.close()  # a store that cannot be opened keeps no connection
+            raise
         self._indexes = Search(self._db)
         self._search = self._indexes
         self._runs = RunLog(self._db, name)
