@@ -37,6 +37,24 @@ def embedder() -> Embedder:
     return build_embedder(EmbedderSettings())
 
 
+# Fixtures that load the torch backend: a test that uses one needs halls[torch].
+TORCH_FIXTURES = frozenset({"torch_embedder", "float32_embedder", "bfloat16_embedder"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark ``torch`` every test that loads the torch backend through a fixture.
+
+    ``make test-python`` runs the suite on another Python without the torch
+    extra (``-m "not torch"``); the tests that import torch themselves carry
+    the mark in their module.
+    """
+    for item in items:
+        used = set(getattr(item, "fixturenames", ()))
+        params = getattr(getattr(item, "callspec", None), "params", {})
+        if used & TORCH_FIXTURES or TORCH_FIXTURES & set(map(str, params.values())):
+            item.add_marker(pytest.mark.torch)
+
+
 @pytest.fixture(scope="session")
 def torch_embedder() -> Embedder:
     """The torch backend (halls[torch]) with the same packaged weights, loaded once."""

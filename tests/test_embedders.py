@@ -75,6 +75,7 @@ def test_similar_sentences_are_closer_than_unrelated(local: Embedder) -> None:
     assert cos(a, para) > cos(a, other) + 0.2
 
 
+@pytest.mark.torch
 def test_local_embedder_refuses_a_missing_model_dir(tmp_path: Path) -> None:
     """A model that is neither packaged nor a local directory is EmbeddingFailed."""
     with pytest.raises(EmbeddingFailed, match="not a local model directory"):
@@ -287,6 +288,7 @@ def test_bfloat16_ranks_paraphrases_as_float32_does(
     assert (orders[0] == orders[1]).all()
 
 
+@pytest.mark.torch
 def test_precision_reaches_the_embedder_and_auto_follows_the_cpu() -> None:
     """embedder.precision picks torch's arithmetic; auto is bfloat16 exactly where the CPU has
     it."""

@@ -316,6 +316,7 @@ def test_traced_query_encoder_gives_the_eager_vector(torch_embedder: LocalEmbedd
     assert np.all(np.sum(traced * eager, axis=1) > 0.99999)
 
 
+@pytest.mark.torch
 def test_traced_encoder_declines_other_poolings() -> None:
     """A model pooling otherwise than by the mean keeps the eager path."""
     from sentence_transformers import SentenceTransformer
