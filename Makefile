@@ -37,16 +37,18 @@ test: $(STAMP) chromium
 # its own, without the torch extra: torch 2.13.0 is pinned for its CPU wheel,
 # which may not exist for that Python (another torch would be a multi-GB CUDA
 # build), so the tests marked `torch` are left out; `make test` runs them.
+# The venv is named by PY's version (.venv-py3.13), found only when this
+# target runs: no other target asks PY anything.
 PY ?= python3.13
-OTHER := .venv-py$(shell $(PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-$(OTHER)/.installed: pyproject.toml
-	$(PY) -m venv $(OTHER)
-	$(OTHER)/bin/pip install --quiet --upgrade pip
-	$(OTHER)/bin/pip install --quiet -e '.[dev,encryption]'
-	touch $@
-
-test-python: $(OTHER)/.installed chromium
-	$(OTHER)/bin/python -m pytest -m "not torch"
+test-python: chromium
+	@other=.venv-py$$($(PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])') && \
+	if [ ! -f $$other/.installed ] || [ pyproject.toml -nt $$other/.installed ]; then \
+	  set -x && $(PY) -m venv $$other && \
+	  $$other/bin/pip install --quiet --upgrade pip && \
+	  $$other/bin/pip install --quiet -e '.[dev,encryption]' && \
+	  touch $$other/.installed; \
+	fi && \
+	set -x && $$other/bin/python -m pytest -m "not torch"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts
