@@ -76,11 +76,7 @@ class Database:
         self._readers_lock = threading.Lock()
         self.write_lock = threading.Lock()
         self.writer = self.connect()
-        try:
-            self.writer.execute(f"PRAGMA synchronous = {synchronous}")
-        except BaseException:
-            self.writer.close()
-            raise
+        self.writer.execute(f"PRAGMA synchronous = {synchronous}")
 
     def connect(self) -> sqlite3.Connection:
         db = self._driver.connect(self.path, isolation_level=None, check_same_thread=False)
