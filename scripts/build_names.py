@@ -4,7 +4,7 @@ A capitalised word opening a statement is a name ("Lena works at Siemens")
 or a common word ("Prefers dark mode", "Production runs Postgres"): notes
 often leave the subject out, so capitals alone cannot tell. The judge reads
 an opening word as a name when it is a given name of this table and no
-common English word (``halls.consolidate.names``).
+common English word (``halls.consolidate.judge.names``).
 
 The first names of every locale of Faker (MIT licence, kept at the head of
 the table) are read from its PyPI source distribution, pinned here by its
@@ -13,7 +13,7 @@ SHA-256, without importing it: the literal strings of each
 Names are folded to ASCII (the judge's words are ASCII) and lower-cased;
 names of one or two letters, and names in other scripts, are left out.
 
-Rerun (writes src/halls/consolidate/judge_data/names.txt.gz)::
+Rerun (writes src/halls/consolidate/judge/data/names.txt.gz)::
 
     python scripts/build_names.py
 """
@@ -31,7 +31,7 @@ import tempfile
 import unicodedata
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "src/halls/consolidate/judge_data/names.txt.gz"
+OUT = Path(__file__).resolve().parent.parent / "src/halls/consolidate/judge/data/names.txt.gz"
 SDIST = "faker-40.54.0.tar.gz"
 SDIST_SHA256 = "38fba73e32699a9f1071724d67e5a66a84bf057987cffb27c9d0c979fda3f135"
 PERSON = re.compile(r"^faker-40\.54\.0/faker/providers/person/[a-z]{2}(?:_[A-Z]{2})?/__init__\.py$")

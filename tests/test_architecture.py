@@ -105,7 +105,29 @@ def _halls(name: str) -> bool:
     return name == "halls" or name.startswith("halls.")
 
 
+# The pair judge is sealed: outside it, only its package's face
+# (``halls.consolidate.judge``) is imported, never the modules that read words.
+JUDGE = "halls.consolidate.judge"
+# Modules outside the judge allowed one of its inner modules, each with why.
+JUDGE_INNER_IMPORTERS = {
+    # Matching a brief's hint to a cluster compares their content words, left
+    # out the judge's stop words (one list, not two copies of it).
+    ("halls.consolidate.briefs", "halls.consolidate.judge.lexicon"),
+}
+
+
 # -- the rules, as functions of a graph --
+
+
+def judge_violations(graph: Graph) -> list[tuple[str, str]]:
+    """Imports of the judge's inner modules from outside the judge."""
+    return sorted(
+        (mod, imp)
+        for mod, imps in graph.items()
+        if not _within(mod, (JUDGE,))
+        for imp in imps
+        if _within(imp, (JUDGE,)) and imp != JUDGE and (mod, imp) not in JUDGE_INNER_IMPORTERS
+    )
 
 
 def adapter_violations(graph: Graph) -> list[tuple[str, str]]:
@@ -238,6 +260,12 @@ def test_consolidate_does_not_import_the_service() -> None:
     assert layer_violations(GRAPH, "halls.consolidate", "halls.service") == []
 
 
+def test_the_judge_is_sealed() -> None:
+    """The planner, clustering, reconciliation and the LLM engine read judgements: none
+    of them imports the judge's word features, rules, word lists or model."""
+    assert judge_violations(GRAPH) == []
+
+
 def test_no_import_cycles() -> None:
     """No cycle among the modules of halls, deferred and TYPE_CHECKING imports included."""
     assert cycles(GRAPH) == []
@@ -281,6 +309,20 @@ def test_layer_rule_fails_on_a_violation() -> None:
     ]
     assert layer_violations(graph, "halls.consolidate", "halls.service") == [
         ("halls.consolidate.x", "halls.service")
+    ]
+
+
+def test_judge_rule_fails_on_a_violation() -> None:
+    """A planner module reading the judge's words is reported; its face is not."""
+    graph = {
+        "halls.consolidate.heuristic": {
+            "halls.consolidate.judge",
+            "halls.consolidate.judge.lexical",
+        },
+        "halls.consolidate.judge.local": {"halls.consolidate.judge.lexical"},
+    }
+    assert judge_violations(graph) == [
+        ("halls.consolidate.heuristic", "halls.consolidate.judge.lexical")
     ]
 
 

@@ -26,8 +26,8 @@ from halls.consolidate.heuristic import (
     _consensus,
     _statements,
 )
-from halls.consolidate.judge import Judgement, decide_judged
-from halls.consolidate.reconcile import Known
+from halls.consolidate.judge import Judgement
+from halls.consolidate.reconcile import Known, decide
 
 WHEN = datetime(2026, 11, 20, tzinfo=UTC)
 
@@ -152,17 +152,18 @@ def test_an_implicit_change_most_readings_do_not_see_is_another_fact() -> None:
     readings lean to it (mean confidence >= 0.5); a phrasing that says "now" marks
     the whole cluster, and then its reading stands (waiting for evidence when unsure)."""
     fact = Known("l_1", "Jon is looking for a spot for his dance studio", 0.7)
-    plain = ["Jon is getting ready for a dance competition", "Jon rehearses every night"]
-    assert decide_judged([fact], [(fact, j("update", 0.45))], plain).kind == "ADD"
-    assert decide_judged([fact], [(fact, j("retract", 0.45))], plain).kind == "ADD"
-    leaning = decide_judged([fact], [(fact, j("update", 0.55))], plain)
+    # "Jon is getting ready for a dance competition", "Jon rehearses every night"
+    plain = False
+    assert decide([fact], [(fact, j("update", 0.45))], plain).kind == "ADD"
+    assert decide([fact], [(fact, j("retract", 0.45))], plain).kind == "ADD"
+    leaning = decide([fact], [(fact, j("update", 0.55))], plain)
     assert (leaning.kind, leaning.explicit) == ("UPDATE", False)
     # A restatement needs no majority: an unsure "same" still confirms.
-    assert decide_judged([fact], [(fact, j("same", 0.3))], plain).kind == "NONE"
-    marked = [*plain, "Jon now rents a studio downtown"]
-    unsure = decide_judged([fact], [(fact, j("update", 0.45))], marked)
+    assert decide([fact], [(fact, j("same", 0.3))], plain).kind == "NONE"
+    marked = True  # ... and "Jon now rents a studio downtown"
+    unsure = decide([fact], [(fact, j("update", 0.45))], marked)
     assert (unsure.kind, unsure.explicit) == ("UPDATE", False)
-    sure = decide_judged([fact], [(fact, j("update", 0.6))], marked)
+    sure = decide([fact], [(fact, j("update", 0.6))], marked)
     assert (sure.kind, sure.explicit) == ("UPDATE", True)
 
 

@@ -7,9 +7,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from halls.consolidate import synonyms
 from halls.consolidate.heuristic import UNSURE
 from halls.consolidate.judge import (
+    LABELS,
+    LocalJudge,
+    Pair,
+    default_judge,
+    restates_change,
+    same_change,
+    synonyms,
+)
+from halls.consolidate.judge.lexical import (
     _ADDED_ALIKE,
     _ALSO_ALIKE,
     _ATTRIBUTE,
@@ -21,24 +29,18 @@ from halls.consolidate.judge import (
     _SINGLE,
     _SWAPPED_NAMES,
     _SWAPPED_NUMBERS,
-    LABELS,
-    TRAINING,
-    UNSEEN,
-    LocalJudge,
-    Pair,
     Statements,
-    WordJudge,
-    _kind_rules,
-    default_judge,
     features,
-    held_out,
     lexical,
-    load_pairs,
-    restates_change,
-    same_change,
     swapped_values,
 )
-from halls.consolidate.reading import FLAG_ADDITIVE, parse
+from halls.consolidate.judge.reading import FLAG_ADDITIVE, parse
+from halls.consolidate.judge.rules import apply as _kind_rules
+from judge_pairs import TRAINING, UNSEEN, held_out, load_pairs
+
+# The shipped judge's accuracy, measured (docs/benchmarks.md): on the held-out
+# quarter of pairs.txt, and on pairs_unseen.txt.
+HELD_OUT, UNSEEN_MEASURED = 0.897, 0.909
 
 
 def _pairs(embedder: Any, items: list[tuple[str, str, str]]) -> tuple[list[Pair], list[str]]:
@@ -52,7 +54,7 @@ def _local(embedder: Any, items: list[tuple[str, str, str]]) -> tuple[LocalJudge
     judge = default_judge()
     assert isinstance(judge, LocalJudge)
     pairs, _ = _pairs(embedder, items)
-    return judge, (pairs, features(pairs, judge.projection))
+    return judge, (pairs, features(pairs))
 
 
 def _own_reading(judge: LocalJudge, x: np.ndarray, row: int, column: int) -> str:
@@ -62,8 +64,9 @@ def _own_reading(judge: LocalJudge, x: np.ndarray, row: int, column: int) -> str
     return LABELS[int(judge.probabilities(x)[row].argmax())]
 
 
-def test_the_shipped_judge_beats_the_word_lists_on_held_out_pairs(embedder) -> None:
-    """A sanity bound: >= 70% on pairs it never saw (about facts it never saw), words < 55%."""
+def test_the_shipped_judge_on_held_out_pairs(embedder) -> None:
+    """On the quarter of pairs.txt it was not trained on (about facts it never saw):
+    at least the measured accuracy less two points."""
     pairs = load_pairs()
     held = held_out(pairs)
     test = [p for p in pairs if p[1] in held]
@@ -72,9 +75,7 @@ def test_the_shipped_judge_beats_the_word_lists_on_held_out_pairs(embedder) -> N
     assert isinstance(judge, LocalJudge)
     items, labels = _pairs(embedder, test)
     local = np.mean([j.label == y for j, y in zip(judge.judge(items), labels, strict=True)])
-    words = np.mean([j.label == y for j, y in zip(WordJudge().judge(items), labels, strict=True)])
-    assert local >= 0.7, local
-    assert words < 0.55 and local > words + 0.15, (local, words)
+    assert local >= HELD_OUT - 0.02, local
 
 
 def test_the_issue_pairs(embedder) -> None:
@@ -524,25 +525,39 @@ def test_an_amount_in_another_unit_is_the_same_words() -> None:
     )
 
 
-def test_two_changes_agree_when_they_give_the_same_new_value() -> None:
+def _changes(embedder: Any, fact: str, *said: str) -> list[Any]:
+    """The shipped judge's judgements of (fact, s) for each statement s."""
+    v = embedder.embed([fact, *said])
+    return default_judge().judge([Pair(fact, t, v[0], v[n]) for n, t in enumerate(said, 1)])
+
+
+def test_two_changes_agree_when_they_give_the_same_new_value(embedder) -> None:
+    """From the judgements alone (what each says beyond the fact), two changes agree."""
     fact = "We release every two weeks"
-    assert same_change(fact, "We release once a month", "Releases ship monthly")
+    assert same_change(
+        *_changes(embedder, fact, "We release once a month", "Releases ship monthly")
+    )
     fact = "The production database is PostgreSQL 13"
-    assert same_change(fact, "The production database is PostgreSQL 16", "We run Postgres 16")
+    said = ("The production database is PostgreSQL 16", "We run Postgres 16")
+    assert same_change(*_changes(embedder, fact, *said))
     fact = "Noah's phone is an iPhone 12"
-    assert not same_change(fact, "Noah's phone is a Pixel 8", "Noah's phone is a Pixel 9")
-    assert not same_change(fact, "Noah got a Pixel 8", "Noah got a Galaxy S24")
+    said = ("Noah's phone is a Pixel 8", "Noah's phone is a Pixel 9")
+    assert not same_change(*_changes(embedder, fact, *said))
+    assert not same_change(*_changes(embedder, fact, "Noah got a Pixel 8", "Noah got a Galaxy S24"))
 
 
-def test_a_change_said_again_names_no_value_beside_the_two() -> None:
+def test_a_change_said_again_names_no_value_beside_the_two(embedder) -> None:
     """What restates a change names the old value and the new one at most; a value
     beside them is a change more."""
     fact = "Ana works at Zalando"
     changed = "Ana switched jobs, she's at Adyen now"
-    assert restates_change(fact, changed, "Ana left Zalando and joined Adyen")
-    assert restates_change(fact, changed, "Ana is at Adyen these days")
-    assert not restates_change(fact, changed, "Ana left Adyen for Mollie")
-    assert not restates_change(fact, changed, "Ana joined Mollie")
+    for text, again in (
+        ("Ana left Zalando and joined Adyen", True),
+        ("Ana is at Adyen these days", True),
+        ("Ana left Adyen for Mollie", False),
+        ("Ana joined Mollie", False),
+    ):
+        assert restates_change(*_changes(embedder, fact, changed, text)) is again, text
 
 
 def test_the_user_of_a_note_is_the_first_person() -> None:
@@ -557,9 +572,9 @@ def test_the_user_of_a_note_is_the_first_person() -> None:
     assert len(parse("Every user gets a quota").ids) == len(parse("Every member gets a quota").ids)
 
 
-def test_the_shipped_judge_beats_the_word_lists_on_pairs_written_by_others(embedder) -> None:
+def test_the_shipped_judge_on_pairs_written_by_others(embedder) -> None:
     """Pairs written by helpers who saw neither the judge nor its training pairs, never
-    trained on: a bound under the measured 78.0%, >= 72% (words: < 50%)."""
+    trained on: at least the measured accuracy less two points."""
     items = load_pairs(UNSEEN)
     assert len(items) > 1000 and {label for label, _, _ in items} == set(LABELS)
     trained = {(a, b) for name in TRAINING for _, a, b in load_pairs(name)}
@@ -568,8 +583,7 @@ def test_the_shipped_judge_beats_the_word_lists_on_pairs_written_by_others(embed
     local = np.mean(
         [j.label == y for j, y in zip(default_judge().judge(pairs), labels, strict=True)]
     )
-    words = np.mean([j.label == y for j, y in zip(WordJudge().judge(pairs), labels, strict=True)])
-    assert local >= 0.72 and words < 0.5 and local > words + 0.2, (local, words)
+    assert local >= UNSEEN_MEASURED - 0.02, local
 
 
 def test_off_that_starts_or_forbids_retracts_nothing() -> None:

@@ -14,26 +14,14 @@ import pytest
 
 from halls import Memory, Settings
 from halls.config import ConsolidatorSettings
-from halls.consolidate.cross import MODEL, MODEL_SHA256, CrossReader, default_reader
-from halls.consolidate.judge import (
-    CROSS_BUDGET,
-    CROSS_TRAINING,
-    CROSS_WEIGHTS,
-    LABELS,
-    UNSEEN,
-    WEIGHTS,
-    LocalJudge,
-    Pair,
-    Statements,
-    _weights,
-    default_judge,
-    lexical_rows,
-    load_pairs,
-)
+from halls.consolidate.judge import CROSS_BUDGET, LABELS, LocalJudge, Pair, default_judge, mlp
+from halls.consolidate.judge.cross import MODEL, MODEL_SHA256, CrossReader, default_reader
+from halls.consolidate.judge.lexical import Statements, lexical_rows
+from judge_pairs import CROSS_TRAINING, UNSEEN, load_pairs
 
 
 def _graph() -> bytes:
-    return resources.files("halls.consolidate").joinpath(MODEL).read_bytes()
+    return resources.files("halls.consolidate.judge").joinpath(MODEL).read_bytes()
 
 
 def _pairs(embedder: Any, items: list[tuple[str, str]]) -> list[Pair]:
@@ -63,7 +51,7 @@ class Counting:
 def _judge(budget: int = CROSS_BUDGET) -> tuple[LocalJudge, Counting]:
     """The shipped judge with a counting reader and ``budget`` pairs a run."""
     reader = default_reader()
-    words, cross = _weights(WEIGHTS), _weights(CROSS_WEIGHTS)
+    words, cross = mlp.load(mlp.WEIGHTS), mlp.load(mlp.CROSS_WEIGHTS)
     assert reader is not None and words is not None and cross is not None
     spy = Counting(reader)
     return LocalJudge(words, cross, spy, budget), spy
@@ -80,7 +68,7 @@ def test_the_judge_reads_with_the_cross_encoder_when_given_pairs() -> None:
     judge = default_judge(cross_pairs=CROSS_BUDGET)
     assert isinstance(judge, LocalJudge)
     assert judge.cross is not None and judge.reader is default_reader()
-    off = default_judge()
+    off = default_judge(0)
     assert isinstance(off, LocalJudge) and off.cross is None
 
 
@@ -135,7 +123,7 @@ def test_the_cross_encoder_reads_rewordings_that_words_miss(embedder: Any) -> No
     assert reader is not None
     alone = reader.read(REWORDED).argmax(axis=1)
     assert (alone == LABELS.index("same")).sum() >= 7
-    words_only = default_judge().judge(pairs)
+    words_only = default_judge(0).judge(pairs)
     with_cross = default_judge(cross_pairs=CROSS_BUDGET).judge(pairs)
     missed = [n for n, j in enumerate(words_only) if j.label != "same"]
     assert len(missed) == 5
@@ -161,20 +149,20 @@ def test_the_budget_bounds_the_pairs_read_least_sure_first(embedder: Any) -> Non
     a = np.array([0, 0, 1, 3, 3, 4], dtype=np.int64)
     b = np.array([1, 2, 2, 4, 5, 5], dtype=np.int64)
     judge, spy = _judge(budget=4)
-    words = judge.words.probabilities(
+    words = judge.probabilities(
         lexical_rows(statements, statements, a, b, np.einsum("ij,ij->i", v[a], v[b]))
     )
-    labels, _, _ = judge.judge_rows(statements, a, b)
+    labels = judge.read(texts, v, a, b).labels
     assert len(spy.asked) == 4
     least_sure = np.argsort(words.max(axis=1), kind="stable")[:4]
     assert spy.asked == [(texts[a[r]], texts[b[r]]) for r in least_sure.tolist()]
     unread = sorted(set(range(len(a))) - set(least_sure.tolist()))
     assert labels[unread].tolist() == words[unread].argmax(axis=1).tolist()
     # Spent: the next call in the same run reads nothing more.
-    judge.judge_rows(statements, a, b)
+    judge.read(texts, v, a, b)
     assert len(spy.asked) == 4
     # Reconciliation has a budget of its own.
-    judge.judge(statements.pairs(a[:2], b[:2]))
+    judge.judge([Pair(texts[x], texts[y], v[x], v[y]) for x, y in zip(a[:2], b[:2], strict=True)])
     assert len(spy.asked) == 6
 
 
@@ -231,14 +219,15 @@ def test_clustering_reads_every_pair_but_additions_with_the_cross_encoder(embedd
         "Omar has taken up the drums too",
         "Omar plays drums as well as guitar",
     ]
-    statements, _ = _statements(embedder, texts)
+    _, v = _statements(embedder, texts)
     a, b = np.array([0, 2], dtype=np.int64), np.array([1, 3], dtype=np.int64)
     judge, spy = _judge()
-    labels, _, p_same = judge.judge_rows(statements, a, b)
+    r = judge.read(texts, v, a, b)
+    labels, p_same = r.labels, r.p_same
     assert spy.asked == [(texts[0], texts[1])]  # not the addition
     # Each claims a cadence the other lacks: never the same, whoever reads it.
     assert LABELS[labels[0]] != "same" and p_same[0] == 0.0
-    judge.judge(statements.pairs(a, b))
+    judge.judge([Pair(texts[x], texts[y], v[x], v[y]) for x, y in zip(a, b, strict=True)])
     assert len(spy.asked) == 1  # reconciliation: a sure change stays the words'
 
 

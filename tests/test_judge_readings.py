@@ -9,9 +9,17 @@ from typing import Any
 import numpy as np
 import pytest
 
-from halls.consolidate import names, values
 from halls.consolidate.heuristic import _consensus
 from halls.consolidate.judge import (
+    LABELS,
+    Judgement,
+    LocalJudge,
+    Pair,
+    default_judge,
+    names,
+    values,
+)
+from halls.consolidate.judge.lexical import (
     _CHANGED_ALIKE,
     _COUNTERPART,
     _DENIES,
@@ -24,21 +32,15 @@ from halls.consolidate.judge import (
     _SAME_VALUES,
     _SWAPPED_NAMES,
     _TAIL,
-    LABELS,
     N_LEXICAL,
     N_MLP_LEXICAL,
-    Judgement,
-    LocalJudge,
-    Pair,
-    _kind_rules,
-    decide_judged,
-    decided,
-    default_judge,
     features,
-    mlp_inputs,
 )
-from halls.consolidate.reading import _VOCAB, ALTERS, _subject_first, parse
-from halls.consolidate.reconcile import Known
+from halls.consolidate.judge.mlp import MLP, mlp_inputs
+from halls.consolidate.judge.reading import _VOCAB, ALTERS, _subject_first, parse
+from halls.consolidate.judge.rules import apply as _kind_rules
+from halls.consolidate.judge.rules import decided
+from halls.consolidate.reconcile import Known, decide
 
 
 def _features(embedder: Any, pairs: list[tuple[str, str]]) -> np.ndarray:
@@ -409,10 +411,12 @@ def test_an_ensemble_averages_its_members() -> None:
         e = np.exp(z - z.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)  # type: ignore[no-any-return]
 
-    got = LocalJudge(both).probabilities(x)
+    got = LocalJudge(MLP(both)).probabilities(x)
     want = _kind_rules(x, ((raw(one) + raw(two)) / 2).astype(np.float32))
     assert np.allclose(got, want, atol=1e-5)
-    assert np.allclose(LocalJudge({**common, **one}).probabilities(x), _kind_rules(x, raw(one)))
+    assert np.allclose(
+        LocalJudge(MLP({**common, **one})).probabilities(x), _kind_rules(x, raw(one))
+    )
 
 
 def test_a_clusters_readings_count_with_their_whole_distributions() -> None:
@@ -436,10 +440,10 @@ def test_a_clusters_readings_count_with_their_whole_distributions() -> None:
 
 def test_a_change_read_of_two_facts_is_of_the_nearer() -> None:
     near, far = Known("l_near", "a", 0.9), Known("l_far", "b", 0.56)
-    got = decide_judged(
+    got = decide(
         [near, far],
         [(far, Judgement("update", 1.0, "local")), (near, Judgement("update", 0.98, "local"))],
-        ["Reports now go to Pia as Word files"],
+        True,  # "Reports now go to Pia as Word files": a word of change
     )
     assert (got.kind, got.target_id) == ("UPDATE", "l_near")
 

@@ -1,10 +1,10 @@
-"""Values written one way (``halls.consolidate.values``): numbers, units, sums, times."""
+"""Values written one way (``halls.consolidate.judge.values``): numbers, units, sums, times."""
 
 from __future__ import annotations
 
 import pytest
 
-from halls.consolidate.values import amount, normalise, same_amount
+from halls.consolidate.judge.values import amount, normalise, same_amount
 
 
 @pytest.mark.parametrize(

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from halls.consolidate.reconcile import STOP
+from halls.consolidate.judge.lexicon import STOP
 
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"[a-z0-9]+")

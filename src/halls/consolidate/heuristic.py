@@ -13,7 +13,7 @@ asks a model and falls back to these answers.
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 import numpy as np
@@ -25,28 +25,25 @@ from halls.consolidate.engine import Inputs, Plan, Proposal
 from halls.consolidate.evidence import evidence_count, evidence_score
 from halls.consolidate.judge import (
     LABELS,
+    RETRACT,
+    SAME,
+    UNRELATED,
+    UPDATE,
     Judge,
     Judgement,
+    Label,
     Pair,
-    Statements,
-    decide_judged,
     default_judge,
-    judge_rows,
+    read,
     restates_change,
     same_change,
-    same_values,
-    swapped_values,
 )
 from halls.consolidate.pii import detect, forget_class
-from halls.consolidate.reading import FLAG_ADDITIVE, FLAG_NEGATED, FLAG_RETRACT
-from halls.consolidate.reconcile import Decision, Known
+from halls.consolidate.reconcile import Decision, Known, decide
 from halls.models import ForgetFlag, LongFact, new_id
 
 NEAREST = 5
 UNSURE = 0.8  # an "unrelated" or "update" this unsure does not keep two close statements apart
-SAME, UNRELATED = LABELS.index("same"), LABELS.index("unrelated")
-UPDATE, RETRACT = LABELS.index("update"), LABELS.index("retract")
-JUDGE_BATCH = 4096  # pairs per judge call while clustering (memory of the batch features)
 READINGS = 8  # distinct statements of a cluster the judge reads against each fact
 LINK_MARGIN = 0.15  # clustering asks the judge about pairs down to cluster_threshold - this
 # ... and, below that, down to cluster_threshold - REACH_MARGIN, where a pair
@@ -124,9 +121,7 @@ class HeuristicDecider:
 
     def __init__(self, inputs: Inputs, judge: Judge | None = None) -> None:
         self.cfg = inputs.settings
-        self.judge = judge or default_judge(
-            self.cfg.cluster_threshold, self.cfg.related_threshold, self.cfg.cross_pairs
-        )
+        self.judge = judge or default_judge(self.cfg.cross_pairs)
 
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
         said = _statements(cand)
@@ -134,24 +129,19 @@ class HeuristicDecider:
         near = [(k, [_near(k, v) for _, v in said]) for k in known]
         related = [(k, sims) for k, sims in near if max(sims) >= self.cfg.related_threshold]
         got = self.judge.judge([Pair(k.text, t, k.vector, v) for k, _ in related for t, v in said])
-        # Which fact and reading claim numbers the other lacks (each text parsed once).
-        facts = np.repeat(np.arange(len(related)), len(said))
-        readings = np.tile(np.arange(len(said)), len(related)) + len(related)
-        parsed = Statements([k.text for k, _ in related] + [t for t, _ in said])
-        differ = swapped_values(parsed, facts, readings).tolist()
-        # Which phrasings say a word of addition ("too", "besides") and nothing ended.
-        flags = parsed.flags[len(related) :]
-        ended = (flags[:, FLAG_NEGATED] > 0) | (flags[:, FLAG_RETRACT] > 0)
-        adds = ((flags[:, FLAG_ADDITIVE] > 0) & ~ended).tolist()
+        # Which phrasings say a word of addition ("too", "besides") and nothing
+        # ended, and whether any says a change: pair facts the judge read.
+        adds = [j.marks_addition for j in got[: len(said)]]
         judged = []
         for n, (k, sims) in enumerate(related):
-            part = slice(n * len(said), (n + 1) * len(said))
+            part = got[n * len(said) : (n + 1) * len(said)]
             close = [
-                _close(j, sim, self.cfg.cluster_threshold, apart)
-                for j, sim, apart in zip(got[part], sims, differ[part], strict=True)
+                _close(j, sim, self.cfg.cluster_threshold, j.values_differ)
+                for j, sim in zip(part, sims, strict=True)
             ]
             judged.append((k, _consensus(close, adds)))
-        return Verdict(decide_judged(known, judged, [t for t, _ in said]), cand.text)
+        marked = any(j.marks_change for j in got)
+        return Verdict(decide(known, judged, marked), cand.text)
 
     def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]:
         kind, why = forget_class(flag.reason, fact.content)
@@ -207,7 +197,7 @@ def _consensus(judged: list[Judgement], adds: list[bool] | None = None) -> Judge
         # One phrasing ends the fact ("no longer drinks green tea"), another
         # says what holds instead ("he has rooibos"): together, a change.
         sure = max(j.confidence for j in judged if j.label == "retract")
-        return Judgement("update", sure, judged[0].by)
+        return replace(judged[0], label="update", confidence=sure, probabilities=())
     if all(j.probabilities for j in judged):
         # Each reading's whole distribution counts: a change one phrasing reads
         # at 0.92 and another at 0.32 (its second choice) is likelier than not.
@@ -222,12 +212,14 @@ def _consensus(judged: list[Judgement], adds: list[bool] | None = None) -> Judge
             judged = seen
         mean = np.mean([j.probabilities for j in judged], axis=0)
         k = int(mean.argmax())
-        return Judgement(LABELS[k], float(mean[k]), judged[0].by, tuple(mean.tolist()))
-    total: dict[str, float] = {}
+        p = tuple(mean.tolist())
+        return replace(judged[0], label=LABELS[k], confidence=float(mean[k]), probabilities=p)
+    total: dict[Label, float] = {}
     for j in judged:
         total[j.label] = total.get(j.label, 0.0) + j.confidence
     label = max(total, key=lambda k: total[k])
-    return Judgement(label, total[label] / len(judged), judged[0].by)  # type: ignore[arg-type]
+    conf = total[label] / len(judged)
+    return replace(judged[0], label=label, confidence=conf, probabilities=())
 
 
 def _close(j: Judgement, similarity: float, threshold: float, differ: bool = False) -> Judgement:
@@ -239,8 +231,8 @@ def _close(j: Judgement, similarity: float, threshold: float, differ: bool = Fal
             p = list(j.probabilities)
             p[SAME] += p[UNRELATED]
             p[UNRELATED] = 0.0
-            return Judgement("same", p[SAME], j.by, tuple(p))
-        return Judgement("same", 1.0 - j.confidence, j.by)
+            return replace(j, label="same", confidence=p[SAME], probabilities=tuple(p))
+        return replace(j, label="same", confidence=1.0 - j.confidence)
     return j
 
 
@@ -291,6 +283,9 @@ class _Pool:
 
     def remove(self, id: str) -> None:
         self.alive[self.row[id]] = False
+
+    def vector(self, id: str) -> np.ndarray:
+        return self.matrix[self.row[id]]
 
     def holds(self, id: str) -> bool:
         """Whether ``id`` is an active fact of the pool (not changed or retired this run)."""
@@ -379,11 +374,18 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             d.kind in ("UPDATE", "DELETE")
             and made is not None
             and d.target_id in replaced
-            and restates_change(pool.texts[replaced[d.target_id]], made.text or "", cand.text)
+            and restates_change(
+                *_changes(
+                    decider.judge,
+                    pool,
+                    replaced[d.target_id],
+                    [_made(pool, made), (cand.text, cand.vector)],
+                )
+            )
         ):
-            # The run has just made this fact by changing an older one, and
-            # the candidate names no value beside the two: the same change said
-            # again ("Tomas left Bolt and joined Wolt" after "Tomas switched
+            # The run has just made this fact by changing an older one, and the
+            # candidate gives the older one the same new value: the same change
+            # said again ("Tomas left Bolt and joined Wolt" after "Tomas switched
             # jobs, he's at Wolt now" replaced "Tomas works at Bolt"), which
             # reads as a change or retraction of the new fact.
             old = replaced[d.target_id]
@@ -423,8 +425,10 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
         ]
         if not after or after[0] is not known[0]:
             continue
-        pair = Statements([after[0].text, cand.text])
-        if swapped_values(pair, np.array([0]), np.array([1]))[0]:
+        (pair,) = decider.judge.judge(
+            [Pair(after[0].text, cand.text, after[0].vector, cand.vector)]
+        )
+        if pair.values_differ:
             continue
         verdict = decider.reconcile(cand, after, pool.texts)
         d = verdict.decision
@@ -437,11 +441,12 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             # beside "The Spotify plan now costs thirteen pounds a month").
             new = successor[target]
             for cand in pending:
-                if same_change(pool.texts[target], created[new].text or "", cand.text):
+                said = [_made(pool, created[new]), (cand.text, cand.vector)]
+                if same_change(*_changes(decider.judge, pool, target, said)):
                     d = Decision("NONE", new, f"gives {target} the same new value as {new}")
                     apply(cand, Verdict(d, cand.text), d)
         elif len(pending) > 1 and pool.holds(target):
-            change = _one_change(inputs, pool.texts[target], target, pending)
+            change = _one_change(inputs, decider.judge, pool, target, pending)
             if change is not None:
                 apply(change[0], Verdict(change[1], change[0].text), change[1])
     _age_out(inputs, consumed, plan)
@@ -449,8 +454,21 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     return plan
 
 
+def _changes(
+    judge: Judge, pool: _Pool, fact: str, said: list[tuple[str, np.ndarray]]
+) -> list[Judgement]:
+    """The judge's readings of statements that may each change the pool's ``fact``."""
+    v = pool.vector(fact)
+    return judge.judge([Pair(pool.texts[fact], t, v, u) for t, u in said])
+
+
+def _made(pool: _Pool, made: Proposal) -> tuple[str, np.ndarray]:
+    fid = made.new_id or made.target_id
+    return made.text or "", pool.vector(fid)
+
+
 def _one_change(
-    inputs: Inputs, fact: str, target: str, pending: list[Candidate]
+    inputs: Inputs, judge: Judge, pool: _Pool, target: str, pending: list[Candidate]
 ) -> tuple[Candidate, Decision] | None:
     """Implicit changes of one fact that each lacked the evidence to retire it, read
     together: statements that give the fact the same new value on different days
@@ -459,7 +477,9 @@ def _one_change(
     paraphrases of each other. One candidate of them all, or None."""
     cfg = inputs.settings
     for seed in sorted(pending, key=lambda c: -c.score):
-        group = [c for c in pending if c is seed or same_change(fact, seed.text, c.text)]
+        got = _changes(judge, pool, target, [(c.text, c.vector) for c in pending])
+        mine = got[pending.index(seed)]
+        group = [c for c, j in zip(pending, got, strict=True) if c is seed or same_change(mine, j)]
         if len(group) < 2:
             continue
         entries = [u for c in group for u in c.entries]
@@ -510,52 +530,6 @@ def _flag_proposals(inputs: Inputs, decider: Decider, plan: Plan) -> set[str]:
     return set(by_fact)
 
 
-# A word that tells two statements apart is counted in the rows of this many
-# pairs at most (a word in most statements tells nothing apart).
-MAX_SUBSTITUTED = 4096
-
-
-def _apart_by_substitution(
-    words: np.ndarray, early: np.ndarray, late: np.ndarray, out: np.ndarray
-) -> np.ndarray:
-    """Pairs read apart by one word put in another's place keep their restatements
-    apart too.
-
-    "The orders-db replica lives in eu-west-1" / "The users-db replica lives
-    in eu-west-1" differ in one word each, and are read as two facts; their
-    restatements "orders-db read replica is hosted in eu-west-1" / "users-db
-    read replica: eu-west-1 region" differ in many, and the judge, reading
-    them as a paraphrase, would join them, so that one of the four ends in the
-    other's fact. The word that told the first two apart ("orders" for
-    "users", "Nadia" for "Omar", "car" for "home") tells apart any two of
-    which one has the first word only and the other the second only.
-    """
-    ids = [frozenset(row[row >= 0].tolist()) for row in words]
-    swaps: set[tuple[int, int]] = set()
-    for x, y in zip(early[out == APART].tolist(), late[out == APART].tolist(), strict=True):
-        first, second = ids[x] - ids[y], ids[y] - ids[x]
-        if len(first) == 1 and len(second) == 1:
-            swaps.add((next(iter(first)), next(iter(second))))
-    if not swaps:
-        return out
-    needed = {w for pair in swaps for w in pair}
-    has: dict[int, set[int]] = {w: set() for w in needed}
-    for r, row in enumerate(ids):
-        for w in row & needed:
-            has[w].add(r)
-    together = np.flatnonzero(out != APART)
-    x, y = early[together], late[together]
-    out = out.copy()
-    for u, v in swaps:
-        only_u, only_v = list(has[u] - has[v]), list(has[v] - has[u])
-        if len(only_u) * len(only_v) > MAX_SUBSTITUTED:
-            continue
-        hit = np.isin(x, only_u) & np.isin(y, only_v)
-        hit |= np.isin(x, only_v) & np.isin(y, only_u)
-        out[together[hit]] = APART
-    return out
-
-
 def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
     cfg = inputs.settings
     units = inputs.units
@@ -564,7 +538,7 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
     vectors = inputs.unit_vectors
 
     when = np.array([u.occurred_at.timestamp() for u in units])
-    statements = Statements([u.content for u in units], vectors)
+    texts = [u.content for u in units]
 
     # Pairs this close are the judge's to decide: paraphrases with contrast
     # words sit around 0.6-0.75; lower, the pairs grow quadratically (10,000
@@ -579,49 +553,44 @@ def _candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
         early, late = np.where(first, a, b), np.where(first, b, a)
         sims = np.einsum("ij,ij->i", vectors[a], vectors[b])
         high = sims >= cfg.cluster_threshold
-        out = np.zeros(len(a), dtype=np.int8)
-        for start in range(0, len(a), JUDGE_BATCH):
-            part = slice(start, start + JUDGE_BATCH)
-            labels, conf, p_same = judge_rows(judge, statements, early[part], late[part])
-            # A neighbour joins when the judge reads the same statement
-            # (below the link threshold, surely: ``REACH_MARGIN``); above the
-            # cluster threshold also when it is unsure whether the two differ
-            # (a retraction, or a change, another subject or a second value
-            # read with confidence never joins, nor do two that each
-            # claim a number or a name the other lacks: "every two weeks" /
-            # "once a month", "the London office" / "the Berlin office"). An
-            # unsure change this close is a detail more ("frontend: eslint
-            # for lint checks" after "The frontend repo uses ESLint for
-            # linting", 0.80, "update" at 0.65).
-            swapped = swapped_values(statements, early[part], late[part])
-            unsure = np.isin(labels, (UNRELATED, UPDATE)) & (conf < UNSURE) & high[part] & ~swapped
-            # Read apart: a sure "unrelated" (another subject, another
-            # person) or other numbers; no cluster holds both, not even
-            # through a seed each is like. (A change read between two
-            # restatements of one seed is no such sign: contrast words.)
-            sure = (labels == UNRELATED) & (conf >= UNSURE)
-            apart = np.where(sure | swapped, APART, 0)
-            same = (labels == SAME) & ((conf >= REACH_SURE) | (sims[part] >= link))
-            # Above the link threshold, a pair joins unless the judge rules a
-            # restatement out: a retraction, other values, or ``same`` at under
-            # ``JOIN_FLOOR`` (rewordings it reads as a change or another fact,
-            # but not surely: "My GP is Dr. Hassan" / "family doctor: Dr Hassan",
-            # cosine 0.69, ``unrelated`` at 0.73 and ``same`` at 0.27). A sure
-            # ``unrelated`` that leaves ``same`` one chance in ten joins too.
-            same |= (p_same >= JOIN_FLOOR) & (sims[part] >= link) & (labels != RETRACT) & ~swapped
-            # ... or when the two name the same values past their subject ("~7.5
-            # miles home to work" / "about 12 km from the office", "half past nine,
-            # Mon-Fri" / "9:30 am on weekdays"): paraphrases of one value, however
-            # far apart their other words sit.
-            maybe = np.flatnonzero((labels == SAME) & ~same)
-            if maybe.size:
-                rows = part.start + maybe
-                same[maybe] = same_values(statements, early[rows], late[rows])
-            # Unsure "same" below the link threshold starts no cluster, but
-            # lets two statements that each join a seed share it.
-            alike = np.where((labels == SAME) & ~swapped, ALIKE, apart)
-            out[part] = np.where(same | unsure, JOIN, alike)
-        return _apart_by_substitution(statements.words[0], early, late, out)
+        r = read(judge, texts, vectors, early, late)
+        labels, conf, p_same = r.labels, r.confidence, r.p_same
+        # A neighbour joins when the judge reads the same statement
+        # (below the link threshold, surely: ``REACH_MARGIN``); above the
+        # cluster threshold also when it is unsure whether the two differ
+        # (a retraction, or a change, another subject or a second value
+        # read with confidence never joins, nor do two that each
+        # claim a number or a name the other lacks: "every two weeks" /
+        # "once a month", "the London office" / "the Berlin office"). An
+        # unsure change this close is a detail more ("frontend: eslint
+        # for lint checks" after "The frontend repo uses ESLint for
+        # linting", 0.80, "update" at 0.65).
+        swapped = r.values_differ
+        unsure = np.isin(labels, (UNRELATED, UPDATE)) & (conf < UNSURE) & high & ~swapped
+        # Read apart: a sure "unrelated" (another subject, another
+        # person) or other numbers; no cluster holds both, not even
+        # through a seed each is like. (A change read between two
+        # restatements of one seed is no such sign: contrast words.)
+        sure = (labels == UNRELATED) & (conf >= UNSURE)
+        apart = np.where(sure | swapped, APART, 0)
+        same = (labels == SAME) & ((conf >= REACH_SURE) | (sims >= link))
+        # Above the link threshold, a pair joins unless the judge rules a
+        # restatement out: a retraction, other values, or ``same`` at under
+        # ``JOIN_FLOOR`` (rewordings it reads as a change or another fact,
+        # but not surely: "My GP is Dr. Hassan" / "family doctor: Dr Hassan",
+        # cosine 0.69, ``unrelated`` at 0.73 and ``same`` at 0.27). A sure
+        # ``unrelated`` that leaves ``same`` one chance in ten joins too.
+        same |= (p_same >= JOIN_FLOOR) & (sims >= link) & (labels != RETRACT) & ~swapped
+        # ... or when the two name the same values past their subject ("~7.5
+        # miles home to work" / "about 12 km from the office", "half past nine,
+        # Mon-Fri" / "9:30 am on weekdays"): paraphrases of one value, however
+        # far apart their other words sit.
+        maybe = np.flatnonzero((labels == SAME) & ~same)
+        same[maybe] = r.same_values[maybe]
+        # Unsure "same" below the link threshold starts no cluster, but
+        # lets two statements that each join a seed share it.
+        alike = np.where((labels == SAME) & ~swapped, ALIKE, apart)
+        return np.where(same | unsure, JOIN, alike).astype(np.int8)  # type: ignore[no-any-return]
 
     hints, noise = [], []
     for brief in inputs.briefs:

@@ -26,6 +26,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Literal
 
 import httpx
@@ -35,16 +36,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from halls.config import ConsolidatorSettings
 from halls.consolidate.engine import EngineUnavailable, Inputs, Plan
 from halls.consolidate.heuristic import Candidate, HeuristicDecider, Verdict, build_plan
-from halls.consolidate.judge import (
-    LABELS,
-    Judge,
-    Judgement,
-    Pair,
-    Readings,
-    Statements,
-    judge_rows,
-    same_probability,
-)
+from halls.consolidate.judge import LABELS, Judge, Judgement, Pair, Readings, read
 from halls.consolidate.pii import forget_class
 from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact
@@ -219,16 +211,20 @@ class LLMJudge:
         them at a bar of 1 (a rule's certain reading too, so the model reads every pair)."""
         return confidence < self.below if self.below < 1 else np.ones(len(confidence), bool)
 
-    def judge_rows(self, statements: Statements, a: np.ndarray, b: np.ndarray) -> Readings:
-        """As ``LocalJudge.judge_rows``; the unsure pairs asked as in ``judge``."""
-        labels, conf, same = judge_rows(self.local, statements, a, b)
-        unsure = np.flatnonzero(self._unsure(conf))
+    def read(
+        self, texts: Sequence[str], vectors: np.ndarray, a: np.ndarray, b: np.ndarray
+    ) -> Readings:
+        """As the local judge's ``read``; the unsure pairs asked as in ``judge``."""
+        r = read(self.local, texts, vectors, a, b)
+        unsure = np.flatnonzero(self._unsure(r.confidence))
         if len(unsure) and self.calls < self.budget:
-            got = self.judge(statements.pairs(a[unsure], b[unsure]))
-            labels[unsure] = [LABELS.index(j.label) for j in got]
-            conf[unsure] = [j.confidence for j in got]
-            same[unsure] = [same_probability(j) for j in got]
-        return labels, conf, same
+            pairs = [
+                Pair(texts[x], texts[y], vectors[x], vectors[y])
+                for x, y in zip(a[unsure].tolist(), b[unsure].tolist(), strict=True)
+            ]
+            asked = Readings.of(self.judge(pairs), self.name)
+            r.probabilities[unsure] = asked.probabilities
+        return r
 
     def judge(self, pairs: Sequence[Pair]) -> list[Judgement]:
         out = self.local.judge(pairs)
@@ -252,7 +248,10 @@ class LLMJudge:
             assert isinstance(a, JudgeAnswer)
             for n, label in zip(batch, a.labels, strict=True):
                 assert label in LABELS
-                out[n] = Judgement(label, self.CONFIDENCE, self.name)
+                # The model gives a label; the pair facts stay the local judge's.
+                out[n] = replace(
+                    out[n], label=label, confidence=self.CONFIDENCE, by=self.name, probabilities=()
+                )
         return out
 
 

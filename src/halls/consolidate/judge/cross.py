@@ -25,7 +25,7 @@ from typing import Protocol
 
 import numpy as np
 
-MODEL = "judge_data/cross.onnx"
+MODEL = "data/cross.onnx"
 # Checked by tests/test_judge_cross.py; re-pinned by hand after a deliberate
 # retrain (scripts/train_cross.py), so a changed file never goes unnoticed.
 MODEL_SHA256 = "02bd8dc7276ce5d077c74df1d2aa4db7dab1b934d8d18f2352af8a05e309032e"
@@ -88,7 +88,7 @@ def default_reader() -> CrossReader | None:
     from halls.embed.onnx import TOKENIZER_PATH
 
     try:
-        with resources.as_file(resources.files("halls.consolidate").joinpath(MODEL)) as path:
+        with resources.as_file(resources.files("halls.consolidate.judge").joinpath(MODEL)) as path:
             if not path.is_file() or not TOKENIZER_PATH.is_file():
                 return None
             return CrossReader(path, TOKENIZER_PATH)

@@ -26,8 +26,9 @@ import numpy as np
 import snowballstemmer
 from breame.spelling import BRITISH_ENGLISH_SPELLINGS
 
-from halls.consolidate import names, synonyms, values
-from halls.consolidate.reconcile import CHANGE, NEGATION, STOP, _stem
+from halls.consolidate.judge import names, synonyms, values
+from halls.consolidate.judge.lexicon import CHANGE, NEGATION, STOP
+from halls.consolidate.judge.lexicon import stem as _stem
 
 _TOKEN = re.compile(r"[A-Za-z0-9~][A-Za-z0-9~./:-]*")
 # "Give" retracts only as "give up" / "give away" / "give back" ("the API gives

@@ -17,15 +17,15 @@ import gzip
 from functools import lru_cache
 from importlib import resources
 
-from halls.consolidate import synonyms
+from halls.consolidate.judge import synonyms
 
-TABLE = "judge_data/names.txt.gz"
+TABLE = "data/names.txt.gz"
 
 
 @lru_cache(maxsize=1)
 def _table() -> frozenset[str]:
     try:
-        path = resources.files("halls.consolidate").joinpath(TABLE)
+        path = resources.files("halls.consolidate.judge").joinpath(TABLE)
         with path.open("rb") as fh:
             text = gzip.decompress(fh.read()).decode()
     except (FileNotFoundError, OSError):

@@ -24,7 +24,7 @@ import gzip
 from functools import lru_cache
 from importlib import resources
 
-TABLE = "judge_data/synonyms.txt.gz"
+TABLE = "data/synonyms.txt.gz"
 MIN_LETTERS = 3  # "us", "it", "id": WordNet's senses of short words are mostly acronyms
 NONE: frozenset[int] = frozenset()
 # One line per attribute: its nouns, then the words that give its value
@@ -57,7 +57,7 @@ for _n, _line in enumerate(ALTERNATIONS):
 @lru_cache(maxsize=1)
 def _table() -> dict[str, frozenset[int]]:
     try:
-        path = resources.files("halls.consolidate").joinpath(TABLE)
+        path = resources.files("halls.consolidate.judge").joinpath(TABLE)
         with path.open("rb") as fh:
             text = gzip.decompress(fh.read()).decode()
     except (FileNotFoundError, OSError):
