@@ -25,11 +25,14 @@ from typing import IO
 
 from halls.embed import Embedder
 from halls.errors import InvalidInput
+from halls.models import ON_CONFLICT
+from halls.service import graph
 from halls.service.archive import backup, exporter, importer
-from halls.service.archive.format import is_encrypted
+from halls.service.archive.format import is_encrypted, read_archive
 from halls.service.archive.importer import ImportReport
-from halls.service.archive.progress import Progress
+from halls.service.archive.progress import Progress, Ticker
 from halls.service.stores import Stores
+from halls.store import check_store_name
 
 __all__ = ["Archives", "ImportReport", "Progress", "archive_encrypted"]
 
@@ -73,19 +76,32 @@ class Archives:
         reembed: bool = False,
         progress: Progress | None = None,
     ) -> ImportReport:
-        """Import the archive at ``path`` into ``store``: ``importer.import_archive``."""
-        return importer.import_archive(
-            self._stores,
-            self._embedder,
-            path,
-            store=store,
-            passphrase=passphrase,
-            on_conflict=on_conflict,
-            overwrite=overwrite,
-            dry_run=dry_run,
-            reembed=reembed,
-            progress=progress,
-        )
+        """Import the archive at ``path`` into ``store`` (created if missing).
+
+        A store that already holds records is refused unless ``overwrite``;
+        then records whose id is already there are settled by
+        ``on_conflict``. ``dry_run`` checks everything and counts what would
+        change, writing nothing. ``reembed`` embeds the records with the
+        configured embedder instead of taking the archive's vectors (required
+        when the archive came from another embedder).
+        """
+        if on_conflict not in ON_CONFLICT:
+            raise InvalidInput(f"on_conflict must be one of {', '.join(ON_CONFLICT)}")
+        name = check_store_name(self._stores.name(store))
+        header, archived = importer.verify(path, passphrase, reembed, self._embedder)
+        s = importer.target(self._stores, name, overwrite, dry_run)
+        report = ImportReport(name, dry_run, reembed, archived)
+        with open(path, "rb") as source:
+            lines = read_archive(source, passphrase)
+            next(lines)  # the header, checked by the first pass
+            items = importer.items(lines, header)
+            tick = Ticker(progress, sum(archived.values()))
+            importer.Importer(s, report, on_conflict, reembed, self._embedder, tick).run(items)
+        if s is not None and not dry_run:
+            # An archive from before the association graph has no mention
+            # edges; linking is idempotent, so a newer one gains nothing here.
+            graph.link_names(s)
+        return report
 
     def backup(self, out: Path, *, store: str | None = None, overwrite: bool = False) -> int:
         """A consistent copy of the store's file(s) at ``out``: ``backup.backup``."""

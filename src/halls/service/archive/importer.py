@@ -23,7 +23,6 @@ from pydantic import ValidationError
 from halls.embed import Embedder, fingerprint
 from halls.errors import Conflict, EmbedderMismatch, InvalidArchive, InvalidInput, StoreNotFound
 from halls.models import (
-    ON_CONFLICT,
     Brief,
     Edge,
     ForgetFlag,
@@ -37,12 +36,10 @@ from halls.models import (
     check_id,
     check_run_id,
 )
-from halls.service import graph
 from halls.service.archive.format import SEARCHABLE, decode_vector, read_archive
-from halls.service.archive.progress import Progress, Ticker
+from halls.service.archive.progress import Ticker
 from halls.service.stores import Stores
 from halls.store import changes as ch
-from halls.store import check_store_name
 from halls.store.base import Store
 
 # Records per write.
@@ -156,55 +153,14 @@ def _parse(obj: dict[str, Any], line: int, dim: int | None) -> _Item:
         raise InvalidArchive(f"line {line} of the archive is not a valid {kind} record") from None
 
 
-def _items(lines: Iterator[dict[str, Any]], header: dict[str, Any]) -> Iterator[_Item]:
+def items(lines: Iterator[dict[str, Any]], header: dict[str, Any]) -> Iterator[_Item]:
     """The records after the header, each parsed and checked."""
     dim = (header.get("embedder") or {}).get("dim")
     for n, obj in enumerate(lines, start=2):
         yield _parse(obj, n, dim if isinstance(dim, int) else None)
 
 
-def import_archive(
-    stores: Stores,
-    embedder: Callable[[], Embedder],
-    path: Path,
-    *,
-    store: str | None = None,
-    passphrase: str | None = None,
-    on_conflict: str = "keep-existing",
-    overwrite: bool = False,
-    dry_run: bool = False,
-    reembed: bool = False,
-    progress: Progress | None = None,
-) -> ImportReport:
-    """Import the archive at ``path`` into ``store`` (created if missing).
-
-    A store that already holds records is refused unless ``overwrite``;
-    then records whose id is already there are settled by
-    ``on_conflict``. ``dry_run`` checks everything and counts what would
-    change, writing nothing. ``reembed`` embeds the records with the
-    configured embedder instead of taking the archive's vectors (required
-    when the archive came from another embedder).
-    """
-    if on_conflict not in ON_CONFLICT:
-        raise InvalidInput(f"on_conflict must be one of {', '.join(ON_CONFLICT)}")
-    name = check_store_name(stores.name(store))
-    header, archived = _verify(path, passphrase, reembed, embedder)
-    s = _target(stores, name, overwrite, dry_run)
-    report = ImportReport(name, dry_run, reembed, archived)
-    with open(path, "rb") as source:
-        lines = read_archive(source, passphrase)
-        next(lines)  # the header, checked by the first pass
-        items = _items(lines, header)
-        tick = Ticker(progress, sum(archived.values()))
-        _Importer(s, report, on_conflict, reembed, embedder, tick).run(items)
-    if s is not None and not dry_run:
-        # An archive from before the association graph has no mention
-        # edges; linking is idempotent, so a newer one gains nothing here.
-        graph.link_names(s)
-    return report
-
-
-def _verify(
+def verify(
     path: Path, passphrase: str | None, reembed: bool, embedder: Callable[[], Embedder]
 ) -> tuple[dict[str, Any], dict[str, int]]:
     """Read the whole archive once, checking everything; nothing is written."""
@@ -214,7 +170,7 @@ def _verify(
         header = next(lines)
         _check_embedder(header, reembed, embedder)
         seen: set[str] = set()
-        for item in _items(lines, header):
+        for item in items(lines, header):
             _bump(counts, item.kind)
             if item.kind != "edge":
                 if item.id in seen:
@@ -237,7 +193,7 @@ def _check_embedder(
         )
 
 
-def _target(stores: Stores, name: str, overwrite: bool, dry_run: bool) -> Store | None:
+def target(stores: Stores, name: str, overwrite: bool, dry_run: bool) -> Store | None:
     """The store to import into (None: a dry run into a store that does not exist yet)."""
     try:
         s = stores.open(name)
@@ -254,7 +210,7 @@ def _target(stores: Stores, name: str, overwrite: bool, dry_run: bool) -> Store 
     return s if dry_run else stores.embedded(name)
 
 
-class _Importer:
+class Importer:
     """The writing pass of an import, in batches, settling conflicts by policy."""
 
     def __init__(
