@@ -11,6 +11,14 @@ them, so that every adapter sees one object with one set of methods.
 
 Every public method takes a ``store`` name (``None`` = the configured default
 store). Ids, times and embeddings are stamped here, never by the store.
+
+The module passes 500 lines and is one concept: the service's public
+surface, one method per operation that HTTP, MCP, the CLI and Python share,
+each with the signature and docstring the adapters are written against, and
+its audit entry. The behaviour is in the parts; what stays here composes
+several of them (a search's checks and its reinforcement, the session
+block's inputs, a store's numbers). Cutting the surface in two would give
+``Memory`` halves to stack again (mixins) or change ``halls.__all__``.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The archive format of ``halls export``: JSON Lines, optionally encrypted.
 
-Pure byte handling, no store: ``halls.service.archive`` decides what goes in.
+Pure byte handling, no store: ``exporter`` decides what goes in.
 
 A plain archive is UTF-8 JSON Lines::
 
@@ -39,6 +39,11 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from cryptography.hazmat.primitives.kdf.scrypt import Scrypt
 
 from halls.errors import InvalidArchive, InvalidInput
+
+# Record kinds in the order an archive holds them (and an import writes them),
+# and those that carry a vector.
+KINDS = ("journal", "short", "near", "long", "edge", "brief", "flag", "run")
+SEARCHABLE = ("short", "near", "long")
 
 FORMAT = "halls-archive"
 ENCRYPTED_FORMAT = "halls-archive-encrypted"

@@ -1,0 +1,105 @@
+"""The edge of the MCP server: who may call a tool, and how its errors read.
+
+``HallsMCP`` is FastMCP with halls' access check and error translation: a
+``HallsError`` or bad arguments become a tool error result (``isError``) with
+a one-line message; anything unexpected is logged and reported without
+details, never as a stack trace.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from mcp.server.fastmcp import FastMCP
+from mcp.server.fastmcp.exceptions import ToolError
+from mcp.types import ContentBlock
+from pydantic import ValidationError
+from starlette.requests import Request
+
+from halls.errors import HallsError
+from halls.mcp.backend import JSON
+from halls.service import Action, Grant, acting_as
+
+log = logging.getLogger("halls.mcp")
+
+# The tools that take a path on the server's machine.
+FILE_TOOLS = frozenset({"export_store", "import_store", "backup_store"})
+
+
+def _describe(err: ValidationError) -> str:
+    parts = []
+    for item in err.errors()[:5]:
+        where = ".".join(str(p) for p in item.get("loc", ()))
+        parts.append(f"{where}: {item.get('msg', 'invalid value')}" if where else item["msg"])
+    return "; ".join(parts)
+
+
+class HallsMCP(FastMCP):  # type: ignore[type-arg]
+    """FastMCP with halls' access check and error translation at the edge."""
+
+    # What each tool needs of the caller's grant on its store (set by build_server).
+    actions: dict[str, Action]
+    default_store: str | None = None
+
+    def _grant(self) -> Grant:
+        """The grant the HTTP server resolved for this call; stdio is the local user's own."""
+        context = self.get_context()
+        try:
+            request = context.request_context.request
+        except ValueError:  # no request context: called in-process, outside a session
+            request = None
+        if not isinstance(request, Request):
+            # stdio (`halls mcp`): the user who started it owns the data
+            # directory. `--server-url` sends its token to a server that checks it.
+            return Grant.everything("stdio")
+        grant = request.scope.get("state", {}).get("grant")
+        return grant if isinstance(grant, Grant) else Grant(id=None, stores=frozenset())
+
+    def _check(self, name: str, arguments: dict[str, Any]) -> Grant:
+        """The caller's grant, after checking it allows this call (else a tool error)."""
+        grant = self._grant()
+        action = self.actions.get(name)
+        if action is None:
+            return grant  # an unknown tool: the SDK answers it
+        store = arguments.get("store") or self.default_store
+        if store is not None and not isinstance(store, str):
+            raise ToolError(f"invalid arguments for {name}: store must be a string")
+        if store is None:
+            if grant.stores is not None:
+                raise ToolError("this token opens only some stores: name one with `store`")
+            return grant
+        try:
+            grant.check(store, action)
+        except HallsError as exc:
+            raise ToolError(exc.message) from None
+        if name in FILE_TOOLS and not grant.global_admin:
+            # These read or write files on the server's own machine: only its
+            # operator may, not the admin of one store (who has POST /export,
+            # /import and /backup, which stream to and from the caller).
+            raise ToolError(
+                f"{name} uses files on the machine halls runs on: it needs an admin token "
+                "of every store; use POST /export, /import or /backup instead"
+            )
+        return grant
+
+    async def call_tool(
+        self, name: str, arguments: dict[str, Any]
+    ) -> Sequence[ContentBlock] | JSON:
+        grant = self._check(name, arguments)
+        try:
+            with acting_as(grant.id):
+                return await super().call_tool(name, arguments)  # type: ignore[no-any-return]
+        except ToolError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, ValidationError):
+                message = f"invalid arguments for {name}: {_describe(cause)}"
+            elif isinstance(cause, HallsError):
+                message = cause.message
+            elif cause is not None:
+                log.error("tool %s failed", name, exc_info=cause)
+                message = "internal error; see the halls log"
+            else:
+                message = str(exc)
+            raise ToolError(message) from None

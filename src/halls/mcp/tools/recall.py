@@ -1,0 +1,102 @@
+"""Reading memory back: a search, and the briefing a session starts with."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from halls.mcp.backend import JSON
+from halls.mcp.tools.base import READ, Store, Tools, run
+from halls.models import MAX_CONTENT_CHARS, SearchTier
+from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+
+
+def _compact_hit(hit: JSON) -> JSON:
+    keep = ("id", "tier", "content", "topic", "occurred_at", "score")
+    return {k: hit.get(k) for k in keep}
+
+
+def _compact_due(loop: JSON) -> JSON:
+    keep = ("id", "intent", "reason")
+    return {k: loop.get(k) for k in keep}
+
+
+def register(tools: Tools) -> None:
+    backend, pick = tools.backend, tools.pick
+
+    @tools.tool(READ)
+    async def recall(
+        query: Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=MAX_CONTENT_CHARS,
+                description="The question you need answered, e.g. 'how does Chad want paths "
+                "written?'.",
+            ),
+        ],
+        n_results: Annotated[
+            int, Field(ge=1, le=100, description="How many hits, best first.")
+        ] = 5,
+        tiers: Annotated[
+            list[SearchTier] | None,
+            Field(
+                description="Narrow the search: short = recent notes, near = open loops, long = "
+                "consolidated facts. Default: all three."
+            ),
+        ] = None,
+        topic: Annotated[str | None, Field(description="Only memories with this topic.")] = None,
+        store: Store = None,
+    ) -> JSON:
+        """Search memory. Call it before answering anything that may depend on the past: the
+        user's preferences, earlier decisions, names, project facts, what was said in a previous
+        session. One query searches short-term notes, open loops and long-term facts at once, by
+        words and by meaning; hits come best first, each with a score. Phrase the query as the
+        question you need answered. No hits means halls knows nothing about it: say so rather
+        than guess. `due` lists open loops due now (their time came, or the query touches their
+        topic): act on them, then complete_intent or cancel_intent."""
+        found = await run(
+            backend.search, query, store=pick(store), n_results=n_results, tiers=tiers, topic=topic
+        )
+        return {
+            "results": [_compact_hit(h) for h in found["results"]],
+            "due": [_compact_due(d) for d in found.get("due", [])],
+        }
+
+    @tools.tool(READ)
+    async def context(
+        query: Annotated[
+            str | None,
+            Field(
+                max_length=MAX_CONTENT_CHARS,
+                description="What the session is about, e.g. the user's first request; adds "
+                "memories relevant to it.",
+            ),
+        ] = None,
+        budget_tokens: Annotated[
+            int,
+            Field(ge=MIN_BUDGET, le=MAX_BUDGET, description="Upper bound on the block's size."),
+        ] = DEFAULT_BUDGET,
+        project: Annotated[
+            str | None,
+            Field(
+                max_length=200,
+                description="The project the session works on, e.g. the repository's name; "
+                "its memories and topic loops come first.",
+            ),
+        ] = None,
+        store: Store = None,
+    ) -> JSON:
+        """Get a compact memory briefing: open loops that are due now, memories relevant to
+        `query`, and the most important long-term facts, deduplicated and within budget_tokens.
+        Call it once at the start of a session or a new task (pass the user's first request as
+        query when you have it), and again when the subject changes sharply. Read the text; act
+        on due loops. Returns the text, the ids of the memories in it, and its token count."""
+        return await run(
+            backend.context,
+            store=pick(store),
+            query=query,
+            project=project,
+            budget_tokens=budget_tokens,
+        )
