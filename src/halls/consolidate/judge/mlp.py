@@ -10,6 +10,8 @@ averaged.
 
 from __future__ import annotations
 
+import io
+import json
 from functools import cache
 from importlib import resources
 
@@ -57,13 +59,27 @@ class MLP:
 
 @cache
 def load(name: str) -> MLP | None:
-    """The MLP of ``name`` in the package, or None where it is missing."""
+    """The MLP of ``name`` in the package, or None where it is missing.
+
+    Its manifest entry (``data/manifest.json``) must name the features it reads
+    as they are now (``schema``): weights trained on other features are refused."""
+    base = resources.files("halls.consolidate.judge")
     try:
-        path = resources.files("halls.consolidate.judge").joinpath(name)
-        with path.open("rb") as fh, np.load(fh) as data:
-            return MLP({k: data[k] for k in data.files})
+        data_bytes = base.joinpath(name).read_bytes()
+        manifest = json.loads(base.joinpath("data/manifest.json").read_text("utf-8"))
     except (FileNotFoundError, OSError):
         return None
+    entry = manifest.get(name.removeprefix("data/"), {})
+    if entry.get("schema") != schema():
+        raise RuntimeError(f"{name} was trained on other word features than the judge's")
+    with np.load(io.BytesIO(data_bytes)) as data:
+        return MLP({k: data[k] for k in data.files})
 
 
 N_WORDS = N_LEXICAL - len(RULE_ONLY)  # the inputs of judge.npz
+
+
+def schema() -> str:
+    """The word features as the MLPs read them: how many (``data/manifest.json``
+    records it for each MLP, beside a fingerprint of their values)."""
+    return f"{N_WORDS} word features"
