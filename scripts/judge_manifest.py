@@ -7,7 +7,9 @@
 model, its SHA-256 and what it reads: for the word MLPs, the feature schema
 (how many word features they read) and a fingerprint of the
 features themselves, computed on the team's labelled pairs
-(``training/pairs.txt``). The features come from the judge's word code and
+(``training/pairs.txt``); where a model's entry lists the training files it
+learned from (``trained_on``, written by ``scripts/train_cross.py``), their
+SHA-256 too. The features come from the judge's word code and
 its word lists (``judge/lexicon/``) and tables, so changing either changes
 the fingerprint, and the check fails until the MLPs are retrained on the new
 features (``scripts/train_judge.py``), measured, and the manifest rewritten;
@@ -26,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from pairs import load  # noqa: E402
+from pairs import HERE, load  # noqa: E402
 
 from halls.consolidate.judge import lexical, mlp  # noqa: E402
 from halls.consolidate.judge.cross import MODEL_SHA256  # noqa: E402
@@ -80,6 +82,10 @@ def drift() -> list[str]:
         for key in ("sha256", "schema", "features"):
             if key in entry and saved.get(name, {}).get(key) != entry[key]:
                 out.append(f"{name}: {key} differs from the manifest")
+    for name, entry in saved.items():
+        for file, digest in entry.get("trained_on", {}).items():
+            if _sha256(HERE / file) != digest:
+                out.append(f"{name}: training/{file} changed since it was trained")
     if now["cross.onnx"]["sha256"] != MODEL_SHA256:
         out.append("cross.onnx: sha256 differs from cross.MODEL_SHA256")
     return out

