@@ -10,7 +10,7 @@ import click
 from halls.cli._app import _common, _settings, main
 
 
-def _log(config: Path | None, data_dir: Path | None):  # type: ignore[no-untyped-def]
+def _log(config: Path | None, data_dir: Path | None):
     # The log is a file of the data directory: reading it needs no model, no
     # store and no server, so it works beside a running one.
     from halls.service import AuditLog

@@ -136,7 +136,7 @@ class LocalEmbedder:
         return self._precision
 
     @property
-    def tokenizer(self):  # type: ignore[no-untyped-def]
+    def tokenizer(self):
         return self._model.tokenizer
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -171,7 +171,7 @@ class LocalEmbedder:
         return normalise(out)
 
 
-def traced_encoder(model, tokenize, low: bool):  # type: ignore[no-untyped-def]
+def traced_encoder(model, tokenize, low: bool):
     """A TorchScript-traced, frozen encoder for one text, or None where it does not apply.
 
     A query is a single short text: its ~120 tiny operations cost more in
@@ -206,7 +206,7 @@ def traced_encoder(model, tokenize, low: bool):  # type: ignore[no-untyped-def]
         (lambda: torch.autocast("cpu", dtype=torch.bfloat16)) if low else contextlib.nullcontext
     )
 
-    def features(text: str) -> tuple:  # type: ignore[type-arg]
+    def features(text: str) -> tuple:
         f = tokenize([text])
         return f["input_ids"], f["attention_mask"]
 

@@ -57,7 +57,7 @@ def cpu_count() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def open_session(path: Path):  # type: ignore[no-untyped-def]
+def open_session(path: Path):
     """An ONNX Runtime session for a graph run one input at a time on the calling
     thread (the embedder's and the judge's cross-encoder's)."""
     import onnxruntime as ort
@@ -170,7 +170,7 @@ class WordPieces:
     ``context.token_counter`` counts the same with either backend.
     """
 
-    def __init__(self, tokenizer) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, tokenizer) -> None:
         tokenizer.no_truncation()
         tokenizer.no_padding()
         self._tokenizer = tokenizer

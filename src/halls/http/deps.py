@@ -22,7 +22,7 @@ from halls.service import Action, Grant, Memory, check_store_name
 
 
 async def get_memory(request: Request) -> Memory:
-    return request.app.state.memory  # type: ignore[no-any-return]
+    return request.app.state.memory
 
 
 async def get_grant(request: Request) -> Grant:

@@ -74,7 +74,7 @@ def error_response(status: int, code: str, message: str, **headers: str) -> JSON
     return JSONResponse(error_body(code, message), status_code=status, headers=headers or None)
 
 
-def _describe(err: dict) -> str:  # type: ignore[type-arg]
+def _describe(err: dict) -> str:
     where = ".".join(str(p) for p in err.get("loc", ()) if p not in ("body", "query", "path"))
     msg = str(err.get("msg", "invalid value"))
     return f"{where}: {msg}" if where else msg

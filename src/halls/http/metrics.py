@@ -109,7 +109,7 @@ class Metrics:
 
     def render(self, opens: Callable[[str], bool] = lambda _: True) -> bytes:
         """The exposition, with only the per-store series of the stores ``opens`` allows."""
-        return generate_latest(_StoresShown(self.registry, opens))  # type: ignore[arg-type]
+        return generate_latest(_StoresShown(self.registry, opens))
 
 
 class _StoresShown:

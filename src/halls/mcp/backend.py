@@ -190,7 +190,7 @@ class LocalBackend:
         found = self.memory.recall(
             query, store=store, n_results=n_results, tiers=tiers, topic=topic
         )
-        return _json(found)  # type: ignore[no-any-return]
+        return _json(found)
 
     def context(
         self, *, store: str | None, query: str | None, project: str | None, budget_tokens: int
@@ -198,7 +198,7 @@ class LocalBackend:
         block = self.memory.context(
             store=store, query=query, project=project, budget_tokens=budget_tokens
         )
-        return _json(block)  # type: ignore[no-any-return]
+        return _json(block)
 
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]:
         written = self.memory.journal([NewJournal(**ev) for ev in events], store=store)
@@ -226,13 +226,13 @@ class LocalBackend:
         return _json(self.memory.flag_forget(id, reason, store=store))
 
     def consolidate(self, *, store: str | None, dry_run: bool) -> JSON:
-        return _json(self.memory.consolidate(store=store, dry_run=dry_run))  # type: ignore[no-any-return]
+        return _json(self.memory.consolidate(store=store, dry_run=dry_run))
 
     def consolidation_status(self, *, store: str | None) -> JSON:
-        return _json(self.memory.consolidation_status(store=store))  # type: ignore[no-any-return]
+        return _json(self.memory.consolidation_status(store=store))
 
     def list_loops(self, *, store: str | None, status: str | None, limit: int) -> list[JSON]:
-        return _json(self.memory.list_loops(store=store, status=status, limit=limit))  # type: ignore[no-any-return]
+        return _json(self.memory.list_loops(store=store, status=status, limit=limit))
 
     def stats(self, *, store: str | None) -> JSON:
         return _json(self.memory.stats(store=store))
@@ -258,7 +258,7 @@ class LocalBackend:
         self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool
     ) -> JSON:
         found = self.memory.forget_about(store=store, subject=subject, query=query, dry_run=dry_run)
-        return _json(found)  # type: ignore[no-any-return]
+        return _json(found)
 
     def export_store(
         self, path: str, *, store: str | None, passphrase: str | None, overwrite: bool
@@ -308,7 +308,7 @@ class RemoteBackend:
 
     def remember(self, content: str, *, store: str | None, topic: str | None, pinned: bool) -> JSON:
         body = {"content": content, "topic": topic, "pinned": pinned}
-        return self._call("POST", "/short", store, body)  # type: ignore[no-any-return]
+        return self._call("POST", "/short", store, body)
 
     def add_loop(
         self,
@@ -327,13 +327,13 @@ class RemoteBackend:
             "topic": topic,
             "expires_at": expires_at,
         }
-        return self._call("POST", "/near", store, body)  # type: ignore[no-any-return]
+        return self._call("POST", "/near", store, body)
 
     def complete_loop(self, id: str, *, store: str | None) -> JSON:
-        return self._call("POST", f"/near/{_segment(id)}/complete", store)  # type: ignore[no-any-return]
+        return self._call("POST", f"/near/{_segment(id)}/complete", store)
 
     def cancel_loop(self, id: str, *, store: str | None) -> JSON:
-        return self._call("POST", f"/near/{_segment(id)}/cancel", store)  # type: ignore[no-any-return]
+        return self._call("POST", f"/near/{_segment(id)}/cancel", store)
 
     def search(
         self,
@@ -345,16 +345,16 @@ class RemoteBackend:
         topic: str | None,
     ) -> JSON:
         body = {"query": query, "n_results": n_results, "tiers": tiers, "topic": topic}
-        return self._call("POST", "/search", store, body)  # type: ignore[no-any-return]
+        return self._call("POST", "/search", store, body)
 
     def context(
         self, *, store: str | None, query: str | None, project: str | None, budget_tokens: int
     ) -> JSON:
         body = {"query": query, "project": project, "budget_tokens": budget_tokens}
-        return self._call("POST", "/context", store, body)  # type: ignore[no-any-return]
+        return self._call("POST", "/context", store, body)
 
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]:
-        return self._call("POST", "/journal/batch", store, {"items": events})["ids"]  # type: ignore[no-any-return]
+        return self._call("POST", "/journal/batch", store, {"items": events})["ids"]
 
     def submit_brief(
         self,
@@ -371,23 +371,23 @@ class RemoteBackend:
             "completed_intents": completed_intents,
             "noise": noise or [],
         }
-        return self._call("POST", "/brief", store, body)  # type: ignore[no-any-return]
+        return self._call("POST", "/brief", store, body)
 
     def flag_forget(self, id: str, reason: str, *, store: str | None) -> JSON:
         body = {"reason": reason}
-        return self._call("POST", f"/long/{_segment(id)}/forget", store, body)  # type: ignore[no-any-return]
+        return self._call("POST", f"/long/{_segment(id)}/forget", store, body)
 
     def consolidate(self, *, store: str | None, dry_run: bool) -> JSON:
-        return self._call("POST", "/consolidate/run", store, {"dry_run": dry_run})  # type: ignore[no-any-return]
+        return self._call("POST", "/consolidate/run", store, {"dry_run": dry_run})
 
     def consolidation_status(self, *, store: str | None) -> JSON:
-        return self._call("GET", "/consolidate/status", store)  # type: ignore[no-any-return]
+        return self._call("GET", "/consolidate/status", store)
 
     def list_loops(self, *, store: str | None, status: str | None, limit: int) -> list[JSON]:
-        return self._call("GET", "/near", store, status=status, limit=limit)  # type: ignore[no-any-return]
+        return self._call("GET", "/near", store, status=status, limit=limit)
 
     def stats(self, *, store: str | None) -> JSON:
-        return self._call("GET", "/stats", store)  # type: ignore[no-any-return]
+        return self._call("GET", "/stats", store)
 
     def delete_record(self, id: str, *, store: str | None) -> None:
         tier = {"s_": "short", "n_": "near", "j_": "journal", "l_": "long"}.get(id[:2])
@@ -399,14 +399,14 @@ class RemoteBackend:
         self._call("DELETE", f"/stores/{_segment(name)}", None)
 
     def audit(self, *, store: str | None, limit: int) -> list[JSON]:
-        return self._call("GET", "/audit", store, limit=limit)["entries"]  # type: ignore[no-any-return]
+        return self._call("GET", "/audit", store, limit=limit)["entries"]
 
     def forget_about(
         self, *, store: str | None, subject: str | None, query: str | None, dry_run: bool
     ) -> JSON:
         body: JSON = {k: v for k, v in {"subject": subject, "query": query}.items() if v}
         body["dry_run"] = dry_run
-        return self._call("POST", "/forget-about", store, body)  # type: ignore[no-any-return]
+        return self._call("POST", "/forget-about", store, body)
 
     def export_store(
         self, path: str, *, store: str | None, passphrase: str | None, overwrite: bool
@@ -430,7 +430,7 @@ class RemoteBackend:
         headers = {"X-Halls-Passphrase": passphrase} if passphrase else {}
         flags = {"overwrite": overwrite, "dry_run": dry_run, "reembed": reembed}
         with open(_reading(path), "rb") as source:
-            return self._http.upload(  # type: ignore[no-any-return]
+            return self._http.upload(
                 "/import",
                 store,
                 source,

@@ -36,7 +36,7 @@ def _describe(err: ValidationError) -> str:
     return "; ".join(parts)
 
 
-class HallsMCP(FastMCP):  # type: ignore[type-arg]
+class HallsMCP(FastMCP):
     """FastMCP with halls' access check and error translation at the edge."""
 
     # What each tool needs of the caller's grant on its store (set by build_server).
@@ -90,7 +90,7 @@ class HallsMCP(FastMCP):  # type: ignore[type-arg]
         grant = self._check(name, arguments)
         try:
             with acting_as(grant.id):
-                return await super().call_tool(name, arguments)  # type: ignore[no-any-return]
+                return await super().call_tool(name, arguments)
         except ToolError as exc:
             cause = exc.__cause__
             if isinstance(cause, ValidationError):

@@ -100,7 +100,7 @@ class Normaliser:
         if self.best_cosine <= 0:
             return [0.0] * len(found_cosines)
         c = np.asarray(found_cosines, dtype=np.float64)
-        return (self.w_dense * (np.maximum(c, 0.0) / self.best_cosine)).tolist()  # type: ignore[no-any-return]
+        return (self.w_dense * (np.maximum(c, 0.0) / self.best_cosine)).tolist()
 
     @property
     def lists(self) -> int:
@@ -123,7 +123,7 @@ def cosines(vectors: Sequence[np.ndarray], query: np.ndarray) -> list[float]:
         return []
     # One matrix product over the rows in the order given (the store's write
     # order): the same rows in the same order give the same floats to the last bit.
-    return (np.stack(list(vectors)) @ query).tolist()  # type: ignore[no-any-return]
+    return (np.stack(list(vectors)) @ query).tolist()
 
 
 def with_cosines(

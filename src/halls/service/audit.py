@@ -74,7 +74,7 @@ class AuditLog:
     ) -> dict[str, Any]:
         """Append one entry (time, store, action, ids, token id) to the chain."""
         entry: dict[str, Any] = {
-            "time": to_datetime(now).isoformat(),  # type: ignore[union-attr]
+            "time": to_datetime(now).isoformat(),
             "store": store,
             "action": action,
             "ids": list(ids),
@@ -151,5 +151,5 @@ def _last_line(f: Any) -> bytes:
         tail = f.read(size).rstrip(b"\n")
         cut = tail.rfind(b"\n")
         if cut >= 0 or size == end:
-            return tail[cut + 1 :] if cut >= 0 else tail  # type: ignore[no-any-return]
+            return tail[cut + 1 :] if cut >= 0 else tail
         size = min(end, size * 2)

@@ -135,7 +135,7 @@ class Dreams:
             "mode": cfg.mode,
             "engine": cfg.engine,
             "interval_seconds": cfg.interval_seconds,
-            "next_due_at": to_datetime(due).isoformat(),  # type: ignore[union-attr]
+            "next_due_at": to_datetime(due).isoformat(),
             "running": s.consolidation_locked(),
             "last_run": None
             if not last

@@ -29,7 +29,7 @@ _WORD = re.compile(r"\w+")
 __all__ = ["Erasure"]
 
 
-def _pages(read: Callable[[int, int], list]) -> Iterator:  # type: ignore[type-arg]
+def _pages(read: Callable[[int, int], list]) -> Iterator:
     offset = 0
     while True:
         page = read(MAX_LIST, offset)

@@ -60,7 +60,7 @@ class Copied:
         return sum(self.counts.values())
 
 
-def _pages(read: Callable[[int, int], list]) -> Iterator:  # type: ignore[type-arg]
+def _pages(read: Callable[[int, int], list]) -> Iterator:
     offset = 0
     while page := read(_PAGE, offset):
         yield from page

@@ -214,7 +214,7 @@ class Records:
             due = parse_time(trigger_value, "trigger_value")
             if due is None:
                 raise InvalidInput("a time trigger needs trigger_value (ISO-8601 or unix seconds)")
-            trigger_value = to_datetime(due).isoformat()  # type: ignore[union-attr]
+            trigger_value = to_datetime(due).isoformat()
         if trigger_type == "topic" and not (trigger_value or topic):
             raise InvalidInput("a topic trigger needs trigger_value or topic")
         now = self.clock()

@@ -161,7 +161,7 @@ def run_of(r: Row, store: str, actions: Sequence[Row]) -> Run:
     return Run(
         id=r["id"],
         store=store,
-        started_at=to_datetime(r["started_at"]),  # type: ignore[arg-type]
+        started_at=to_datetime(r["started_at"]),
         finished_at=to_datetime(r["finished_at"]),
         engine=r["engine"],
         dry_run=False,

@@ -125,7 +125,7 @@ async def import_(
         )
     finally:
         path.unlink(missing_ok=True)
-    return report.as_dict()  # type: ignore[no-any-return]
+    return report.as_dict()
 
 
 @router.post(

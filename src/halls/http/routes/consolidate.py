@@ -37,7 +37,7 @@ def run(memory: MemoryDep, store: WriteStore, response: Response, body: RunIn | 
     dry = body is not None and body.dry_run
     if dry:
         response.status_code = 200
-    return memory.consolidate(store=store, dry_run=dry)  # type: ignore[no-any-return]
+    return memory.consolidate(store=store, dry_run=dry)
 
 
 @router.get("/runs", response_model=RunsOut)
@@ -49,12 +49,12 @@ def list_runs(
 
 @router.get("/runs/{id}", response_model=Run)
 def get_run(id: RunId, memory: MemoryDep, store: ReadStore) -> Run:
-    return memory.get_run(id, store=store)  # type: ignore[no-any-return]
+    return memory.get_run(id, store=store)
 
 
 @router.post("/runs/{id}/revert", response_model=Run)
 def revert_run(id: RunId, memory: MemoryDep, store: WriteStore) -> Run:
-    return memory.revert_run(id, store=store)  # type: ignore[no-any-return]
+    return memory.revert_run(id, store=store)
 
 
 @router.get("/status")
