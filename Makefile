@@ -8,7 +8,12 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-python lint bench-perf clean chromium
+.PHONY: run test test-all test-python lint bench-perf clean chromium
+
+# The tests start Python processes by the hundred (pytest's workers, servers,
+# CLI runs): with PYTHONDONTWRITEBYTECODE set, each one would compile halls
+# from source and pytest would rewrite every test module again (~4 s a worker).
+unexport PYTHONDONTWRITEBYTECODE
 
 RUN_STAMP := $(VENV)/.installed-run
 
@@ -30,13 +35,24 @@ $(STAMP): $(RUN_STAMP)
 run: $(RUN_STAMP)
 	$(BIN)/halls serve
 
-test: $(STAMP) chromium
-	$(BIN)/python -m pytest
+# pytest-xdist workers: one per core (`make test WORKERS=1` for one process).
+WORKERS ?= auto
+
+# The fast lane: every test but those marked `slow` (crash, load, fuzz,
+# migration, many stores, the browser, benchmarks: seconds to a minute each),
+# under 2 minutes on two idle cores; no chromium needed. `make test-all` runs
+# every test, as CI does.
+test: $(STAMP)
+	$(BIN)/python -m pytest -n $(WORKERS) -m "not slow"
+
+test-all: $(STAMP) chromium
+	$(BIN)/python -m pytest -n $(WORKERS)
 
 # The suite on another Python (`make test-python PY=python3.13`), in a venv of
 # its own, without the torch extra: torch 2.13.0 is pinned for its CPU wheel,
 # which may not exist for that Python (another torch would be a multi-GB CUDA
 # build), so the tests marked `torch` are left out; `make test` runs them.
+# Every other test runs, the slow ones too: it is CI's check of that Python.
 # The venv is named by PY's version (.venv-py3.13), found only when this
 # target runs: no other target asks PY anything.
 PY ?= python3.13
@@ -48,7 +64,7 @@ test-python: chromium
 	  $$other/bin/pip install --quiet -e '.[dev,encryption]' && \
 	  touch $$other/.installed; \
 	fi && \
-	set -x && $$other/bin/python -m pytest -m "not torch"
+	set -x && $$other/bin/python -m pytest -n $(WORKERS) -m "not torch"
 
 lint: $(STAMP)
 	$(BIN)/ruff check src tests scripts
