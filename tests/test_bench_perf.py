@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 
 import httpx
+import pytest
 from click.testing import CliRunner
 
 from halls.bench import perf
@@ -67,6 +68,7 @@ def test_run_against_a_live_server_reports_consistent_figures(server) -> None:
     assert all(len(row) == len(perf.TABLE_HEADERS) for row in perf.table_rows(result))
 
 
+@pytest.mark.slow  # the benchmark end to end: its own server, two stages
 def test_cli_starts_its_own_server_and_writes_json(tmp_path: Path) -> None:
     """`halls bench perf` starts a server, prints the table, writes the JSON, leaves nothing."""
     out = tmp_path / "perf.json"

@@ -17,7 +17,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from conftest import start_server
+
+# ~35 s: thousands of requests; CI and `make test-all` run it.
+pytestmark = pytest.mark.slow
 
 TESTS = Path(__file__).resolve().parent
 TOKEN = "fuzz-token-0123456789"

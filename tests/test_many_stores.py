@@ -11,6 +11,11 @@ from __future__ import annotations
 import importlib.util
 from pathlib import Path
 
+import pytest
+
+# ~7 s: hundreds of stores opened and closed; CI and `make test-all` run it.
+pytestmark = pytest.mark.slow
+
 SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "many_stores.py"
 
 

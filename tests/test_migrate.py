@@ -96,6 +96,7 @@ def cli(*args: str) -> str:
     return result.output
 
 
+@pytest.mark.slow  # ~19 s: 10,000 entries each way
 def test_sqlite_to_postgres_and_back_answers_alike(
     tmp_path: Path, embedder: Embedder, pg_dsn: str
 ) -> None:

@@ -17,10 +17,15 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import httpx
+import pytest
 
 from conftest import LiveServer, pg_env
 from http_helpers import created, search
 from openai_chat_stub import ChatStub
+
+# Two extra servers a test on the session's PostgreSQL, one held in a run by
+# the stub: ~15 s on two busy cores. `make test-all` and CI run them.
+pytestmark = pytest.mark.slow
 
 
 def ids(c: httpx.Client, store: str, query: str) -> list[str]:

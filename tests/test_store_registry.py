@@ -71,6 +71,7 @@ def test_at_most_max_open_stores_stay_open(tmp_path: Path) -> None:
     reg.close()
 
 
+@pytest.mark.slow  # 200 stores opened and closed in turn: 2-12 s
 def test_file_descriptors_stay_bounded_over_many_stores(tmp_path: Path) -> None:
     """200 stores written and read through a bound of 4 leave the descriptor count flat."""
     reg = StoreRegistry(open_backend(StorageSettings(), tmp_path), max_open=4)

@@ -46,6 +46,10 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 WRITE_METHODS = {"POST", "PUT", "PATCH", "DELETE"}
+
+# A real browser and a seeded server: ~25 s of CPU a run, and Debian's
+# chromium installed. `make test-all` and CI run them.
+pytestmark = pytest.mark.slow
 ALLOWED_POSTS = {"/search", "/context"}
 
 expect.set_options(timeout=30_000)
