@@ -20,6 +20,7 @@ import shutil
 import socket
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,12 +81,24 @@ def _ensure_user() -> pwd.struct_passwd:
     try:
         return pwd.getpwnam(USER)
     except KeyError:
+        pass
+    try:
         subprocess.run(
             ["useradd", "--system", "--no-create-home", "--shell", "/usr/sbin/nologin", USER],
             check=True,
             capture_output=True,
         )
-        return pwd.getpwnam(USER)
+    except subprocess.CalledProcessError:
+        # Another pytest worker may be adding it at this moment (useradd then
+        # fails on the user, or on the lock of /etc/passwd): wait for it.
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                return pwd.getpwnam(USER)
+            except KeyError:
+                time.sleep(0.1)
+        raise
+    return pwd.getpwnam(USER)
 
 
 def start(durable: bool = False) -> PgServer:
