@@ -20,7 +20,6 @@ from halls.consolidate.judge import (
 from halls.consolidate.judge.lexical import (
     _ADDED_ALIKE,
     _ALSO_ALIKE,
-    _ATTRIBUTE,
     _NEW_PERSON,
     _ONLY_NAMES,
     _OTHER_PERSON,
@@ -244,36 +243,6 @@ def test_swapped_numbers_are_never_the_same(embedder) -> None:
     assert [LABELS[int(k)] for k in ruled[1:].argmax(axis=1)] == ["same", "same"]
 
 
-def test_an_implicit_change_sharing_only_a_name_is_of_a_one_at_a_time_attribute(
-    embedder,
-) -> None:
-    """Two statements about one person on two subjects are two facts; sharing only the
-    name, a change is read where the attribute holds one value at a time, or where a
-    word says it changed."""
-    judge, (_, x) = _local(
-        embedder,
-        [
-            (
-                "unrelated",
-                "Even though it can be hard, it's so rewarding to know John is making a "
-                "difference.",
-                "John's goal is to get conversations going and get people involved by "
-                "sharing ideas.",
-            ),
-            ("update", "Priscilla works at Deloitte", "Priscilla's employer is KPMG"),
-            ("update", "Liam commutes by bike", "Liam takes the train to work now"),
-        ],
-    )
-    assert x[:, _ONLY_NAMES].tolist() == [1.0, 1.0, 1.0]
-    got = judge.probabilities(x.copy())
-    assert [LABELS[int(k)] for k in got[1:].argmax(axis=1)] == ["update", "update"]
-    assert got[0, LABELS.index("update")] == got[0, LABELS.index("retract")] == 0.0
-    # The rule alone: had the model read every pair as a change, the first is none.
-    change = np.tile(np.eye(len(LABELS), dtype=np.float32)[LABELS.index("update")], (3, 1))
-    ruled = _kind_rules(x, change)
-    assert [LABELS[int(k)] for k in ruled.argmax(axis=1)] == ["unrelated", "update", "update"]
-
-
 def test_the_one_someone_sees_for_a_service_is_one_at_a_time(embedder) -> None:
     """A GP, a landlord, an insurer: one at a time, so a new name for one is a
     change, however little else the two statements share ("GP" and "Dr" read as
@@ -447,29 +416,6 @@ def test_a_name_glued_from_openings_is_no_swap() -> None:
     assert swapped.tolist() == [False, False, False, True, True, True, True]
     x = lexical([p[0] for p in pairs[:3]], [p[1] for p in pairs[:3]], np.full(3, 0.7))
     assert (x[:, _SWAPPED_NAMES] == 0.0).all()
-
-
-def test_naming_the_attribute_of_a_value_says_the_same(embedder) -> None:
-    """ "The release cadence is biweekly" restates "we release every two weeks"; a word
-    that is no attribute's name ("work phone") or another attribute is no restatement."""
-    judge, (_, x) = _local(
-        embedder,
-        [
-            ("same", "We release every two weeks", "The release cadence is biweekly"),
-            ("same", "Ahmed is 40", "Ahmed's age is 40"),
-            ("unrelated", "Noah's phone is an iPhone 12", "Noah's work phone is an iPhone 12"),
-            ("unrelated", "Zara's birthday is July 9", "Zara's deadline is July 9"),
-            ("retract", "We release every two weeks", "We no longer have a release cadence"),
-        ],
-    )
-    assert x[:, _ATTRIBUTE].tolist() == [1.0, 1.0, 0.0, 0.0, 0.0]
-    p = judge.probabilities(x.copy())
-    assert p[:2, LABELS.index("same")].tolist() == [1.0, 1.0]
-    # The rule alone: had the model read every pair as two facts, the first two
-    # (an attribute named) are one, the others keep that reading.
-    two_facts = np.tile(np.eye(len(LABELS), dtype=np.float32)[LABELS.index("unrelated")], (5, 1))
-    ruled = _kind_rules(x, two_facts)
-    assert [LABELS[int(k)] for k in ruled.argmax(axis=1)] == ["same", "same"] + ["unrelated"] * 3
 
 
 def test_a_value_written_two_ways_is_the_same_words() -> None:

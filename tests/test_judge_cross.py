@@ -195,9 +195,11 @@ def test_the_setting_turns_the_cross_encoder_on_for_a_run(
     )
     now = datetime.now(UTC)
     with Memory(settings, embedder=embedder) as memory:
-        memory.remember("Lars hates flying", store="c", occurred_at=now - timedelta(days=3))
+        memory.remember("The office closes at six", store="c", occurred_at=now - timedelta(days=3))
         memory.remember(
-            "Lars avoids planes whenever he can", store="c", occurred_at=now - timedelta(days=1)
+            "Nobody can get into the office after 18:00",
+            store="c",
+            occurred_at=now - timedelta(days=1),
         )
         memory.consolidate(store="c")
         assert len(memory.list_long(store="c")) == facts
