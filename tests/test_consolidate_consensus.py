@@ -1,7 +1,7 @@
 """A cluster's statements are each asked about the fact they may change, and agree.
 
 Reconciliation asks the judge about every distinct statement of a cluster,
-not about its representative alone (``heuristic._consensus``): one phrasing
+not about its representative alone (``consensus._consensus``): one phrasing
 may say a fact ended and another what holds instead, which together is a
 change. A brief's hint that gates a cluster is one more reading of it. And
 an unsure reading never merges statements that claim different numbers. With
@@ -18,14 +18,10 @@ import numpy as np
 
 from halls.config import ConsolidatorSettings
 from halls.consolidate.briefs import Phrase
+from halls.consolidate.candidates import Candidate
+from halls.consolidate.consensus import READINGS, _consensus, _statements
 from halls.consolidate.distill import Unit
-from halls.consolidate.heuristic import (
-    READINGS,
-    Candidate,
-    HeuristicDecider,
-    _consensus,
-    _statements,
-)
+from halls.consolidate.heuristic import HeuristicDecider
 from halls.consolidate.judge import Judgement
 from halls.consolidate.reconcile import Known, decide
 

@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from halls.consolidate.heuristic import UNSURE
+from halls.consolidate.candidates import UNSURE
 from halls.consolidate.judge import (
     LABELS,
     LocalJudge,

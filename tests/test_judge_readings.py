@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from halls.consolidate.heuristic import _consensus
+from halls.consolidate.consensus import _consensus
 from halls.consolidate.judge import (
     LABELS,
     Judgement,

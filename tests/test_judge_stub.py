@@ -13,8 +13,9 @@ from typing import Any
 
 from halls.config import ConsolidatorSettings
 from halls.consolidate.engine import Inputs, Plan
-from halls.consolidate.heuristic import HeuristicDecider, build_plan
+from halls.consolidate.heuristic import HeuristicDecider
 from halls.consolidate.judge import Judgement, Pair
+from halls.consolidate.plan import build_plan
 from halls.consolidate.runner import Runner
 from halls.models import ShortEntry, new_id, to_datetime
 from halls.store.sqlite import SQLiteStore

@@ -34,10 +34,12 @@ import numpy as np
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from halls.config import ConsolidatorSettings
+from halls.consolidate.candidates import Candidate
 from halls.consolidate.engine import EngineUnavailable, Inputs, Plan
-from halls.consolidate.heuristic import Candidate, HeuristicDecider, Verdict, build_plan
+from halls.consolidate.heuristic import HeuristicDecider
 from halls.consolidate.judge import LABELS, Judge, Judgement, Pair, Readings, read
 from halls.consolidate.pii import forget_class
+from halls.consolidate.plan import Verdict, build_plan
 from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact
 
