@@ -27,7 +27,16 @@ import snowballstemmer
 from breame.spelling import BRITISH_ENGLISH_SPELLINGS
 
 from halls.consolidate.judge import names, synonyms, values
-from halls.consolidate.judge.lexicon import CHANGE, NEGATION, STOP
+from halls.consolidate.judge.lexicon import (
+    CHANGE,
+    NEGATION,
+    STOP,
+    alternation,
+    groups,
+    number,
+    table,
+    words,
+)
 from halls.consolidate.judge.lexicon import stem as _stem
 
 _TOKEN = re.compile(r"[A-Za-z0-9~][A-Za-z0-9~./:-]*")
@@ -47,26 +56,16 @@ _ACRONYM = re.compile(r"[A-Z]{2,5}")
 _CAMEL = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])|\d+")
 _CAMEL_EDGE = re.compile(r"[a-z][A-Z]")
 CONTRACTION_LETTERS = (4, 7)
-_FIRST_PERSON = frozenset(["i", "i'm", "i've", "i'd", "i'll", "we", "we're", "we've"])
-ADDITIVE = frozenset(
-    "also too well another addition besides second either extra both additionally more".split()  # noqa: SIM905
-)
-RETRACT = frozenset(
-    (  # noqa: SIM905 - a string reads better
-        "stopped stop quit left leave cancelled canceled dropped drop removed sold "
-        "anymore longer ended discontinued abandoned rid died passed shut closed off ex former "
-        "retired resigned uninstalled deleted decommissioned scrapped terminated withdrew "
-        "withdrawn disbanded lapse lapsed expired unsubscribed revoked archived unplugged "
-        "dismantled outgrew divorced stepped stood broke split"
-    ).split()
-)
+_FIRST_PERSON = words("first_person")
+ADDITIVE = words("additive")
+RETRACT = words("retract")
 # Words that place a statement on one day, an event rather than a habit: on
 # their own ("today", "tonight"), or a part of the day or week after "this",
 # "last" or "next" ("this morning", "last weekend"). Alone, those parts are a
 # habit's time ("plays guitar in the evenings", "Olu's weekend sport").
-EPISODIC = frozenset("today yesterday tonight tomorrow earlier".split())  # noqa: SIM905
-_EPISODIC_PARTS = frozenset("morning afternoon evening night week weekend".split())  # noqa: SIM905
-_DEICTIC = frozenset("this last next".split())  # noqa: SIM905
+EPISODIC = words("episodic")
+_EPISODIC_PARTS = words("episodic_parts")
+_DEICTIC = words("episodic_near")
 
 
 # -- lexical features --
@@ -74,172 +73,44 @@ _DEICTIC = frozenset("this last next".split())  # noqa: SIM905
 # Verbs whose subject may hold several values at once ("likes hiking" and
 # "likes kayaking" are two facts) and nouns/verbs whose subject holds one at
 # a time ("lives in Lisbon" then "lives in Porto" is a change). Stems.
-MULTI = frozenset(
-    (  # noqa: SIM905 - a string reads better
-        "like love enjoy prefer play speak own read watch know visit collect fan member hobby "
-        "into fond interest"
-    ).split()
-)
+MULTI = words("multi")
 # Of those, the verbs are nouns after a determiner ("20 per visit", "a good
 # read", "an Apple Watch", "my own car"): no many-valued verb then.
-_MULTI_VERBS = frozenset(
-    "like love enjoy prefer play speak own read watch know visit collect".split()  # noqa: SIM905
-)
-_NOUN_BEFORE = frozenset("a an the per each every this that my his her their our your its".split())  # noqa: SIM905
+_MULTI_VERBS = words("multi_verbs")
+_NOUN_BEFORE = words("noun_before")
 # ... but not as the first noun of a compound naming a measure: "interest
 # rate", "fan speed", "member count" hold one value at a time.
-_MEASURES = frozenset("rate speed level count number size fee price limit".split())  # noqa: SIM905
+_MEASURES = words("measure_nouns")
 # Attributes that hold one value at a time: a new value said plainly replaces
 # the old one. So does the one someone goes to for a service (a GP, a dentist,
 # a landlord, an insurer): "Our GP is Dr Haddad" after "Our GP is Dr Okonkwo"
 # is a change, though the two share only what reads as names ("GP", "Dr").
-SINGLE = frozenset(
-    (  # noqa: SIM905 - as above
-        "live based work employer job manager report called named name default main primary "
-        "run drive car phone editor theme version birthday age address home apartment flat "
-        "desk sit floor cadence schedule hourly daily nightly weekly biweekly monthly quarterly "
-        "yearly title role position salary favourite favorite "
-        "password deadline due current capital boss lead "
-        "doctor gp dentist veterinarian therapist pediatrician optician physio landlord "
-        "accountant lawyer solicitor hairdresser barber provider insurer"
-    ).split()
-)
+SINGLE = words("single")
 # Nouns that name an attribute whose value a statement gives ("the release
 # cadence is biweekly", "Ahmed's age is 40", "the app version is 2.3"):
 # naming the attribute adds nothing to a statement that gives its value
 # ("we release biweekly", "Ahmed is 40"). Nouns only: "works" or "main"
 # beside a value say something of their own ("work phone", "main branch").
-ATTRIBUTE = frozenset(
-    (  # noqa: SIM905 - a string reads better
-        "name cadence frequency schedule version age birthday address employer title role "
-        "salary deadline hometown nationality timezone"
-    ).split()
-)
+ATTRIBUTE = words("attribute")
 # People named by their relation to someone ("Eli's son", "my husband",
 # "Dan's mentor"): a statement about one of them is about another person than
 # the same statement without, or with another relation. Stems; words for the
 # same relation are one ("boss" is "manager", "mom" is "mother").
-PERSON = frozenset(
-    (  # noqa: SIM905 - a string reads better
-        "husband wife spouse son daughter sister brother sibling mother father parent kid baby "
-        "partner boyfriend girlfriend fiance fiancee colleague coworker friend neighbour neighbor "
-        "manager mentor roommate cousin aunt uncle grandmother grandfather grandparent niece "
-        "nephew family grandson granddaughter grandchild stepson stepdaughter stepmother "
-        "stepfather"
-    ).split()
-)
-_JOINERS = frozenset(["and", "plus"])
+PERSON = words("person")
+_JOINERS = words("joiners")
 # A preference said as the one preferred holds one value at a time: "likes
 # Casa Lupo best", "the band she likes most", "favourite film".
-_FAVOURITE = frozenset(["best", "most", "favourite", "favorite", "fave", "fav"])
+_FAVOURITE = words("favourite")
 # Relations that come as counterparts: two statements that each name another
 # of one set ("the user's son" / "the user's daughter", "Mom" / "Dad") are
 # about two people, whatever else they share. So are a system's deployment
 # environments: "nginx on staging listens on 8080" / "On prod, nginx listens on
 # port 8080" are two servers (all 9 labelled pairs so are ``unrelated``).
-COUNTERPARTS = {
-    word: n
-    for n, pair in enumerate(
-        (
-            "son daughter",
-            "brother sister",
-            "mother father",
-            "husband wife",
-            "boyfriend girlfriend",
-            "grandmother grandfather",
-            "grandson granddaughter",
-            "aunt uncle",
-            "niece nephew",
-            "stepson stepdaughter",
-            "stepmother stepfather",
-            "production staging dev qa uat sandbox preprod",
-        )
-    )
-    for word in pair.split()
-}
-_SAME_PERSON = {
-    "mom": "mother",
-    "mum": "mother",
-    "dad": "father",
-    "boss": "manager",
-    "child": "kid",
-    "children": "kid",
-    "grandma": "grandmother",
-    "grandpa": "grandfather",
-    "hubby": "husband",
-    "bro": "brother",
-    "sis": "sister",
-    "bf": "boyfriend",
-    "gf": "girlfriend",
-    "mgr": "manager",
-}
+COUNTERPARTS = {word: n for n, group in enumerate(groups("counterparts")) for word in group}
+_SAME_PERSON = table("same_person")
 # Words notes shorten ("bday", "svc", "repo"), stemmed: read as the word they
-# shorten, so that "checkout svc" and "the checkout service" share it. Only
-# shortenings of one word ("doc" is a doctor or a document: left as written;
-# "development" is read as "dev", an environment as often as a developer).
-_SHORT = {
-    "bday": "birthday",
-    "b-day": "birthday",
-    "svc": "service",
-    "mtg": "meeting",
-    "appt": "appointment",
-    "dept": "department",
-    "repo": "repository",
-    "env": "environment",
-    "cfg": "config",
-    "pref": "preference",
-    "yr": "year",
-    "mo": "month",
-    "wk": "week",
-    "pw": "password",
-    "pwd": "password",
-    "addr": "address",
-    "msg": "message",
-    "pkg": "package",
-    "prod": "production",
-    "development": "dev",
-    "govt": "government",
-    "uni": "university",
-    "db": "database",
-    "docs": "documentation",
-    "req": "request",
-    "reqs": "request",
-    "app": "application",
-    "info": "information",
-    "admin": "administrator",
-    "apt": "apartment",
-    "bike": "bicycle",
-    "tv": "television",
-    "fridge": "refrigerator",
-    "math": "mathematics",
-    "maths": "mathematics",
-    "lab": "laboratory",
-    "photo": "photograph",
-    "pic": "picture",
-    "stats": "statistics",
-    "exam": "examination",
-    "vet": "veterinarian",
-    "gov": "government",
-    "med": "medication",
-    "meds": "medication",
-    "sched": "schedule",
-    "mgmt": "management",
-    "biz": "business",
-    "intl": "international",
-    "ppl": "people",
-    "approx": "approximately",
-    "st": "street",
-    "rd": "road",
-    "ave": "avenue",
-    # ... and "each" is "every" ("each morning", "every morning").
-    "each": "every",
-    # Names notes shorten ("pg14", "k8s"), read as one name however written.
-    "pg": "postgresql",
-    "postgres": "postgresql",
-    "k8s": "kubernetes",
-    "js": "javascript",
-    "py": "python",
-}
+# shorten, so that "checkout svc" and "the checkout service" share it.
+_SHORT = table("short_words")
 # Number words are values like digits ("seats twelve", "twice a week"), and
 # stand for their numbers, so that "every two weeks" and "2 weeks" give the
 # same number and "once a month" another (``values.normalise`` writes most of
@@ -248,34 +119,21 @@ _SHORT = {
 NUMBER_VALUES: dict[str, float] = {
     **{w: float(n) for w, n in values.SMALL.items() if w != "one"},
     **{w: float(n) for w, n in (values.TENS | values.SCALES).items()},
-    **{"once": 1.0, "twice": 2.0, "dozen": 12.0},
+    **{w: number(n) for w, n in table("times").items()},
 }
 # A cadence (``values.normalise`` writes each one word) is a number too: the
 # days from one time to the next. "We release biweekly" and "We release
 # monthly" each claim one the other lacks, as "every 2 weeks" and "every 30
 # days" would: another value, never the same one.
-CADENCE_DAYS: dict[str, float] = {
-    "hourly": 1 / 24,
-    "daily": 1.0,
-    "nightly": 1.0,
-    "weekly": 7.0,
-    "biweekly": 14.0,
-    "monthly": 30.0,
-    "quarterly": 91.0,
-    "yearly": 365.0,
-}
+CADENCE_DAYS = {w: number(days) for w, days in table("cadence_days").items()}
 # "half" is a value but no number of its own ("half an hour" is "30 minutes").
 NUMBER_WORDS = frozenset(NUMBER_VALUES) | {"half"}
 # Acronyms of kinds of thing (an API, a URL, a VPN), written in capitals but
 # common nouns: no name, no value ("a REST API" is "a REST interface").
-GENERIC = frozenset(
-    (  # noqa: SIM905 - a string reads better
-        "api url uri ui gui cli sdk ide os vm ci cd db cpu gpu ram ttl id pr faq vpn sso"
-    ).split()
-)
+GENERIC = words("generic")
 _DIGITS = re.compile(r"\d+(?:\.\d+)?")
 # Words after which a value is a contrast, not a claim ("Ubuntu, not Debian").
-CONTRAST = frozenset(["not", "never", "no", "than", "without", "nor"])
+CONTRAST = words("contrast")
 MAX_WORDS = 24  # content words compared per statement (a statement is a sentence)
 PREFIX = 5  # words sharing this many first letters count as one (allergic, allergy)
 _VOCAB: dict[str, int] = {}
@@ -330,11 +188,7 @@ N_FLAGS = 8
 # statements of a pair ("replaced her Civic with a RAV4" / "now drives a RAV4").
 # Their past and present participles only: "port 5433", "a lower floor",
 # "trades" are no change.
-_ALTER_VERBS = (  # noqa: SIM905 - a string reads better
-    "replace upgrade downgrade rename swap transfer switch change move relocate migrate port "
-    "trade convert raise lower increase decrease reduce bump promote demote reassign extend "
-    "shorten boost up reschedule postpone"
-).split()
+_ALTER_VERBS = words("alter_verbs")
 
 
 def _forms(verb: str) -> set[str]:
@@ -350,20 +204,20 @@ ALTERS = frozenset().union(*(_forms(v) for v in _ALTER_VERBS)) | {"became"}
 # Of those, the ones that name the old value first and the new one after "for"
 # or "with" ("swapped his Kindle for a Kobo", "replaced Bitwarden with
 # 1Password"): the old value is read like the "from" of "from X to Y".
-_SWAPS = frozenset().union(*(_forms(v) for v in ("swap", "replace", "trade", "exchange")))
+_SWAPS = frozenset().union(*(_forms(v) for v in words("swap_verbs")))
 
 
 # Words that only mark an addition ("as well", "in addition", "besides"): the
 # additive flag reads them; as content words they would be a new claim, so
 # "plays the piano as well" would say more than "also plays piano".
-_ADDITION_PHRASES = {"well": "as", "addition": "in"}
-_ADDITION_WORDS = frozenset(["besides", "additionally"])
+_ADDITION_PHRASES = table("addition_phrases")
+_ADDITION_WORDS = words("addition_words")
 
 
 # What an addition or a change names beside its new value is the value it had
 # ("The Economist in addition to The Atlantic", "Thursdays on top of Tuesdays",
 # "switched from Python 3.9 to 3.12"): read like a contrast, no new claim.
-_BESIDE = {"besides": "", "alongside": "", "addition": "in", "top": "on", "as": "well"}
+_BESIDE = table("beside")
 
 
 def _beside(low: list[str], n: int) -> bool:
@@ -422,9 +276,7 @@ _ANY_MORE = re.compile(r"\bany more\b(?=\s*(?:[.,;:!?)]|$))", re.IGNORECASE)
 # Mubi these days", "Aoife has taken over as captain", "down to 76 kilos", "back
 # to full-time", "just turned 8". (Of the labelled pairs whose later statement
 # alone says one, 49 are updates; the 5 others restate a change said before.)
-_CHANGE_PHRASES = re.compile(
-    r"\b(?:these days|(?:took|taken|takes|taking) over|(?:down|back) to|just turned)\b"
-)
+_CHANGE_PHRASES = re.compile(rf"\b(?:{alternation('change_phrases')})\b")
 _PLURAL_INITIALS = re.compile(r"^([A-Z]{2,5})s$")
 
 
@@ -630,35 +482,25 @@ def _measured(low: list[str], n: int) -> tuple[str, float, float, str] | None:
 # A retraction verb after one of these (within two words) is negated: "I'll
 # never quit", "we won't stop", "I'm not gonna leave". "Longer" and
 # "anymore" retract *because* of the negation ("no longer", "not anymore").
-_NEGATORS = frozenset(["not", "never", "no"])
-_NEGATED_ONLY = frozenset(["longer", "anymore"])
+_NEGATORS = words("negators")
+_NEGATED_ONLY = words("negated_only")
 # Retraction verbs that retract only with their particle: "passed away", "shut down".
-_PARTICLE = {
-    "passed": ["away"],
-    "shut": ["down"],
-    "stepped": ["down"],
-    "stood": ["down"],
-    "broke": ["up"],
-    "split": ["up"],
-}
+_PARTICLE = {verb: [particle] for verb, particle in table("particles").items()}
 
 
 # "Off" that starts or forbids something retracts nothing: "the backup kicks off
 # at 2am", "peanuts are off limits".
-_OFF_STARTS = frozenset("kick kicks kicked kicking set sets tee tees teed".split())  # noqa: SIM905
+_OFF_STARTS = words("off_starts")
 
 
 # "Leave" before a time or a date departs ("the flight leaves May 2", "the
 # train leaves at 7:40", "left at 6 pm"): a schedule, no retraction; so does
 # "off" ("the alarm goes off at 7:15", "I'm off at 5 pm").
-_DEPARTS = frozenset(["leave", "left"])
-_MONTHS = frozenset(
-    "january february march april may june july august september october november december "  # noqa: SIM905
-    "jan feb mar apr jun jul aug sep sept oct nov dec".split()
-)
+_DEPARTS = words("departs")
+_MONTHS = frozenset(m.lower() for m in table("months")) | frozenset(table("short_months"))
 
 
-_DETERMINERS = frozenset("the a my his her their our your its".split())  # noqa: SIM905
+_DETERMINERS = words("determiners")
 
 
 def _departs(low: list[str], n: int) -> bool:
@@ -677,8 +519,8 @@ def _when(word: str, following: str) -> bool:
     return word[:1].isdigit() or (word in _MONTHS and following[:1].isdigit())
 
 
-_ALSO = frozenset(("also", "too", "besides", "additionally"))
-_ALSO_PHRASES = ("as well", "in addition")  # read as phrases: "well" alone says how
+_ALSO = words("also")
+_ALSO_PHRASES = words("also_phrases")  # read as phrases: "well" alone says how
 
 
 def _adds(stems: list[str], low: list[str]) -> bool:
@@ -713,9 +555,9 @@ def _retracts(stems: list[str], low: list[str]) -> bool:
 
 
 # Words that open a negation's scope; it runs to the end of the clause.
-_NEGATING = frozenset(["not", "never", "no", "without", "nor", "neither"])
+_NEGATING = words("negating")
 _CLAUSE_END = re.compile(r"[,;!?()]|\.(?:\s|$)")
-_CLAUSE_WORDS = frozenset(["but", "and", "because", "since", "instead", "although"])
+_CLAUSE_WORDS = words("clause_words")
 
 
 def _negated(text: str, spans: list[re.Match[str]], low: list[str]) -> list[bool]:

@@ -12,10 +12,10 @@ the table every word is only itself.
 WordNet links no attribute to the verb that gives its value: "Lena's
 manager is Tom" and "Lena reports to Tom", "Mia's birthday is March 3" and
 "Mia was born on March 3", "my sister's car is a Camry" and "my sister
-drives a Camry" say one thing each. ``ALTERNATIONS`` lists such words for
-the attributes memory notes keep about people (a short, fixed list, written
-for the kinds of fact, not for any statement): like synonyms, they stand
-for each other when they are all that differs.
+drives a Camry" say one thing each. ``ALTERNATIONS`` (``lexicon/alternations.txt``)
+lists such words for the attributes memory notes keep about people (a short,
+fixed list, written for the kinds of fact, not for any statement): like
+synonyms, they stand for each other when they are all that differs.
 """
 
 from __future__ import annotations
@@ -24,33 +24,18 @@ import gzip
 from functools import lru_cache
 from importlib import resources
 
+from halls.consolidate.judge.lexicon import groups
+
 TABLE = "data/synonyms.txt.gz"
 MIN_LETTERS = 3  # "us", "it", "id": WordNet's senses of short words are mostly acronyms
 NONE: frozenset[int] = frozenset()
-# One line per attribute: its nouns, then the words that give its value
-# (each form written out: no stemming here, so "drive" is no "driveway").
-ALTERNATIONS = (
-    "manager managers boss supervisor report reports reporting reported",
-    "birthday birthdays bday born",
-    "car cars vehicle drive drives driving drove",
-    "school schools attend attends attending goes go going",
-    "gym gyms train trains training trained goes go going",
-    "language languages speak speaks speaking spoke fluent",
-    "home house flat apartment live lives living lived based reside resides",
-    "job jobs occupation profession work works working worked",
-    "employer company work works working worked",
-    "weight weigh weighs weighed",
-    "height tall",
-    "salary income earn earns earning earned",
-    "bedtime bed sleep sleeps sleeping asleep",
-    "alarm wake wakes waking woke",
-    "subscription subscriptions subscribe subscribes subscribed subscriber sub pay pays paying",
-    "husband wife spouse married marry",
-    "nationality citizen citizenship passport",
-)
+# Per attribute, its nouns, then the words that give its value (each form
+# written out: no stemming here, so "drive" is no "driveway"). A line's place
+# is its identity: sense ids below WordNet's.
+ALTERNATIONS = groups("alternations")
 _ALTERNATION: dict[str, frozenset[int]] = {}
-for _n, _line in enumerate(ALTERNATIONS):
-    for _w in _line.split():
+for _n, _group in enumerate(ALTERNATIONS):
+    for _w in _group:
         _ALTERNATION[_w] = _ALTERNATION.get(_w, NONE) | {-1 - _n}  # below WordNet's ids
 
 

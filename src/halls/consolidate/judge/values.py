@@ -26,86 +26,25 @@ from __future__ import annotations
 
 import re
 
-_UNITS = (  # noqa: SIM905 - a string reads better
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen "
-    "fourteen fifteen sixteen seventeen eighteen nineteen"
-).split()
-_TENS = "twenty thirty forty fifty sixty seventy eighty ninety".split()  # noqa: SIM905
-SMALL = {w: n for n, w in enumerate(_UNITS)}
-TENS = {w: 10 * n for n, w in enumerate(_TENS, 2)}
-SCALES = {
-    "dozen": 12,
-    "hundred": 100,
-    "thousand": 1_000,
-    "million": 1_000_000,
-    "billion": 1_000_000_000,
-}
-_ORDINAL_UNITS = (  # noqa: SIM905 - "first" and "second" are left out (see above)
-    "third fourth fifth sixth seventh eighth ninth tenth eleventh twelfth thirteenth "
-    "fourteenth fifteenth sixteenth seventeenth eighteenth nineteenth"
-).split()
-ORDINALS = {w: n for n, w in enumerate(_ORDINAL_UNITS, 3)}
+from halls.consolidate.judge.lexicon import alternation, number, table
+
+SMALL = {w: int(n) for w, n in table("small").items()}
+TENS = {w: int(n) for w, n in table("tens").items()}
+SCALES = {w: int(n) for w, n in table("scales").items()}
+# ("first" and "second" are left out: see above.)
+ORDINALS = {w: int(n) for w, n in table("ordinals").items()}
 ORDINALS |= {w[:-1] + "ieth": n for w, n in TENS.items()}  # twentieth .. ninetieth
 _ORDINAL_ONES = {"first": 1, "second": 2} | {w: n for w, n in ORDINALS.items() if n < 10}
 
 # A unit after a number, however written, is one lower-case word (so "GB" is
 # no name, and "16GB", "16 GB" and "sixteen gigs" are the same words).
-_UNIT_NAMES = {
-    "kb": "kilobyte kilobytes",
-    "mb": "megabyte megabytes meg megs",
-    "gb": "gigabyte gigabytes gig gigs",
-    "tb": "terabyte terabytes",
-    "kbps": "kbit kilobit kilobits",
-    "mbps": "mbit megabit megabits",
-    "gbps": "gbit gigabit gigabits",
-    "mhz": "megahertz",
-    "ghz": "gigahertz",
-    "kw": "kilowatt kilowatts",
-    "kwh": "kilowatt-hour kilowatt-hours",
-    "mi": "mile miles",
-    "ft": "foot feet",
-    "lb": "lbs",
-    "oz": "ounce ounces",
-    "inch": "inches",
-    "mm": "millimetre millimetres millimeter millimeters",
-    "cm": "centimetre centimetres centimeter centimeters",
-    "m": "metre metres meter meters",
-    "km": "kilometre kilometres kilometer kilometers",
-    "mg": "milligram milligrams",
-    "g": "gram grams gramme grammes",
-    "kg": "kilo kilos kilogram kilograms",
-    "ml": "millilitre millilitres milliliter milliliters",
-    "l": "litre litres liter liters",
-    "ms": "millisecond milliseconds msec",
-    "second": "s sec secs seconds",
-    "minute": "min mins minutes",
-    "hour": "h hr hrs hours",
-    "day": "days",
-    "week": "weeks wk wks",
-    "month": "months",
-    "year": "years yr yrs",
-    "degree": "degrees deg celsius",
-    "euro": "eur euros",
-    "dollar": "usd dollars",
-    "pound": "gbp pounds",
-}
-UNITS = {w: unit for unit, names in _UNIT_NAMES.items() for w in (unit, *names.split())}
+UNITS = {w: unit for unit, names in table("units").items() for w in (unit, *names.split())}
 # The units ``normalise`` writes that measure one thing in several sizes: the
 # measure, and the size in its base unit. (Not money: a rate of exchange
 # changes; nor degrees, nor pounds of weight, whose "pound" is also money.)
-_SIZES = {
-    "length": {"mm": 0.001, "cm": 0.01, "m": 1.0, "km": 1000.0, "mi": 1609.344, "ft": 0.3048,
-               "inch": 0.0254},
-    "mass": {"mg": 1e-6, "g": 0.001, "kg": 1.0, "lb": 0.45359237, "oz": 0.028349523},
-    "volume": {"ml": 0.001, "l": 1.0},
-    "time": {"ms": 0.001, "second": 1.0, "minute": 60.0, "hour": 3600.0, "day": 86400.0,
-             "week": 604800.0, "month": 2629800.0, "year": 31557600.0},
-    "data": {"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12},
-    "bandwidth": {"kbps": 1e3, "mbps": 1e6, "gbps": 1e9},
-    "frequency": {"mhz": 1e6, "ghz": 1e9},
-}  # fmt: skip
 MEASURES = {
-    unit: (measure, size) for measure, units in _SIZES.items() for unit, size in units.items()
+    unit: (measure, number(size))
+    for unit, (measure, size) in ((u, v.split()) for u, v in table("sizes").items())
 }
 # How far apart two amounts in two units may be and still be one value: people
 # round when they convert ("12 km" is 7.46 miles, written "7.5 miles"; "5 km"
@@ -127,8 +66,8 @@ def same_amount(first: tuple[str, float], second: tuple[str, float]) -> bool:
 
 
 # Units read only glued to their number: "21C" is 21 degrees, "Python 3 C" is no temperature.
-_GLUED_ONLY = {"c": "degree"}
-_CURRENCY = {"€": "euro", "$": "dollar", "£": "pound"}
+_GLUED_ONLY = table("glued_units")
+_CURRENCY = table("currency")
 # A currency named before its amount ("EUR 1450", "USD 20") is the amount in it.
 _CODE_MONEY = re.compile(r"\b(EUR|USD|GBP|euros?|dollars?|pounds?)\s?(\d+(?:\.\d+)?)\b", re.I)
 # "21°C", "21 °C" and "21 degrees" are one value ("degree"; Fahrenheit is rare
@@ -188,16 +127,14 @@ _PER_DAY = re.compile(
 )
 # "2x a day", "1x daily": so many times.
 _TIMES = re.compile(r"\b([1-9])x(?=\s+(?:a|an|per|each|every|daily|weekly|monthly|yearly)\b)")
-_TIMES_WORDS = {"1": "once", "2": "twice"}
-_ADVERB = {"hour": "hourly", "night": "nightly", "week": "weekly", "month": "monthly"}
-_ADVERB |= {"quarter": "quarterly", "year": "yearly"}
+_TIMES_WORDS = {str(int(number(n))): w for w, n in table("times").items()}  # "2" -> "twice"
+_ADVERB = table("adverbs")
 # ... or after a slash, as a price is noted ("$1,850/mo", "20 EUR/month", "$15/hr").
-_SLASH_ADVERB = {"mo": "monthly", "mth": "monthly", "yr": "yearly", "wk": "weekly", "hr": "hourly"}
-_SLASH_ADVERB |= {"day": "daily", "d": "daily"}
+_SLASH_ADVERB = table("slash_adverbs")
 # A rate per minute or second has no adverb: "300/min" is "300 per minute",
 # "req/min" "req per minute".
 _SLASH_RATE = re.compile(r"(?<=\w)\s?/\s?(min|minute|s|sec|second)\b", re.IGNORECASE)
-_RATE_UNITS = {"min": "minute", "s": "second", "sec": "second"}
+_RATE_UNITS = table("rate_units")
 _SLASH_ADVERB |= {unit: adverb for unit, adverb in _ADVERB.items() if unit != "night"}
 _SLASH_PER = re.compile(
     rf"(\d[\d.]*(?: (?:euro|dollar|pound))?)\s?/\s?({'|'.join(_SLASH_ADVERB)})\b", re.IGNORECASE
@@ -248,17 +185,16 @@ _DAYTIME = re.compile(
     r"\b(\d{1,2}(?::\d\d)?)(?:\s+o'?clock)?\s+in\s+the\s+(morning|afternoon|evening)\b",
     re.IGNORECASE,
 )
-_HALF = {"morning": "am", "afternoon": "pm", "evening": "pm"}
+_HALF = table("day_halves")
 _24H = re.compile(r"\b([01]?\d|2[0-3]):([0-5]\d)\b")
 # A time written in four digits with a leading zero ("0630", "0745h") is a
 # time of day; other four digits are mostly years or amounts.
 _MILITARY = re.compile(r"(?<![\d:.,+-])0(\d)([0-5]\d)h?(?![\d:.,])")
 # A month shortened ("Sept", "Oct 3", "3 Dec"): the month. The ones that are
 # also words or names ("Jan", "Mar", "May") only beside a day's number.
-_MONTH_NAMES = (  # noqa: SIM905 - a string reads better
-    "January February March April May June July August September October November December"
-).split()
-_SHORT_MONTH = {m[:3].lower(): m for m in _MONTH_NAMES} | {"sept": "September"}
+_MONTH_NUMBERS = {m: int(n) for m, n in table("months").items()}
+_MONTH_NAMES = sorted(_MONTH_NUMBERS, key=_MONTH_NUMBERS.__getitem__)
+_SHORT_MONTH = table("short_months")
 _PLAIN_MONTH = re.compile(r"\b(feb|aug|sept?|oct|nov|dec)\b\.?", re.IGNORECASE)
 _NEAR_MONTH = re.compile(
     r"\b(jan|mar|apr|jun|jul)\b\.?(?=\s?\d)|(?<=\d )(jan|mar|apr|jun|jul)\b", re.I
@@ -302,7 +238,7 @@ _PIVOT = 69
 # Blood groups are written one way, one word with the sign spelt out: "O-", "O
 # neg" and "O, Rh negative" are "O-negative"; "AB+" is "AB-positive" (where blood
 # is spoken of: "an A+ in maths" is a grade).
-_BLOOD = re.compile(r"\b(?:blood|type|group|rh|rhesus|donor)\b", re.IGNORECASE)
+_BLOOD = re.compile(rf"\b(?:{alternation('blood_words')})\b", re.IGNORECASE)
 _BLOOD_SIGN = re.compile(r"\b(AB|A|B|O)([+-])(?![\w+-])")
 _BLOOD_SHORT = re.compile(r"\b(AB|A|B|O)\s?(pos|neg)\b\.?")
 # (Not opening the statement: "A negative result" is no blood group.)
@@ -310,12 +246,10 @@ _BLOOD_WORDS = re.compile(r"(?<=\S\s)(AB|A|B|O),?[\s-](positive|negative)\b")
 _RHESUS = re.compile(
     r"\bRh(?:esus)?[\s-]?(?:(positive|negative)\b|([+-])(?![\w+-]))", re.IGNORECASE
 )
-_SIGN_WORDS = {"+": "positive", "-": "negative", "pos": "positive", "neg": "negative"}
+_SIGN_WORDS = table("signs")
 # Weekdays shortened: "next tue", "on thurs" are "next Tuesday", "on Thursday"
 # ("wed", "sat" and "sun" only after a word that names a day: they are words too).
-_DAY_NAMES = {"mon": "Monday", "tue": "Tuesday", "tues": "Tuesday", "wed": "Wednesday",
-              "weds": "Wednesday", "thu": "Thursday", "thur": "Thursday",
-              "thurs": "Thursday", "fri": "Friday", "sat": "Saturday", "sun": "Sunday"}  # fmt: skip
+_DAY_NAMES = table("days")
 _DAY_SLASH = re.compile(r"(?<=day)/(?=(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b)")
 _DAY = r"(?:mon|tues?|weds?|thu|thurs?|fri|sat|sun)"
 _SHORT_DAY = re.compile(
@@ -355,7 +289,7 @@ _RACE = re.compile(
 )
 # "Half past six", "quarter past eight", "ten past eight" (minutes up to 29).
 _PAST = re.compile(r"\b(half|quarter|[1-9]|1\d|2\d)(?: minutes)? past (\d{1,2})\b", re.IGNORECASE)
-_PAST_MINUTES = {"half": 30, "quarter": 15}
+_PAST_MINUTES = {w: int(n) for w, n in table("past_minutes").items()}
 _TO = re.compile(r"\bquarter to (\d{1,2})\b", re.IGNORECASE)
 
 
