@@ -118,7 +118,7 @@ def _fact_action(
     plan.actions.append(
         Action(
             kind=p.kind,
-            target_id=p.target_id,  # type: ignore[arg-type]
+            target_id=p.target_id,
             reason=p.reason,
             inputs=_sources(p),
             before=fact_view(old) if old else None,
@@ -275,7 +275,7 @@ def _close_loop(plan: _Applied, p: Proposal) -> None:
     plan.actions.append(
         Action(
             kind=p.kind,
-            target_id=loop.id,  # type: ignore[arg-type]
+            target_id=loop.id,
             reason=p.reason,
             inputs=[p.brief_id] if p.brief_id else [],
             before=loop_view(loop),

@@ -137,7 +137,7 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
         # Unsure "same" below the link threshold starts no cluster, but
         # lets two statements that each join a seed share it.
         alike = np.where((labels == SAME) & ~swapped, ALIKE, apart)
-        return np.where(same | unsure, JOIN, alike).astype(np.int8)  # type: ignore[no-any-return]
+        return np.where(same | unsure, JOIN, alike).astype(np.int8)
 
     hints, noise = [], []
     for brief in inputs.briefs:

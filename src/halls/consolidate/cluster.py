@@ -159,7 +159,7 @@ def _found(keys_sorted: np.ndarray, members: list[int], j: int, n: int) -> np.nd
     m = np.asarray(members, dtype=np.int64)
     keys = np.minimum(m, j) * n + np.maximum(m, j)
     at = np.minimum(np.searchsorted(keys_sorted, keys), len(keys_sorted) - 1)
-    return keys_sorted[at] == keys  # type: ignore[no-any-return]
+    return keys_sorted[at] == keys
 
 
 def _any_of(keys_sorted: np.ndarray, members: list[int], j: int, n: int) -> bool:

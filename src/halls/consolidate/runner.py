@@ -77,7 +77,7 @@ class Runner:
         run = Run(
             id=new_run_id(),
             store=self.store.name,
-            started_at=to_datetime(now),  # type: ignore[arg-type]
+            started_at=to_datetime(now),
             engine=self.engine.name,
             dry_run=dry_run,
             status="running",
@@ -237,7 +237,7 @@ def operator_purge(store: Store, fact: LongFact, now: float) -> Run:
         run = Run(
             id=new_run_id(),
             store=store.name,
-            started_at=to_datetime(now),  # type: ignore[arg-type]
+            started_at=to_datetime(now),
             finished_at=to_datetime(now),
             engine="operator",
             status="done",

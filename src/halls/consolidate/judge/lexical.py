@@ -74,7 +74,7 @@ def _tail(
     slots = np.arange(vb.shape[1])
     last_shared = np.where(vb & b_in_a, slots, -1).max(axis=1)
     first_new = np.where(vb & ~b_in_a, slots, vb.shape[1]).min(axis=1)
-    return ~(va & ~a_in_b).any(axis=1) & (first_new < vb.shape[1]) & (first_new > last_shared)  # type: ignore[no-any-return]
+    return ~(va & ~a_in_b).any(axis=1) & (first_new < vb.shape[1]) & (first_new > last_shared)
 
 
 def _family() -> int:
@@ -87,7 +87,7 @@ def _first_missing(valid: np.ndarray, shared: np.ndarray) -> np.ndarray:
     missing = valid & ~shared
     count = valid.sum(axis=1)
     at = missing.argmax(axis=1) / np.maximum(count - 1, 1)
-    return np.where(missing.any(axis=1), at, 1.0)  # type: ignore[no-any-return]
+    return np.where(missing.any(axis=1), at, 1.0)
 
 
 def _same_values(
@@ -106,7 +106,7 @@ def _same_values(
     past = values[0][:, 1:].any(axis=1) | values[1][:, 1:].any(axis=1)
     some = values[0].any(axis=1) & values[1].any(axis=1) & past
     kept_a, kept_b = values[0] | named[0], values[1] | named[1]
-    return some & ~(kept_a & ~a_in_b).any(axis=1) & ~(kept_b & ~b_in_a).any(axis=1)  # type: ignore[no-any-return]
+    return some & ~(kept_a & ~a_in_b).any(axis=1) & ~(kept_b & ~b_in_a).any(axis=1)
 
 
 Amounts = tuple[tuple[str, float, float, str, int, int], ...]  # ``Parsed.amounts``
@@ -224,7 +224,7 @@ def lexical(earlier: Sequence[str], later: Sequence[str], similarity: np.ndarray
 def _equal_words(ia: np.ndarray, ib: np.ndarray) -> np.ndarray:
     """Which word of one statement is which of the other's: (P x W x W) equality of
     word ids, empty slots (-1) never equal."""
-    return ia[:, :, None] == np.where(ib >= 0, ib, -2)[:, None, :]  # type: ignore[no-any-return]
+    return ia[:, :, None] == np.where(ib >= 0, ib, -2)[:, None, :]
 
 
 def _shared_words(
@@ -389,7 +389,7 @@ def _value_shared(values: tuple[np.ndarray, np.ndarray], shared: np.ndarray) -> 
     ``_CHANGED_ALIKE`` reads it, lost one never-read scenario and a LoCoMo fact.)"""
     named, late = values[0].copy(), values[1]
     named[:, 0] &= late[:, 0]
-    return (named & shared).any(axis=1)  # type: ignore[no-any-return]
+    return (named & shared).any(axis=1)
 
 
 def _synonyms_shared(
@@ -512,7 +512,7 @@ def _other_person(
     Fiona" / "Dan's mentor is Fiona"): the same words about two people."""
     some = (differ[0] & person[0]).any(axis=1) | (differ[1] & person[1]).any(axis=1)
     rest = (differ[0] & ~person[0]).any(axis=1) | (differ[1] & ~person[1]).any(axis=1)
-    return some & ~rest  # type: ignore[no-any-return]
+    return some & ~rest
 
 
 def _names_attribute(
@@ -538,7 +538,7 @@ def _swapped_names(
     same thing said twice. A capital opening a sentence is a name only when it is a
     given name ("Lena works at Siemens" / "Jonas has a job at Siemens"): notes often
     start with a verb or a common noun ("Prefers aisle seats", "User always books")."""
-    return (differ[0] & capital[0]).any(axis=1) & (differ[1] & capital[1]).any(axis=1)  # type: ignore[no-any-return]
+    return (differ[0] & capital[0]).any(axis=1) & (differ[1] & capital[1]).any(axis=1)
 
 
 def _swapped(
@@ -627,7 +627,7 @@ def swapped_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.n
     shared = _shared_words(statements, statements, a, b, _equal_words(ia, ib))
     lack_a, lack_b = (ia >= 0) & ~shared[0], (ib >= 0) & ~shared[1]
     named = _swapped_names((lack_a, lack_b), (capa, capb))
-    return _swapped((numbers, numbers), (amounts, amounts), a, b) | named  # type: ignore[no-any-return]
+    return _swapped((numbers, numbers), (amounts, amounts), a, b) | named
 
 
 def same_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -638,7 +638,7 @@ def same_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndar
         x = lexical_rows(statements, statements, a, b, np.zeros(len(a), dtype=np.float32))
         marked = (x[:, _CHANGE_B] > 0) | (x[:, _NEG_B] > 0) | (x[:, _RETRACT_B] > 0)
         out = (x[:, _SAME_VALUES] > 0) & ~marked
-    return out  # type: ignore[no-any-return]
+    return out
 
 
 def novelty(earlier: str, later: str) -> tuple[frozenset[int], frozenset[int]]:

@@ -85,15 +85,15 @@ class Readings:
 
     @property
     def labels(self) -> np.ndarray:
-        return self.probabilities.argmax(axis=1)  # type: ignore[no-any-return]
+        return self.probabilities.argmax(axis=1)
 
     @property
     def confidence(self) -> np.ndarray:
-        return self.probabilities.max(axis=1)  # type: ignore[no-any-return]
+        return self.probabilities.max(axis=1)
 
     @property
     def p_same(self) -> np.ndarray:
-        return self.probabilities[:, SAME]  # type: ignore[no-any-return]
+        return self.probabilities[:, SAME]
 
     def judgement(self, i: int) -> Judgement:
         p = self.probabilities[i]
@@ -172,7 +172,7 @@ def read(
     """Readings of pairs of rows (earlier a[i], later b[i]) by any judge."""
     own = getattr(judge, "read", None)
     if own is not None:
-        return own(texts, vectors, a, b)  # type: ignore[no-any-return]
+        return own(texts, vectors, a, b)
     pairs = [
         Pair(texts[x], texts[y], vectors[x], vectors[y])
         for x, y in zip(a.tolist(), b.tolist(), strict=True)

@@ -584,7 +584,7 @@ def denies(
     affirmed = (eq & (valid[0] & ~negated[0])[:, :, None]).any(axis=1) & scope
     denied = (eq & (valid[0] & negated[0])[:, :, None]).any(axis=1) & scope
     net = affirmed.sum(axis=1) - denied.sum(axis=1)
-    return np.maximum(net, 0) / np.maximum(scope.sum(axis=1), 1)  # type: ignore[no-any-return]
+    return np.maximum(net, 0) / np.maximum(scope.sum(axis=1), 1)
 
 
 # British spellings and their American ones (breame's table, 1,730 words).

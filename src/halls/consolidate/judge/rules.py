@@ -50,11 +50,11 @@ def marked(x: np.ndarray) -> np.ndarray:
     """The later statement says a word of change (or both do, and it claims something
     new), negation or retraction."""
     change = (x[:, W.CHANGE_B] > 0) | ((x[:, W.CHANGE_BOTH] > 0) & (x[:, W.CLAIMED] > 0))
-    return change | (x[:, W.NEG_B] > 0) | (x[:, W.RETRACT_B] > 0)  # type: ignore[no-any-return]
+    return change | (x[:, W.NEG_B] > 0) | (x[:, W.RETRACT_B] > 0)
 
 
 def _addition(x: np.ndarray) -> np.ndarray:
-    return (x[:, W.ADDITION] > 0) & ~(x[:, W.NEG_B] > 0) & ~(x[:, W.RETRACT_B] > 0)  # type: ignore[no-any-return]
+    return (x[:, W.ADDITION] > 0) & ~(x[:, W.NEG_B] > 0) & ~(x[:, W.RETRACT_B] > 0)
 
 
 def _never_same(p: np.ndarray, rows: np.ndarray) -> None:
@@ -227,4 +227,4 @@ def decided(x: np.ndarray) -> np.ndarray:
     """The pairs whose label a rule sets whatever the model says ("other-person"):
     the MLP is not trained on them (they would teach it that a word added up
     front makes another fact, which is true of "Eli's son" only)."""
-    return next(r for r in RULES if r.name == "other-person").applies(x)  # type: ignore[no-any-return]
+    return next(r for r in RULES if r.name == "other-person").applies(x)
