@@ -278,9 +278,10 @@ def _one_change(
     after "We release every two weeks"), also where the judge does not read them as
     paraphrases of each other. One candidate of them all, or None."""
     cfg = inputs.settings
-    for seed in sorted(pending, key=lambda c: -c.score):
-        got = _changes(judge, pool, target, [(c.text, c.vector) for c in pending])
-        mine = got[pending.index(seed)]
+    # One reading of each change against the fact, compared pairwise below.
+    got = _changes(judge, pool, target, [(c.text, c.vector) for c in pending])
+    for n in sorted(range(len(pending)), key=lambda i: -pending[i].score):
+        seed, mine = pending[n], got[n]
         group = [c for c, j in zip(pending, got, strict=True) if c is seed or same_change(mine, j)]
         if len(group) < 2:
             continue
