@@ -9,10 +9,13 @@ later by people who saw neither the judge nor its pairs, and are never trained o
 from __future__ import annotations
 
 import random
+import sys
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent.parent / "training"
-LABELS = ("same", "update", "retract", "unrelated")
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
+import pairs as _pairs  # noqa: E402
+
+LABELS = _pairs.LABELS
 TRAINING = ("pairs.txt", "pairs_voices.txt")
 CROSS_TRAINING = (*TRAINING, "pairs_cross.txt")
 UNSEEN = "pairs_unseen.txt"
@@ -20,16 +23,8 @@ BLIND = "pairs_blind.txt"
 
 
 def load_pairs(name: str = TRAINING[0]) -> list[tuple[str, str, str]]:
-    """(label, earlier, later) of each line of ``training/<name>``."""
-    out: list[tuple[str, str, str]] = []
-    for n, line in enumerate((HERE / name).read_text("utf-8").splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        parts = [p.strip() for p in line.split("|")]
-        if len(parts) != 3 or parts[0] not in LABELS:
-            raise ValueError(f"{name}:{n}: not 'LABEL | earlier | later'")
-        out.append((parts[0], parts[1], parts[2]))
-    return out
+    """(label, earlier, later) of each line of ``training/<name>`` (``scripts/pairs.py``)."""
+    return _pairs.load(name)
 
 
 def held_out(pairs: list[tuple[str, str, str]], seed: int = 11) -> set[str]:
