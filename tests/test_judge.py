@@ -18,16 +18,36 @@ from halls.consolidate.judge import (
     synonyms,
 )
 from halls.consolidate.judge.lexical import (
-    _ADDED_ALIKE,
-    _ALSO_ALIKE,
-    _NEW_PERSON,
-    _ONLY_NAMES,
-    _OTHER_PERSON,
-    _RETRACT_B,
-    _SAME_VALUES,
-    _SINGLE,
-    _SWAPPED_NAMES,
-    _SWAPPED_NUMBERS,
+    ADDED_ALIKE as _ADDED_ALIKE,
+)
+from halls.consolidate.judge.lexical import (
+    ALSO_ALIKE as _ALSO_ALIKE,
+)
+from halls.consolidate.judge.lexical import (
+    NEW_PERSON as _NEW_PERSON,
+)
+from halls.consolidate.judge.lexical import (
+    ONLY_NAMES as _ONLY_NAMES,
+)
+from halls.consolidate.judge.lexical import (
+    OTHER_PERSON as _OTHER_PERSON,
+)
+from halls.consolidate.judge.lexical import (
+    RETRACT_B as _RETRACT_B,
+)
+from halls.consolidate.judge.lexical import (
+    SAME_VALUES as _SAME_VALUES,
+)
+from halls.consolidate.judge.lexical import (
+    SINGLE as _SINGLE,
+)
+from halls.consolidate.judge.lexical import (
+    SWAPPED_NAMES as _SWAPPED_NAMES,
+)
+from halls.consolidate.judge.lexical import (
+    SWAPPED_NUMBERS as _SWAPPED_NUMBERS,
+)
+from halls.consolidate.judge.lexical import (
     Statements,
     features,
     lexical,

@@ -20,19 +20,39 @@ from halls.consolidate.judge import (
     values,
 )
 from halls.consolidate.judge.lexical import (
-    _CHANGED_ALIKE,
-    _COUNTERPART,
-    _DENIES,
-    _OTHER_PERSON,
-    _OTHER_RELATION,
-    _OTHER_SUBJECT,
-    _RENUMBERED,
-    _RENUMBERED_ONLY,
-    _SAME_VALUES,
-    _SWAPPED_NAMES,
+    CHANGED_ALIKE as _CHANGED_ALIKE,
+)
+from halls.consolidate.judge.lexical import (
+    COUNTERPART as _COUNTERPART,
+)
+from halls.consolidate.judge.lexical import (
+    DENIES as _DENIES,
+)
+from halls.consolidate.judge.lexical import (
     N_LEXICAL,
     N_MLP_LEXICAL,
     features,
+)
+from halls.consolidate.judge.lexical import (
+    OTHER_PERSON as _OTHER_PERSON,
+)
+from halls.consolidate.judge.lexical import (
+    OTHER_RELATION as _OTHER_RELATION,
+)
+from halls.consolidate.judge.lexical import (
+    OTHER_SUBJECT as _OTHER_SUBJECT,
+)
+from halls.consolidate.judge.lexical import (
+    RENUMBERED as _RENUMBERED,
+)
+from halls.consolidate.judge.lexical import (
+    RENUMBERED_ONLY as _RENUMBERED_ONLY,
+)
+from halls.consolidate.judge.lexical import (
+    SAME_VALUES as _SAME_VALUES,
+)
+from halls.consolidate.judge.lexical import (
+    SWAPPED_NAMES as _SWAPPED_NAMES,
 )
 from halls.consolidate.judge.mlp import MLP, mlp_inputs
 from halls.consolidate.judge.reading import _VOCAB, ALTERS, _subject_first, parse

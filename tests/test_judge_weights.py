@@ -6,12 +6,13 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import judge_manifest  # noqa: E402
 
-from halls.consolidate.judge import mlp  # noqa: E402
+from halls.consolidate.judge import lexical, mlp  # noqa: E402
 
 
 def test_the_shipped_weights_are_those_the_manifest_names() -> None:
@@ -41,3 +42,11 @@ def test_weights_for_other_features_are_refused(monkeypatch: pytest.MonkeyPatch)
             mlp.load(mlp.WEIGHTS)
     finally:
         mlp.load.cache_clear()
+
+
+def test_every_feature_column_is_named() -> None:
+    """The word features have one column a name in ``lexical.COLUMNS``, and the
+    rules' own columns are among them."""
+    x = lexical.lexical(["Lena works at Siemens"], ["Lena works at Bosch"], np.zeros(1, np.float32))
+    assert x.shape == (1, len(lexical.COLUMNS)) and len(set(lexical.COLUMNS)) == x.shape[1]
+    assert set(lexical.RULE_ONLY_COLUMNS) <= set(lexical.COLUMNS)

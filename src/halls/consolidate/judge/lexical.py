@@ -110,74 +110,67 @@ def _same_values(
 
 
 Amounts = tuple[tuple[str, float, float, str, int, int], ...]  # ``Parsed.amounts``
-N_LEXICAL = 53
-# Columns of ``lexical`` that ``_kind_rules`` reads.
-_JACCARD, _CHANGE_B, _NEG_B, _RETRACT_B, _ADDITION, _MANY, _CLAIMED = 2, 10, 12, 17, 27, 29, 31
-_SINGLE = 30
-_NOVEL, _DROPPED, _ADDITIVE_B, _DENIES = 5, 6, 15, 40
-_NOVEL_NAMES, _NUMBERS_DIFFER, _CHANGE_BOTH, _FIRST_MISSING_A = 7, 9, 11, 25
-# ... and those only the rules read: the MLP does not see them (``mlp_inputs``).
-_SAME_VALUES, _SWAPPED_NUMBERS, _ONLY_NAMES, _OTHER_PERSON, _ATTRIBUTE = 34, 35, 36, 37, 38
-_SWAPPED_NAMES, _DENIED, _CHANGED_ALIKE, _OTHER_RELATION, _RENUMBERED = 39, 41, 42, 43, 44
-_OTHER_SUBJECT, _COUNTERPART, _TAIL, _RENUMBERED_ONLY, _NEW_PERSON = 45, 46, 47, 48, 49
-_BOTH_END, _ADDED_ALIKE, _ALSO_ALIKE = 50, 51, 52
-_NEG_A = 13
-RULE_ONLY = (
-    _SAME_VALUES,
-    _SWAPPED_NUMBERS,
-    _ONLY_NAMES,
-    _OTHER_PERSON,
-    _ATTRIBUTE,
-    _SWAPPED_NAMES,
-    _CHANGED_ALIKE,
-    _OTHER_RELATION,
-    _RENUMBERED,
-    _OTHER_SUBJECT,
-    _COUNTERPART,
-    _TAIL,
-    _RENUMBERED_ONLY,
-    _NEW_PERSON,
-    _BOTH_END,
-    _ADDED_ALIKE,
-    _ALSO_ALIKE,
+# The columns of ``lexical_rows``, by name and in its order: what the MLPs
+# and the rules read of a pair (indices are derived, never written).
+COLUMNS: tuple[str, ...] = tuple(
+    """
+    cosine cosine_squared jaccard novel_share dropped_share novel dropped novel_names
+    dropped_names numbers_differ change_b change_both neg_b neg_a neg_both additive_b
+    additive_a retract_b episodic_b episodic_a first_same length_difference
+    novel_and_dropped names_both_ways numbers_both_ways first_missing_a first_missing_b
+    addition additive_claims_nothing many single claimed contrasts same_words
+    same_values swapped_numbers only_names other_person attribute swapped_names denies
+    denied changed_alike other_relation renumbered other_subject counterpart tail
+    renumbered_only new_person both_end added_alike also_alike
+    """.split()  # noqa: SIM905 - names read better as words
 )
+N_LEXICAL = len(COLUMNS)
+# Columns only the rules read: the MLPs do not see them (``mlp.mlp_inputs``).
+RULE_ONLY_COLUMNS: tuple[str, ...] = tuple(
+    """
+    same_values swapped_numbers only_names other_person attribute swapped_names
+    changed_alike other_relation renumbered other_subject counterpart tail
+    renumbered_only new_person both_end added_alike also_alike
+    """.split()  # noqa: SIM905 - names read better as words
+)
+RULE_ONLY = tuple(COLUMNS.index(n) for n in RULE_ONLY_COLUMNS)
 N_MLP_LEXICAL = N_LEXICAL - len(RULE_ONLY)
-# The columns by name, for the rules (``rules``).
-JACCARD = _JACCARD
-CHANGE_B = _CHANGE_B
-NEG_B = _NEG_B
-RETRACT_B = _RETRACT_B
-ADDITION = _ADDITION
-MANY = _MANY
-CLAIMED = _CLAIMED
-SINGLE = _SINGLE
-NOVEL = _NOVEL
-DROPPED = _DROPPED
-ADDITIVE_B = _ADDITIVE_B
-DENIES = _DENIES
-NOVEL_NAMES = _NOVEL_NAMES
-NUMBERS_DIFFER = _NUMBERS_DIFFER
-CHANGE_BOTH = _CHANGE_BOTH
-FIRST_MISSING_A = _FIRST_MISSING_A
-SAME_VALUES = _SAME_VALUES
-SWAPPED_NUMBERS = _SWAPPED_NUMBERS
-ONLY_NAMES = _ONLY_NAMES
-OTHER_PERSON = _OTHER_PERSON
-ATTRIBUTE = _ATTRIBUTE
-SWAPPED_NAMES = _SWAPPED_NAMES
-DENIED = _DENIED
-CHANGED_ALIKE = _CHANGED_ALIKE
-OTHER_RELATION = _OTHER_RELATION
-RENUMBERED = _RENUMBERED
-OTHER_SUBJECT = _OTHER_SUBJECT
-COUNTERPART = _COUNTERPART
-TAIL = _TAIL
-RENUMBERED_ONLY = _RENUMBERED_ONLY
-NEW_PERSON = _NEW_PERSON
-BOTH_END = _BOTH_END
-ADDED_ALIKE = _ADDED_ALIKE
-ALSO_ALIKE = _ALSO_ALIKE
-NEG_A = _NEG_A
+# Columns the rules and the judge's pair facts read, by name.
+JACCARD = COLUMNS.index("jaccard")
+CHANGE_B = COLUMNS.index("change_b")
+NEG_B = COLUMNS.index("neg_b")
+RETRACT_B = COLUMNS.index("retract_b")
+ADDITION = COLUMNS.index("addition")
+MANY = COLUMNS.index("many")
+CLAIMED = COLUMNS.index("claimed")
+SINGLE = COLUMNS.index("single")
+NOVEL = COLUMNS.index("novel")
+DROPPED = COLUMNS.index("dropped")
+ADDITIVE_B = COLUMNS.index("additive_b")
+DENIES = COLUMNS.index("denies")
+NOVEL_NAMES = COLUMNS.index("novel_names")
+NUMBERS_DIFFER = COLUMNS.index("numbers_differ")
+CHANGE_BOTH = COLUMNS.index("change_both")
+FIRST_MISSING_A = COLUMNS.index("first_missing_a")
+SAME_VALUES = COLUMNS.index("same_values")
+SWAPPED_NUMBERS = COLUMNS.index("swapped_numbers")
+ONLY_NAMES = COLUMNS.index("only_names")
+OTHER_PERSON = COLUMNS.index("other_person")
+ATTRIBUTE = COLUMNS.index("attribute")
+SWAPPED_NAMES = COLUMNS.index("swapped_names")
+DENIED = COLUMNS.index("denied")
+CHANGED_ALIKE = COLUMNS.index("changed_alike")
+OTHER_RELATION = COLUMNS.index("other_relation")
+RENUMBERED = COLUMNS.index("renumbered")
+OTHER_SUBJECT = COLUMNS.index("other_subject")
+COUNTERPART = COLUMNS.index("counterpart")
+TAIL = COLUMNS.index("tail")
+RENUMBERED_ONLY = COLUMNS.index("renumbered_only")
+NEW_PERSON = COLUMNS.index("new_person")
+BOTH_END = COLUMNS.index("both_end")
+ADDED_ALIKE = COLUMNS.index("added_alike")
+ALSO_ALIKE = COLUMNS.index("also_alike")
+NEG_A = COLUMNS.index("neg_a")
 
 
 def mlp_inputs(x: np.ndarray) -> np.ndarray:
@@ -386,7 +379,7 @@ def _value_shared(values: tuple[np.ndarray, np.ndarray], shared: np.ndarray) -> 
     """A statement names a value past its subject that the other has: past its
     first content word, or that word where it is a name that does not open the
     sentence ("I also have a Honda Civic"). (Past the first word alone, as
-    ``_CHANGED_ALIKE`` reads it, lost one never-read scenario and a LoCoMo fact.)"""
+    ``CHANGED_ALIKE`` reads it, lost one never-read scenario and a LoCoMo fact.)"""
     named, late = values[0].copy(), values[1]
     named[:, 0] &= late[:, 0]
     return (named & shared).any(axis=1)
@@ -632,12 +625,12 @@ def swapped_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.n
 
 def same_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Per pair of rows: the two name the same values, one past the first word, and
-    say no word of change, negation or retraction (``_SAME_VALUES``)."""
+    say no word of change, negation or retraction (``SAME_VALUES``)."""
     out = np.zeros(len(a), dtype=bool)
     if len(a):
         x = lexical_rows(statements, statements, a, b, np.zeros(len(a), dtype=np.float32))
-        marked = (x[:, _CHANGE_B] > 0) | (x[:, _NEG_B] > 0) | (x[:, _RETRACT_B] > 0)
-        out = (x[:, _SAME_VALUES] > 0) & ~marked
+        marked = (x[:, CHANGE_B] > 0) | (x[:, NEG_B] > 0) | (x[:, RETRACT_B] > 0)
+        out = (x[:, SAME_VALUES] > 0) & ~marked
     return out
 
 
