@@ -37,12 +37,6 @@ from halls.consolidate.judge.lexical import (
     OTHER_PERSON as _OTHER_PERSON,
 )
 from halls.consolidate.judge.lexical import (
-    OTHER_RELATION as _OTHER_RELATION,
-)
-from halls.consolidate.judge.lexical import (
-    OTHER_SUBJECT as _OTHER_SUBJECT,
-)
-from halls.consolidate.judge.lexical import (
     RENUMBERED as _RENUMBERED,
 )
 from halls.consolidate.judge.lexical import (
@@ -155,14 +149,8 @@ def test_a_given_name_opening_a_statement_is_a_name(embedder) -> None:
 
 def test_relations_are_compared_whole(embedder) -> None:
     """Relations share first letters ("grandmother", "grandfather"): they are compared
-    whole, and two statements about two relations are about two people."""
+    whole."""
     assert parse("Grandpa keeps bees").roots[0] != parse("Grandma keeps bees").roots[0]
-    pairs = [
-        ("Grandpa keeps bees in Wicklow", "Grandma keeps bees in Wicklow"),
-        ("My aunt's flat is on the 4th floor", "My uncle's flat is on the 7th floor"),
-    ]
-    x = _features(embedder, pairs)
-    assert x[:, _OTHER_RELATION].tolist() == [1.0, 1.0]
 
 
 def test_counterpart_relations_are_never_the_same_fact(embedder) -> None:
@@ -558,21 +546,6 @@ def test_a_later_statement_dropping_nothing_is_no_update(embedder) -> None:
     x = _features(embedder, pairs)
     update = np.tile(np.eye(len(LABELS), dtype=np.float32)[LABELS.index("update")], (2, 1))
     assert [LABELS[int(k)] for k in _kind_rules(x, update).argmax(axis=1)] == ["same", "update"]
-
-
-def test_a_statement_of_i_or_we_opens_with_what_is_said_not_a_subject(embedder) -> None:
-    """Two common words opening two statements are two subjects ("the staging database"
-    / "the production database"), but not after "I", "we" or "User": "speaks" and
-    "fluent" are what is said of the same one."""
-    x = _features(
-        embedder,
-        [
-            ("The staging database is MySQL", "The production database is MySQL"),
-            ("User speaks Spanish", "I'm fluent in Spanish"),
-            ("We deploy to AWS", "Our infra is hosted on AWS"),
-        ],
-    )
-    assert x[:, _OTHER_SUBJECT].tolist() == [1.0, 0.0, 0.0]
 
 
 def test_a_word_of_many_values_naming_a_measure_holds_one(embedder) -> None:
