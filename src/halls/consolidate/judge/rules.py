@@ -62,6 +62,12 @@ def _never_same(p: np.ndarray, rows: np.ndarray) -> None:
     p[rows] /= np.maximum(p[rows].sum(axis=1, keepdims=True), 1e-12)
 
 
+def _added_alike(x: np.ndarray) -> np.ndarray:
+    """Both add one value past their subjects, end nothing, claim no other number."""
+    ended = (x[:, W.NEG_B] > 0) | (x[:, W.RETRACT_B] > 0)
+    return (x[:, W.ADDED_ALIKE] > 0) & ~ended & (x[:, W.SWAPPED_NUMBERS] == 0)
+
+
 RULES: tuple[Rule, ...] = (
     Rule(
         "many-valued",
@@ -94,22 +100,13 @@ RULES: tuple[Rule, ...] = (
     Rule(
         "added-alike",
         "both add the same one value: update -> same",
-        lambda x: (
-            (x[:, W.ADDED_ALIKE] > 0)
-            & ~((x[:, W.NEG_B] > 0) | (x[:, W.RETRACT_B] > 0))
-            & (x[:, W.SWAPPED_NUMBERS] == 0)
-        ),
+        lambda x: _added_alike(x),
         _to(SAME, UPDATE),
     ),
     Rule(
         "also-alike",
         "both say 'also' of the same one value: unrelated -> same",
-        lambda x: (
-            (x[:, W.ADDED_ALIKE] > 0)
-            & ~((x[:, W.NEG_B] > 0) | (x[:, W.RETRACT_B] > 0))
-            & (x[:, W.SWAPPED_NUMBERS] == 0)
-            & (x[:, W.ALSO_ALIKE] > 0)
-        ),
+        lambda x: _added_alike(x) & (x[:, W.ALSO_ALIKE] > 0),
         _to(SAME, UNRELATED),
     ),
     Rule(
