@@ -617,8 +617,12 @@ class Memory:
         return self._dreams.consolidation_due(store)
 
     def consolidation_status(self, *, store: str | None = None) -> dict[str, Any]:
-        """Mode, next due time, whether a run is in progress, and the last run."""
-        return self._dreams.consolidation_status(store=store)
+        """Mode, next due time, whether a run is in progress, the last run, and
+        ``checks``: how often the scheduler has looked at the stores since it
+        started (``None`` unless ``mode`` is thread)."""
+        status = self._dreams.consolidation_status(store=store)
+        status["checks"] = self._scheduler.checks if self._scheduler is not None else None
+        return status
 
     def purge_fact(self, id: str, *, store: str | None = None) -> Run:
         """The operator's emergency door: purge one fact now, recorded as a run."""

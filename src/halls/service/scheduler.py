@@ -39,6 +39,10 @@ class Scheduler:
         self.poll = poll
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        # How many times the thread has looked at the stores since it started:
+        # the consolidator's status reports it, so a user (or a test) can see
+        # the timer is alive and that a look found nothing due.
+        self.checks = 0
 
     def start(self) -> None:
         if self._thread is None:
@@ -74,4 +78,5 @@ class Scheduler:
                 log.warning("scheduled consolidation of store %s: %s", name, exc.message)
             except Exception:
                 log.exception("scheduled consolidation of store %s failed", name)
+        self.checks += 1
         return made
