@@ -17,37 +17,38 @@ from halls.consolidate.judge import (
     same_change,
     synonyms,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     ADDED_ALIKE as _ADDED_ALIKE,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     ALSO_ALIKE as _ALSO_ALIKE,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     OTHER_PERSON as _OTHER_PERSON,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     RETRACT_B as _RETRACT_B,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     SAME_VALUES as _SAME_VALUES,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     SINGLE as _SINGLE,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     SWAPPED_NAMES as _SWAPPED_NAMES,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     SWAPPED_NUMBERS as _SWAPPED_NUMBERS,
 )
+from halls.consolidate.judge.flags import FLAG_ADDITIVE
 from halls.consolidate.judge.lexical import (
     Statements,
     features,
     lexical,
     swapped_values,
 )
-from halls.consolidate.judge.reading import FLAG_ADDITIVE, parse
+from halls.consolidate.judge.reading import parse
 from halls.consolidate.judge.rules import apply as _kind_rules
 from judge_pairs import TRAINING, UNSEEN, held_out, load_pairs
 

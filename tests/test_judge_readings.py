@@ -19,37 +19,38 @@ from halls.consolidate.judge import (
     names,
     values,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     CHANGED_ALIKE as _CHANGED_ALIKE,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     COUNTERPART as _COUNTERPART,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     DENIES as _DENIES,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     N_LEXICAL,
     N_MLP_LEXICAL,
-    features,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     OTHER_PERSON as _OTHER_PERSON,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     RENUMBERED as _RENUMBERED,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     RENUMBERED_ONLY as _RENUMBERED_ONLY,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     SAME_VALUES as _SAME_VALUES,
 )
-from halls.consolidate.judge.lexical import (
+from halls.consolidate.judge.columns import (
     SWAPPED_NAMES as _SWAPPED_NAMES,
 )
+from halls.consolidate.judge.flags import ALTERS
+from halls.consolidate.judge.lexical import features
 from halls.consolidate.judge.mlp import MLP, mlp_inputs
-from halls.consolidate.judge.reading import _VOCAB, ALTERS, _subject_first, parse
+from halls.consolidate.judge.reading import _VOCAB, _subject_first, parse
 from halls.consolidate.judge.rules import apply as _kind_rules
 from halls.consolidate.judge.rules import decided
 from halls.consolidate.reconcile import Known, decide

@@ -12,7 +12,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scripts"))
 import judge_manifest  # noqa: E402
 
-from halls.consolidate.judge import lexical, mlp  # noqa: E402
+from halls.consolidate.judge import columns, lexical, mlp  # noqa: E402
 
 
 def test_the_shipped_weights_are_those_the_manifest_names() -> None:
@@ -45,8 +45,8 @@ def test_weights_for_other_features_are_refused(monkeypatch: pytest.MonkeyPatch)
 
 
 def test_every_feature_column_is_named() -> None:
-    """The word features have one column a name in ``lexical.COLUMNS``, and the
+    """The word features have one column a name in ``columns.COLUMNS``, and the
     rules' own columns are among them."""
     x = lexical.lexical(["Lena works at Siemens"], ["Lena works at Bosch"], np.zeros(1, np.float32))
-    assert x.shape == (1, len(lexical.COLUMNS)) and len(set(lexical.COLUMNS)) == x.shape[1]
-    assert set(lexical.RULE_ONLY_COLUMNS) <= set(lexical.COLUMNS)
+    assert x.shape == (1, len(columns.COLUMNS)) and len(set(columns.COLUMNS)) == x.shape[1]
+    assert set(columns.RULE_ONLY_COLUMNS) <= set(columns.COLUMNS)

@@ -2,12 +2,14 @@
 
 What the judge's rules (``rules``) and pair facts read of two statements:
 content words shared, added or dropped (a word and its WordNet synonym
-counting as one where they are all that differs: ``synonyms``), names and
-numbers that differ, where the first difference sits, words of change,
-negation, addition and retraction, many-valued and one-at-a-time verbs.
+counting as one where they are all that differs: ``synonyms.shared``; so do
+a shortening and the words it spells, ``shortenings.shared``, and an amount
+in another unit, ``quantities.amounts_shared``), names and numbers that
+differ, where the first difference sits, words of change, negation,
+addition and retraction, many-valued and one-at-a-time verbs.
 ``Statements`` parses each statement once (``reading``); ``lexical_rows``
-gives one row of ``N_LEXICAL`` columns a pair. Nothing outside the judge
-package reads them: the planner reads judgements.
+gives one row a pair, its columns named in ``columns``. Nothing outside
+the judge package reads them: the planner reads judgements.
 """
 
 from __future__ import annotations
@@ -16,9 +18,12 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from halls.consolidate.judge import values
+from halls.consolidate.judge import quantities, shortenings, synonyms
+from halls.consolidate.judge.columns import CHANGE_B, N_LEXICAL, NEG_B, RETRACT_B, SAME_VALUES
+from halls.consolidate.judge.flags import N_FLAGS
+from halls.consolidate.judge.negation import denies
 from halls.consolidate.judge.protocol import Pair
-from halls.consolidate.judge.reading import MAX_WORDS, N_FLAGS, Parsed, denies, parse
+from halls.consolidate.judge.reading import MAX_WORDS, Parsed, parse
 
 
 def _pad(parsed: Sequence[Parsed], fill: int) -> tuple[np.ndarray, ...]:
@@ -92,68 +97,6 @@ def _same_values(
     return some & ~(kept_a & ~a_in_b).any(axis=1) & ~(kept_b & ~b_in_a).any(axis=1)
 
 
-Amounts = tuple[tuple[str, float, float, str, int, int], ...]  # ``Parsed.amounts``
-# The columns of ``lexical_rows``, by name and in its order: what the MLPs
-# and the rules read of a pair (indices are derived, never written).
-COLUMNS: tuple[str, ...] = tuple(
-    """
-    cosine cosine_squared jaccard novel_share dropped_share novel dropped novel_names
-    dropped_names numbers_differ change_b change_both neg_b neg_a neg_both additive_b
-    additive_a retract_b episodic_b episodic_a first_same length_difference
-    novel_and_dropped names_both_ways numbers_both_ways first_missing_a first_missing_b
-    addition additive_claims_nothing many single claimed contrasts same_words
-    same_values swapped_numbers other_person swapped_names denies
-    denied changed_alike renumbered counterpart
-    renumbered_only added_alike also_alike
-    """.split()  # noqa: SIM905 - names read better as words
-)
-N_LEXICAL = len(COLUMNS)
-# Columns only the rules read: the MLPs do not see them (``mlp.mlp_inputs``).
-RULE_ONLY_COLUMNS: tuple[str, ...] = tuple(
-    """
-    same_values swapped_numbers other_person swapped_names
-    changed_alike renumbered counterpart
-    renumbered_only added_alike also_alike
-    """.split()  # noqa: SIM905 - names read better as words
-)
-RULE_ONLY = tuple(COLUMNS.index(n) for n in RULE_ONLY_COLUMNS)
-N_MLP_LEXICAL = N_LEXICAL - len(RULE_ONLY)
-# Columns the rules and the judge's pair facts read, by name.
-JACCARD = COLUMNS.index("jaccard")
-CHANGE_B = COLUMNS.index("change_b")
-NEG_B = COLUMNS.index("neg_b")
-RETRACT_B = COLUMNS.index("retract_b")
-ADDITION = COLUMNS.index("addition")
-MANY = COLUMNS.index("many")
-CLAIMED = COLUMNS.index("claimed")
-SINGLE = COLUMNS.index("single")
-NOVEL = COLUMNS.index("novel")
-DROPPED = COLUMNS.index("dropped")
-ADDITIVE_B = COLUMNS.index("additive_b")
-DENIES = COLUMNS.index("denies")
-NOVEL_NAMES = COLUMNS.index("novel_names")
-NUMBERS_DIFFER = COLUMNS.index("numbers_differ")
-CHANGE_BOTH = COLUMNS.index("change_both")
-FIRST_MISSING_A = COLUMNS.index("first_missing_a")
-SAME_VALUES = COLUMNS.index("same_values")
-SWAPPED_NUMBERS = COLUMNS.index("swapped_numbers")
-OTHER_PERSON = COLUMNS.index("other_person")
-SWAPPED_NAMES = COLUMNS.index("swapped_names")
-DENIED = COLUMNS.index("denied")
-CHANGED_ALIKE = COLUMNS.index("changed_alike")
-RENUMBERED = COLUMNS.index("renumbered")
-COUNTERPART = COLUMNS.index("counterpart")
-RENUMBERED_ONLY = COLUMNS.index("renumbered_only")
-ADDED_ALIKE = COLUMNS.index("added_alike")
-ALSO_ALIKE = COLUMNS.index("also_alike")
-NEG_A = COLUMNS.index("neg_a")
-
-
-def mlp_inputs(x: np.ndarray) -> np.ndarray:
-    """The columns of ``features`` the MLP reads: all but the rules' own."""
-    return np.delete(x, RULE_ONLY, axis=1)
-
-
 class Statements:
     """Statements parsed and padded once, so that many pairs of them compare by row."""
 
@@ -201,13 +144,14 @@ def _shared_words(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Per pair (first[a[i]], second[b[i]]), which words of each statement the other
     has: the same word (``eq``, P x W x W: ``_equal_words``), a synonym
-    (``_synonyms_shared``), a word in capitals for the run it shortens
-    (``_shortenings_shared``) or an amount in another unit (``_amounts_shared``)."""
+    (``synonyms.shared``), a word in capitals for the run it shortens
+    (``shortenings.shared``) or an amount in another unit
+    (``quantities.amounts_shared``)."""
     valid = (first.words[0][a] >= 0, second.words[0][b] >= 0)
     synonymous = (first.words[8][a], second.words[8][b])
     equal = (np.asarray(eq.any(axis=2)), np.asarray(eq.any(axis=1)))
-    shared = _synonyms_shared((first.senses, second.senses), (a, b), equal, synonymous, valid)
-    shared = _shortenings_shared(
+    shared = synonyms.shared((first.senses, second.senses), (a, b), equal, synonymous, valid)
+    shared = shortenings.shared(
         (first.shortenings, second.shortenings),
         (first.parts, second.parts),
         (first.openings, second.openings),
@@ -215,7 +159,7 @@ def _shared_words(
         shared,
         valid,
     )
-    return _amounts_shared((first.amounts, second.amounts), (a, b), shared, valid)
+    return quantities.amounts_shared((first.amounts, second.amounts), (a, b), shared, valid)
 
 
 def lexical_rows(
@@ -289,7 +233,7 @@ def lexical_rows(
         # statements naming the same ones and no others, about the same named
         # subject ("Lena" and "Jonas" opening them are two people), give the same.
         _same_values(a_in_b, b_in_a, (va & vala, vb & valb), (va & capa, vb & capb)),
-        _swapped((first.numbers, second.numbers), (first.amounts, second.amounts), a, b),
+        quantities.swapped((first.numbers, second.numbers), (first.amounts, second.amounts), a, b),
         # They differ in the people they are about, and in nothing else.
         _other_person((dropped_w, novel_w), (pa, pb)),
         _swapped_names((dropped_w, novel_w), (na_ | vala, nb_ | valb)),
@@ -333,118 +277,6 @@ def _value_shared(values: tuple[np.ndarray, np.ndarray], shared: np.ndarray) -> 
     return (named & shared).any(axis=1)
 
 
-def _synonyms_shared(
-    senses: tuple[list[tuple[frozenset[int], ...]], list[tuple[frozenset[int], ...]]],
-    rows: tuple[np.ndarray, np.ndarray],
-    shared: tuple[np.ndarray, np.ndarray],
-    synonymous: tuple[np.ndarray, np.ndarray],
-    valid: tuple[np.ndarray, np.ndarray],
-) -> tuple[np.ndarray, np.ndarray]:
-    """Which words of each statement the other has, synonyms standing for each other
-    when they are all that differs ("The library closes at 8" / "The library shuts
-    at 8", "Noah bought a sofa" / "Noah bought a couch").
-
-    Only a pair whose every differing word finds its synonym changes: where other
-    words differ too, the judge's reading of what was dropped and added (trained
-    without synonyms) stays as it was, so "Liam commutes by bike" / "Liam rides
-    his bicycle to the office" is not read as an addition.
-    """
-    a_in_b, b_in_a = shared
-    lack_a, lack_b = valid[0] & ~a_in_b, valid[1] & ~b_in_a
-    only = ~(lack_a & ~synonymous[0]).any(axis=1) & ~(lack_b & ~synonymous[1]).any(axis=1)
-    todo = np.flatnonzero(only & lack_a.any(axis=1) & lack_b.any(axis=1))
-    if not todo.size:
-        return a_in_b, b_in_a
-    a_in_b, b_in_a = a_in_b.copy(), b_in_a.copy()
-    for r in todo.tolist():
-        xs, ys = senses[0][rows[0][r]], senses[1][rows[1][r]]
-        ia, ib = np.flatnonzero(lack_a[r]).tolist(), np.flatnonzero(lack_b[r]).tolist()
-        found_a = {i for i in ia if any(xs[i] & ys[j] for j in ib)}
-        found_b = {j for j in ib if any(xs[i] & ys[j] for i in ia)}
-        if len(found_a) == len(ia) and len(found_b) == len(ib):
-            a_in_b[r, ia] = b_in_a[r, ib] = True
-    return a_in_b, b_in_a
-
-
-Parts = tuple[tuple[tuple[str, ...], int], ...]  # per token: its parts, its slot or -1
-Short = tuple[int, str, tuple[str, ...]]  # a word that may shorten others (``reading.parse``)
-
-
-def _openings(letters: str, pieces: tuple[str, ...], words: list[str]) -> bool:
-    """Whether ``letters`` are the openings of ``words`` in order: the ``pieces``
-    given ("nyt": n, y, t; "fedex": fed, ex), or, none given, any of two letters
-    or more ("amex": am, ex)."""
-    if pieces:
-        return len(pieces) == len(words) and all(
-            w.startswith(p) for p, w in zip(pieces, words, strict=True)
-        )
-    if not words:
-        return not letters
-    first, rest = words[0], words[1:]
-    return any(
-        first.startswith(letters[:k]) and _openings(letters[k:], (), rest)
-        for k in range(2, len(letters) - 2 * len(rest) + 1)
-    )
-
-
-def _spelled(short: Short, parts: Parts) -> list[int]:
-    """The slots of a run of words whose openings spell a shortening (opening and
-    closing on a compared word: "work from home" spells "wfh", "PlayStation"
-    "PS", "American Express" "Amex"), or none."""
-    _, letters, pieces = short
-    flat = [(part, slot) for token, slot in parts for part in token]
-    sizes = [len(pieces)] if pieces else range(2, len(letters) // 2 + 1)
-    for n in sizes:
-        for start in range(len(flat) - n + 1):
-            run = flat[start : start + n]
-            if run[0][1] < 0 or run[-1][1] < 0 or run[0][0][:1] != letters[:1]:
-                continue
-            if _openings(letters, pieces, [part for part, _ in run]):
-                return sorted({slot for _, slot in run if slot >= 0})
-    return []
-
-
-def _may_spell(short: Short, openings: frozenset[str]) -> bool:
-    """Whether a statement whose parts open with ``openings`` may hold the run a
-    shortening spells: each of its pieces opens some part (a quick test)."""
-    _, letters, pieces = short
-    return all(p[:2] in openings for p in pieces) if pieces else letters[:2] in openings
-
-
-def _shortenings_shared(
-    shortenings: tuple[list[tuple[Short, ...]], list[tuple[Short, ...]]],
-    parts: tuple[list[Parts], list[Parts]],
-    openings: tuple[list[frozenset[str]], list[frozenset[str]]],
-    rows: tuple[np.ndarray, np.ndarray],
-    shared: tuple[np.ndarray, np.ndarray],
-    valid: tuple[np.ndarray, np.ndarray],
-) -> tuple[np.ndarray, np.ndarray]:
-    """Which words of each statement the other has, a word that shortens a run of
-    words standing for that run when the other has it and not the word ("NYT" /
-    "the New York Times", "BP med" / "blood pressure pill", "Amex" / "American
-    Express")."""
-    todo = [
-        r for r in range(len(rows[0])) if shortenings[0][rows[0][r]] or shortenings[1][rows[1][r]]
-    ]
-    if not todo:
-        return shared
-    out = (shared[0].copy(), shared[1].copy())
-    for r in todo:
-        for side in (0, 1):
-            mine, other = out[side], out[1 - side]
-            theirs = parts[1 - side][rows[1 - side][r]]
-            opens = openings[1 - side][rows[1 - side][r]]
-            for short in shortenings[side][rows[side][r]]:
-                slot = short[0]
-                if mine[r, slot] or not valid[side][r, slot] or not _may_spell(short, opens):
-                    continue
-                run = _spelled(short, theirs)
-                if run and not other[r, run].all():  # "Ubiquiti UDR": "Ubiquiti" was shared
-                    mine[r, slot] = True
-                    other[r, run] = True
-    return out
-
-
 def _other_person(
     differ: tuple[np.ndarray, np.ndarray], person: tuple[np.ndarray, np.ndarray]
 ) -> np.ndarray:
@@ -469,63 +301,6 @@ def _swapped_names(
     return (differ[0] & capital[0]).any(axis=1) & (differ[1] & capital[1]).any(axis=1)
 
 
-def _swapped(
-    numbers: tuple[list[frozenset[float]], list[frozenset[float]]],
-    amounts: tuple[list[Amounts], list[Amounts]],
-    a: np.ndarray,
-    b: np.ndarray,
-) -> np.ndarray:
-    """Each statement claims a number the other does not ("every two weeks" / "once a
-    month"; number words read as numbers, contrasts aside), an amount in another
-    unit of the same size aside ("12 km" / "7.5 miles")."""
-    out = []
-    for i, j in zip(a.tolist(), b.tolist(), strict=True):
-        x, y = numbers[0][i], numbers[1][j]
-        if x - y and y - x and amounts[0][i] and amounts[1][j]:
-            x, y = (
-                x - _converted(amounts[0][i], amounts[1][j]),
-                y - _converted(amounts[1][j], amounts[0][i]),
-            )
-        out.append(bool(x - y and y - x))
-    return np.array(out, dtype=bool)
-
-
-def _matches(mine: Amounts, theirs: Amounts) -> Amounts:
-    """The amounts of ``mine`` that one of ``theirs`` gives in another unit: the same
-    size, within ``values.TOLERANCE`` ("12 km" / "7.5 miles", "90 minutes" / "1.5
-    hours"; in one unit, "82 kg" / "78 kg", two numbers are two values)."""
-    return tuple(
-        m for m in mine if any(values.same_amount(m[:2], t[:2]) and m[3] != t[3] for t in theirs)
-    )
-
-
-def _converted(mine: Amounts, theirs: Amounts) -> frozenset[float]:
-    """The numbers of ``mine`` that ``theirs`` gives in another unit (``_matches``)."""
-    return frozenset(m[2] for m in _matches(mine, theirs))
-
-
-def _amounts_shared(
-    amounts: tuple[list[Amounts], list[Amounts]],
-    rows: tuple[np.ndarray, np.ndarray],
-    shared: tuple[np.ndarray, np.ndarray],
-    valid: tuple[np.ndarray, np.ndarray],
-) -> tuple[np.ndarray, np.ndarray]:
-    """Which words of each statement the other has, an amount's number and unit
-    standing for the same amount in another unit ("12 km" / "7.5 miles")."""
-    todo = [r for r in range(len(rows[0])) if amounts[0][rows[0][r]] and amounts[1][rows[1][r]]]
-    if not todo:
-        return shared
-    out = (shared[0].copy(), shared[1].copy())
-    for r in todo:
-        mine, theirs = amounts[0][rows[0][r]], amounts[1][rows[1][r]]
-        for side, found in ((0, _matches(mine, theirs)), (1, _matches(theirs, mine))):
-            for *_, number, unit in found:
-                for slot in (number, unit):
-                    if slot >= 0 and valid[side][r, slot]:
-                        out[side][r, slot] = True
-    return out
-
-
 def _shared(
     first: Sequence[frozenset[float] | frozenset[int]],
     second: Sequence[frozenset[float] | frozenset[int]],
@@ -543,8 +318,9 @@ def _shared(
 
 
 def swapped_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Per pair of rows: each statement claims a number the other lacks (``_swapped``),
-    or has a value (a name, a number, an address) the other lacks (``_swapped_names``).
+    """Per pair of rows: each statement claims a number the other lacks
+    (``quantities.swapped``), or has a value (a name, a number, an address) the
+    other lacks (``_swapped_names``).
 
     Which words the other has is read as the judge's features read it
     (``_shared_words``): clustering holds apart only what the judge could not
@@ -555,7 +331,7 @@ def swapped_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.n
     shared = _shared_words(statements, statements, a, b, _equal_words(ia, ib))
     lack_a, lack_b = (ia >= 0) & ~shared[0], (ib >= 0) & ~shared[1]
     named = _swapped_names((lack_a, lack_b), (capa, capb))
-    return _swapped((numbers, numbers), (amounts, amounts), a, b) | named
+    return quantities.swapped((numbers, numbers), (amounts, amounts), a, b) | named
 
 
 def same_values(statements: Statements, a: np.ndarray, b: np.ndarray) -> np.ndarray:

@@ -4,9 +4,11 @@ Each file opens with ``#`` lines saying what its list means and which module
 reads it. Three shapes: a list of words (``words``), a table of a word and a
 value split by a tab (``table``; numbers parsed by ``number``), and groups of
 words one line each (``groups``: a group's place is its identity). The lists
-are loaded once. They are inputs of the judge's word features (``reading``,
-``values``, ``synonyms``), never of the planner: what a list changes is
-measured through the rules that read those features (``rules``).
+are loaded once. They are inputs of the judge's word features (``reading``
+and the modules it reads a statement with: ``flags``, ``negation``,
+``quantities``, ``forms``; ``values``, ``synonyms``), never of the planner:
+what a list changes is measured through the rules that read those features
+(``rules``).
 """
 
 from __future__ import annotations

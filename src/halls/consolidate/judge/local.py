@@ -23,17 +23,10 @@ from dataclasses import replace
 import numpy as np
 
 from halls.consolidate.judge import mlp, rules
+from halls.consolidate.judge.columns import CHANGE_B, NEG_B, RETRACT_B, SAME_VALUES
 from halls.consolidate.judge.cross import Reader, default_reader
-from halls.consolidate.judge.lexical import (
-    CHANGE_B,
-    NEG_B,
-    RETRACT_B,
-    SAME_VALUES,
-    Statements,
-    lexical_rows,
-    novelty,
-    swapped_values,
-)
+from halls.consolidate.judge.flags import FLAG_ADDITIVE, FLAG_CHANGE, FLAG_NEGATED, FLAG_RETRACT
+from halls.consolidate.judge.lexical import Statements, lexical_rows, novelty, swapped_values
 from halls.consolidate.judge.protocol import (
     RETRACT,
     SAME,
@@ -42,7 +35,6 @@ from halls.consolidate.judge.protocol import (
     Pair,
     Readings,
 )
-from halls.consolidate.judge.reading import FLAG_ADDITIVE, FLAG_CHANGE, FLAG_NEGATED, FLAG_RETRACT
 
 CROSS_SURE = 0.9  # in reconciliation, a change the words read this surely is theirs to read
 # Pairs the cross-encoder reads per run in each step (``consolidator.cross_pairs``'s

@@ -4,7 +4,7 @@
 same and the cross-encoder's four probabilities (for the pairs the judge
 has a cross-encoder budget for). Both were trained by
 ``scripts/train_judge.py``; they read every column of ``lexical`` but those
-only the rules read (``RULE_ONLY``). Several members, when trained so, are
+only the rules read (``columns.RULE_ONLY``). Several members, when trained so, are
 averaged.
 """
 
@@ -17,7 +17,7 @@ from importlib import resources
 
 import numpy as np
 
-from halls.consolidate.judge.lexical import N_LEXICAL, RULE_ONLY
+from halls.consolidate.judge.columns import N_LEXICAL, RULE_ONLY
 
 WEIGHTS = "data/judge.npz"
 CROSS_WEIGHTS = "data/judge_cross.npz"

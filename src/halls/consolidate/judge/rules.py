@@ -1,9 +1,10 @@
 """The rules the judge may apply over its model's reading: one registry, each rule measured.
 
-A rule reads a pair's word features (``lexical``, computed inside the judge)
-and moves probability between labels for the pairs it applies to. Every
-rule is an entry of ``RULES`` with its name; ``scripts/ablate_rules.py``
-prints what leaving each one out does to the pairs nobody tuned to
+A rule reads a pair's word features (``lexical``, computed inside the judge;
+its columns by name: ``columns``, imported as ``W``) and moves probability
+between labels for the pairs it applies to. Every rule is an entry of
+``RULES`` with its name; ``scripts/ablate_rules.py`` prints what leaving
+each one out does to the pairs nobody tuned to
 (``training/pairs_unseen.txt``, ``pairs_blind.txt``), and only the names in
 ``ACTIVE`` run. A rule that pays neither there nor on the scenarios of
 ``halls bench dreams`` is deleted, not left switched off.
@@ -16,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from halls.consolidate.judge import lexical as W
+from halls.consolidate.judge import columns as W
 
 SAME, UPDATE, RETRACT, UNRELATED = 0, 1, 2, 3
 

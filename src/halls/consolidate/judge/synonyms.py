@@ -15,7 +15,8 @@ manager is Tom" and "Lena reports to Tom", "Mia's birthday is March 3" and
 drives a Camry" say one thing each. ``ALTERNATIONS`` (``lexicon/alternations.txt``)
 lists such words for the attributes memory notes keep about people (a short,
 fixed list, written for the kinds of fact, not for any statement): like
-synonyms, they stand for each other when they are all that differs.
+synonyms, they stand for each other when they are all that differs
+(``shared``, which the pair features read).
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ from __future__ import annotations
 import gzip
 from functools import lru_cache
 from importlib import resources
+
+import numpy as np
 
 from halls.consolidate.judge.lexicon import groups
 
@@ -90,3 +93,37 @@ def alternations(word: str) -> frozenset[int]:
 def synonyms(a: str, b: str) -> bool:
     """Whether two words share a frequent sense (a word is not its own synonym here)."""
     return a != b and bool(senses(a) & senses(b))
+
+
+def shared(
+    word_senses: tuple[list[tuple[frozenset[int], ...]], list[tuple[frozenset[int], ...]]],
+    rows: tuple[np.ndarray, np.ndarray],
+    shared: tuple[np.ndarray, np.ndarray],
+    synonymous: tuple[np.ndarray, np.ndarray],
+    valid: tuple[np.ndarray, np.ndarray],
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per pair of rows, which words of each statement the other has (``shared``,
+    updated): synonyms (``word_senses``, per statement its words' ``senses``)
+    standing for each other when they are all that differs ("The library closes
+    at 8" / "The library shuts at 8", "Noah bought a sofa" / "Noah bought a couch").
+
+    Only a pair whose every differing word finds its synonym changes: where other
+    words differ too, the judge's reading of what was dropped and added (trained
+    without synonyms) stays as it was, so "Liam commutes by bike" / "Liam rides
+    his bicycle to the office" is not read as an addition.
+    """
+    a_in_b, b_in_a = shared
+    lack_a, lack_b = valid[0] & ~a_in_b, valid[1] & ~b_in_a
+    only = ~(lack_a & ~synonymous[0]).any(axis=1) & ~(lack_b & ~synonymous[1]).any(axis=1)
+    todo = np.flatnonzero(only & lack_a.any(axis=1) & lack_b.any(axis=1))
+    if not todo.size:
+        return a_in_b, b_in_a
+    a_in_b, b_in_a = a_in_b.copy(), b_in_a.copy()
+    for r in todo.tolist():
+        xs, ys = word_senses[0][rows[0][r]], word_senses[1][rows[1][r]]
+        ia, ib = np.flatnonzero(lack_a[r]).tolist(), np.flatnonzero(lack_b[r]).tolist()
+        found_a = {i for i in ia if any(xs[i] & ys[j] for j in ib)}
+        found_b = {j for j in ib if any(xs[i] & ys[j] for i in ia)}
+        if len(found_a) == len(ia) and len(found_b) == len(ib):
+            a_in_b[r, ia] = b_in_a[r, ib] = True
+    return a_in_b, b_in_a
