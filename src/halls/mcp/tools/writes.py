@@ -72,8 +72,8 @@ def register(tools: Tools) -> None:
         long-term facts derived from those events; greetings, thanks and questions never do, and
         the assistant's and tools' events are not read for facts. `recall` does not search the
         journal. Secrets (API keys, tokens, passwords), e-mail addresses, phone, social security
-        and card numbers are redacted before anything is stored. Use it to keep a record of a conversation; for a
-        single fact use `remember`. Returns the new event ids."""
+        and card numbers are redacted before anything is stored. Use it to keep a record of a
+        conversation; for a single fact use `remember`. Returns the new event ids."""
         items = [e.model_dump(exclude_none=True) for e in events]
         return {"ids": await run(backend.journal, items, store=pick(store))}
 
