@@ -1,7 +1,8 @@
 """Redaction of secrets and personal data from what users write.
 
 Every write of user text (journal events, short-term entries and their
-edits, open loops, briefs, and the string values of metadata) passes
+edits, open loops, briefs, forget reasons, and the string values of
+metadata) passes
 through ``redact`` in the service layer, so that a pasted API key, a
 social security number or a card number is never stored, and so never
 promoted into long-term memory. Patterns are deliberately specific (known
@@ -48,8 +49,9 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-# National identifiers and payment cards: each match is checked before it is
-# redacted (``_valid``), so that an order number or a date survives.
+# National identifiers and payment cards, checked so that an order number
+# or a date survives: an SSN's parts by its pattern, a card's check digit by
+# ``card_number`` before it is redacted.
 # A US SSN: area not 000, 666 or 9xx, group not 00, serial not 0000 (the SSA
 # never issues those); written 123-45-6789 or 123 45 6789, or nine bare
 # digits right after the words that name one.
