@@ -22,7 +22,9 @@ from halls import Memory, Settings
 from halls.config import StorageSettings
 
 S = {"store": "s"}
-SSN = "123-45-6789"
+# Personal data that writes keep (only a PII forget purges it): an SSN or a
+# card number would be redacted before it was stored (tests/test_screening.py).
+IBAN = "DE89 3704 0044 0532 0130 00"
 
 
 @pytest.fixture
@@ -198,9 +200,9 @@ def test_brief_hint_promotes_completes_and_loops_expire(make_server, clock) -> N
     assert status == {tax: "done", tls: "expired", keep: "open"}
 
 
-def _ssn_fact(c: httpx.Client, clock: FakeClock) -> str:
-    c.post("/journal", params=S, json={"content": f"user: my SSN is {SSN}", "role": "user"})
-    paraphrases(c, clock, [f"My SSN is {SSN}", f"my social security number is {SSN}"])
+def _iban_fact(c: httpx.Client, clock: FakeClock) -> str:
+    c.post("/journal", params=S, json={"content": f"user: my IBAN is {IBAN}", "role": "user"})
+    paraphrases(c, clock, [f"My IBAN is {IBAN}", f"my bank account IBAN is {IBAN}"])
     record = run(c)
     [fid] = [a["target_id"] for a in record["actions"] if a["kind"] == "promote"]
     return fid
@@ -210,14 +212,14 @@ def _files(data: Path) -> dict[str, bytes]:
     return {p.name: p.read_bytes() for p in data.glob("s.sqlite3*") if "lock" not in p.name}
 
 
-def test_forget_ssn_purges_every_byte(make_server, clock, tmp_path) -> None:
-    """Forget 'contains my SSN' -> purge: gone from search, journal, runs, db file and WAL."""
+def test_forget_pii_purges_every_byte(make_server, clock, tmp_path) -> None:
+    """Forget 'contains my bank account' -> purge: gone from search, journal, runs, db and WAL."""
     c = make_server().client
-    fid = _ssn_fact(c, clock)
+    fid = _iban_fact(c, clock)
     other = remember(c, "The office wifi is called halls-guest")
     files = _files(tmp_path / "data")
-    assert any(SSN.encode() in b for b in files.values())  # the check below can fail
-    r = c.post(f"/long/{fid}/forget", params=S, json={"reason": "contains my SSN"})
+    assert any(IBAN.encode() in b for b in files.values())  # the check below can fail
+    r = c.post(f"/long/{fid}/forget", params=S, json={"reason": "contains my bank account"})
     assert r.status_code == 202
     record = run(c)
     [purge] = [a for a in record["actions"] if a["kind"] == "purge"]
@@ -227,17 +229,17 @@ def test_forget_ssn_purges_every_byte(make_server, clock, tmp_path) -> None:
     hits = c.post(
         "/search",
         params=S,
-        json={"query": "social security number SSN", "include_superseded": True},
+        json={"query": "bank account IBAN", "include_superseded": True},
     ).json()["results"]
-    assert all(SSN not in h["content"] for h in hits)
-    assert all(SSN not in e["content"] for e in c.get("/journal", params=S).json())
-    assert SSN not in c.get("/consolidate/runs", params=S).text
+    assert all(IBAN not in h["content"] for h in hits)
+    assert all(IBAN not in e["content"] for e in c.get("/journal", params=S).json())
+    assert IBAN not in c.get("/consolidate/runs", params=S).text
     assert c.get(f"/short/{other}", params=S).status_code == 200  # only the PII went
     files = _files(tmp_path / "data")
     assert "s.sqlite3" in files
     for name, data in files.items():
-        assert SSN.encode() not in data, name
-        assert SSN.replace("-", "").encode() not in data, name
+        assert IBAN.encode() not in data, name
+        assert IBAN.replace(" ", "").encode() not in data, name
 
 
 @pytest.mark.parametrize("storage", BOTH, indirect=True)
@@ -321,8 +323,8 @@ def test_revert_restores_the_state_before_the_run(make_server, clock) -> None:
 def test_revert_keeps_purges_and_says_so(make_server, clock) -> None:
     """Reverting a run with a purge restores the rest; the purge stays, and the record says so."""
     c = make_server().client
-    fid = _ssn_fact(c, clock)
-    c.post(f"/long/{fid}/forget", params=S, json={"reason": "my SSN, please delete"})
+    fid = _iban_fact(c, clock)
+    c.post(f"/long/{fid}/forget", params=S, json={"reason": "my IBAN, please delete"})
     once = remember(c, "I had pasta for lunch today")
     clock.advance(9 * DAY)
     record = run(c)

@@ -13,7 +13,8 @@ from clock_server import DAY, FakeClock, serve
 from halls import Memory, Settings
 from test_consolidate_http import PATHS, S, facts
 
-SSN = "123-45-6789"
+# Personal data a write keeps (an SSN would be redacted): only a purge removes it.
+IBAN = "DE89 3704 0044 0532 0130 00"
 
 
 def _memory(data: Path, embedder: Any, clock: FakeClock, **cfg: Any) -> Memory:
@@ -102,19 +103,19 @@ def test_cli_purge_needs_confirm_then_removes_every_byte(tmp_path, embedder) -> 
     """`halls purge` refuses without --confirm; with it the fact's bytes leave the files."""
     clock, data = FakeClock(), tmp_path / "data"
     with _memory(data, embedder, clock, mode="external") as memory:
-        memory.remember(f"Chad's SSN is {SSN}", store="s", pinned=True)
+        memory.remember(f"Chad's IBAN is {IBAN}", store="s", pinned=True)
         memory.remember("Chad likes tea", store="s", pinned=True)
         memory.consolidate(store="s")
-        [fid] = [f.id for f in memory.list_long(store="s") if SSN in f.content]
+        [fid] = [f.id for f in memory.list_long(store="s") if IBAN in f.content]
     files = lambda: b"".join(p.read_bytes() for p in data.glob("s.sqlite3*"))  # noqa: E731
-    assert SSN.encode() in files()
+    assert IBAN.encode() in files()
     refused = _cli(data, "purge", "--id", fid, "--store", "s")
     assert refused.returncode == 1 and "--confirm" in refused.stderr
-    assert SSN.encode() in files()
+    assert IBAN.encode() in files()
     done = _cli(data, "purge", "--id", fid, "--store", "s", "--confirm")
     assert done.returncode == 0, done.stderr
     assert f"purged {fid}" in done.stdout
-    assert SSN.encode() not in files()
+    assert IBAN.encode() not in files()
     with Memory(Settings(data_dir=data), embedder=embedder) as memory:
         assert [f.content for f in memory.list_long(store="s")] == ["Chad likes tea"]
         [run] = memory.list_runs(store="s", limit=1)

@@ -109,7 +109,7 @@ def test_forget_records_a_flag_and_leaves_the_fact(server, store_name, chain) ->
     r = c.post(f"/long/{new_id_}/forget", params=p, json={"reason": "this is wrong"})
     assert r.status_code == 202, r.text
     flag = r.json()
-    assert set(flag) == {"id", "fact_id", "reason", "status", "created_at"}
+    assert set(flag) == {"id", "fact_id", "reason", "status", "created_at", "redactions"}
     assert flag["id"].startswith("f_")
     assert (flag["fact_id"], flag["reason"]) == (new_id_, "this is wrong")
     assert flag["status"] == "pending"
@@ -180,7 +180,7 @@ def test_brief_is_stored_for_the_consolidator(server, store_name) -> None:
          "promote_hints": ["Ana prefers window seats"], "completed_intents": ["book flights"]},
     )  # fmt: skip
     assert set(body) == {"id", "summary", "promote_hints", "completed_intents", "noise",
-                         "created_at"}  # fmt: skip
+                         "created_at", "redactions"}  # fmt: skip
     assert body["id"].startswith("b_")
     assert body["summary"] == "Planned the Lisbon trip; Ana prefers window seats."
     assert body["promote_hints"] == ["Ana prefers window seats"]

@@ -1,10 +1,10 @@
-"""Secret redaction for the journal (halls.redact.redact)."""
+"""Redaction of secrets and personal data (halls.redact)."""
 
 from __future__ import annotations
 
 import pytest
 
-from halls.redact import redact
+from halls.redact import luhn, marks, redact, redact_value
 
 SECRETS = [
     ("openai key", "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0kLmN", "api_key"),
@@ -126,3 +126,58 @@ def test_contact_data_is_redacted(source: str, expected: str) -> None:
 @pytest.mark.parametrize("prose", ["order 12345 shipped", "on 2023-05-08 at 10:30", "v1.2.3"])
 def test_short_numbers_and_dates_are_not_phones(prose: str) -> None:
     assert redact(prose) == (prose, 0)
+
+
+@pytest.mark.parametrize(
+    ("source", "expected"),
+    [
+        ("my SSN is 536-22-8143.", "my SSN is [REDACTED:ssn]."),
+        ("ssn 536 22 8143 ok", "ssn [REDACTED:ssn] ok"),
+        ("SSN: 536228143", "SSN: [REDACTED:ssn]"),
+        ("social security number is 078051120", "social security number is [REDACTED:ssn]"),
+        ("card 4539 1488 0343 6467 exp 12/29", "card [REDACTED:credit_card] exp 12/29"),
+        ("mc 5425-2334-3010-9903", "mc [REDACTED:credit_card]"),
+        ("amex 3714 496353 98431 ok", "amex [REDACTED:credit_card] ok"),
+        ("paid with 2223000048410010", "paid with [REDACTED:credit_card]"),
+    ],
+)
+def test_ssns_and_card_numbers_are_redacted(source: str, expected: str) -> None:
+    """An SSN (with dashes, spaces, or named) and a Luhn-valid card number are hidden whole."""
+    assert redact(source) == (expected, 1)
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "tracking 4716 2088 3461 7721",  # 16 digits, Luhn check fails
+        "order #4716208834617721 shipped",
+        "Amazon order 112-4810577-2039451 arrives Friday",
+        "the build 123456789 passed",  # nine digits, no word naming an SSN
+        "ids 000-12-3456, 666-12-3456, 912-12-3456, 536-00-8143, 536-22-0000",  # never issued
+        "ISBN 978-3-16-148410-0, on 2023-05-08",
+        "a run of 41111111111111111111111 digits",  # longer than any card
+        "4539 1488 0343 6467 8812 5",  # a valid card's digits inside a longer run
+    ],
+)
+def test_look_alike_numbers_are_kept(prose: str) -> None:
+    """Numbers that only look like an SSN or a card (invalid parts, bad check digit) stay."""
+    assert redact(prose) == (prose, 0)
+
+
+def test_luhn() -> None:
+    """The Luhn check accepts a card's check digit and refuses any other."""
+    assert luhn("4539148803436467") and luhn("371449635398431")
+    assert not any(luhn(f"453914880343646{d}") for d in "012345689")
+
+
+def test_json_values_are_redacted_keys_kept() -> None:
+    """Every string in a JSON value is redacted, at any depth; keys and other values stay."""
+    value = {"ssn": "536-22-8143", "cards": [{"n": "4539 1488 0343 6467"}, 7], "ok": None}
+    out, count = redact_value(value)
+    assert out == {
+        "ssn": "[REDACTED:ssn]",
+        "cards": [{"n": "[REDACTED:credit_card]"}, 7],
+        "ok": None,
+    }
+    assert count == 2 and marks(out) == 2
+    assert redact_value(out) == (out, 0)

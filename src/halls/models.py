@@ -18,6 +18,7 @@ import numpy as np
 from pydantic import BaseModel, Field
 
 from halls.errors import InvalidInput
+from halls.redact import redaction_count
 
 # Every enumeration of the domain has its one source here: a Literal for the
 # types, and the tuple of its values (``get_args``) for validation, HTTP
@@ -196,6 +197,8 @@ class ShortEntry(Record):
     pinned: bool = False
     expires_at: datetime | None = None
 
+    redactions = redaction_count("content", "topic", "source", "metadata")
+
 
 class OpenLoop(Record):
     tier: Literal["near"] = "near"
@@ -209,6 +212,8 @@ class OpenLoop(Record):
     @property
     def content(self) -> str:
         return self.intent
+
+    redactions = redaction_count("intent", "topic", "trigger_value", "metadata")
 
 
 class LongFact(Record):
@@ -231,6 +236,7 @@ class JournalEvent(Record):
     content: str
     role: str | None = None
     session_id: str | None = None
+    # Counted on append (content and metadata) and stored: the journal is append-only.
     redactions: int = 0
 
 
@@ -242,6 +248,8 @@ class Brief(BaseModel):
     # Texts or topics the consolidator must never promote ("small talk").
     noise: list[str] = Field(default_factory=list)
     created_at: datetime
+
+    redactions = redaction_count("summary", "promote_hints", "completed_intents", "noise")
 
 
 class Erased(BaseModel):
@@ -270,6 +278,7 @@ class ForgetFlag(BaseModel):
     reason: str
     status: Literal["pending", "done"] = "pending"
     created_at: datetime
+    redactions = redaction_count("reason")
 
 
 class Hit(BaseModel):

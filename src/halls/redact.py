@@ -1,17 +1,25 @@
-"""Secret and contact-data redaction for the journal.
+"""Redaction of secrets and personal data from what users write.
 
-The journal is the verbatim record, so it is the place a pasted API key
-(or a phone number, an e-mail address) would otherwise live forever.
-Patterns are deliberately specific (known key shapes, explicit
-``password=``, an address with a domain, a number of at least ten digits):
-a false positive hides a word of a conversation, a false negative keeps a
-credential or someone's contact data.
+Every write of user text (journal events, short-term entries and their
+edits, open loops, briefs, forget reasons, and the string values of
+metadata) passes
+through ``redact`` in the service layer, so that a pasted API key, a
+social security number or a card number is never stored, and so never
+promoted into long-term memory. Patterns are deliberately specific (known
+key shapes, explicit ``password=``, an address with a domain, a number of
+at least ten digits, an SSN with valid parts, a card number whose Luhn
+check digit holds): a false positive hides a word of a conversation, a
+false negative keeps a credential or someone's personal data.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from functools import partial
+from typing import Any
+
+from pydantic import BaseModel, computed_field
 
 # The shapes of secrets, by kind: what the journal redacts, and what the
 # consolidator's PII detection (halls.consolidate.pii) also looks for.
@@ -41,8 +49,44 @@ SECRET_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
 )
 
 
-# Personal contact data: what the journal redacts besides secrets, and what
-# the consolidator's PII detection (halls.consolidate.pii) also looks for.
+# National identifiers and payment cards, checked so that an order number
+# or a date survives: an SSN's parts by its pattern, a card's check digit by
+# ``card_number`` before it is redacted.
+# A US SSN: area not 000, 666 or 9xx, group not 00, serial not 0000 (the SSA
+# never issues those); written 123-45-6789 or 123 45 6789, or nine bare
+# digits right after the words that name one.
+SSN = re.compile(
+    r"(?<![\w-])(?!000|666|9\d\d)\d{3}(?P<sep>[- ])(?!00)\d{2}(?P=sep)(?!0000)\d{4}(?![\w-])"
+    r"|(?i:\b(?:ssn|social security(?: number)?)\D{0,20}?)"
+    r"(?<!\d)(?P<bare>(?!000|666|9\d\d)\d{3}(?!00)\d{2}(?!0000)\d{4})(?!\d)"
+)
+# A payment card: 13 to 19 digits, spaces or dashes between any of them,
+# starting as the networks' numbers do (2-6: Mastercard, Amex, Diners, JCB,
+# Visa, Discover, UnionPay); never the middle of a longer digit run.
+CARD = re.compile(r"(?<![\w-])(?<!\d[ -])[2-6](?:[ -]?\d){12,18}(?![\w-])(?![ -]\d)")
+CARD_DIGITS = range(13, 20)
+ID_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (("ssn", SSN), ("credit_card", CARD))
+
+
+def luhn(digits: str) -> bool:
+    """Whether the last digit of ``digits`` is its Luhn check digit (as every card's is)."""
+    total = 0
+    for n, ch in enumerate(reversed(digits)):
+        d = int(ch)
+        if n % 2:
+            d = d * 2 - 9 if d > 4 else d * 2
+        total += d
+    return total % 10 == 0
+
+
+def card_number(text: str) -> bool:
+    """A matched run of digits is a card number if its length and check digit say so."""
+    digits = re.sub(r"\D", "", text)
+    return len(digits) in CARD_DIGITS and luhn(digits)
+
+
+# Personal contact data: what writes redact besides secrets and identifiers,
+# and what the consolidator's PII detection (halls.consolidate.pii) also looks for.
 EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
 PHONE = re.compile(
     r"(?<![\w-])(?<!\d[\s.])\+?\d{1,3}[\s.-]?\(?\d{2,4}\)?[\s.-]?\d{3,4}[\s.-]?\d{3,4}\b"
@@ -59,7 +103,8 @@ def _credential_like(value: str) -> bool:
 
 
 def redact(text: str) -> tuple[str, int]:
-    """Return the text with secrets replaced by ``[REDACTED:kind]``, and the count."""
+    """Return the text with secrets and personal data replaced by ``[REDACTED:kind]``,
+    and how many were replaced."""
     count = 0
 
     for kind, pattern in SECRET_PATTERNS:
@@ -81,16 +126,89 @@ def redact(text: str) -> tuple[str, int]:
 
         text = pattern.sub(_sub, text)
 
-    def _contact(m: re.Match[str], kind: str) -> str:
+    def _personal(m: re.Match[str], kind: str) -> str:
         nonlocal count
         if kind == "phone" and sum(ch.isdigit() for ch in m.group(0)) < PHONE_MIN_DIGITS:
             return m.group(0)
+        if kind == "credit_card" and not card_number(m.group(0)):
+            return m.group(0)
         count += 1
+        if kind == "ssn" and m.group("bare"):
+            # "SSN: 123456789": the words stay, the number goes.
+            return m.group(0)[: m.start("bare") - m.start()] + "[REDACTED:ssn]"
         return f"[REDACTED:{kind}]"
 
-    for kind, pattern in PII_PATTERNS:
-        text = pattern.sub(partial(_contact, kind=kind), text)
+    # Identifiers before phones: a card's digits could otherwise read as a phone's.
+    for kind, pattern in (*ID_PATTERNS, *PII_PATTERNS):
+        text = pattern.sub(partial(_personal, kind=kind), text)
     return text, count
 
 
-__all__ = ["PII_PATTERNS", "SECRET_PATTERNS", "redact"]
+Scrub = Callable[[str], tuple[str, int]]
+
+
+def redact_value(value: Any, scrub: Scrub = redact) -> tuple[Any, int]:
+    """``value`` (a JSON value: metadata) with every string in it redacted, and the count.
+
+    Keys are names a program chose, not what a user said: they are kept, so
+    that two keys can never become one.
+    """
+    if isinstance(value, str):
+        return scrub(value)
+    if isinstance(value, dict):
+        out: dict[Any, Any] = {}
+        total = 0
+        for key, item in value.items():
+            out[key], n = redact_value(item, scrub)
+            total += n
+        return out, total
+    if isinstance(value, list):
+        items = [redact_value(item, scrub) for item in value]
+        return [v for v, _ in items], sum(n for _, n in items)
+    return value, 0
+
+
+# What a redaction leaves in a text: a record shows how many it holds.
+MARK = re.compile(r"\[REDACTED:[a-z_]+\]")
+
+
+def marks(value: Any) -> int:
+    """How many redaction marks ``value`` (a string or a JSON value) holds."""
+    if isinstance(value, str):
+        return len(MARK.findall(value))
+    if isinstance(value, dict):
+        return sum(marks(v) for v in value.values())
+    if isinstance(value, list):
+        return sum(marks(v) for v in value)
+    return 0
+
+
+def redaction_count(*fields: str) -> Any:
+    """A record's ``redactions`` (a pydantic computed field): the marks its ``fields`` hold.
+
+    Read from the marks, never stored: an edit that replaces a text drops
+    its marks with it, and the count follows without bookkeeping.
+    """
+
+    def count(self: BaseModel) -> int:
+        return marks([getattr(self, f) for f in fields])
+
+    return computed_field(  # type: ignore[call-overload]
+        property(count),
+        return_type=int,
+        description="How many values were redacted (secrets, personal data) from what was written.",
+    )
+
+
+__all__ = [
+    "ID_PATTERNS",
+    "MARK",
+    "PII_PATTERNS",
+    "SECRET_PATTERNS",
+    "card_number",
+    "luhn",
+    "marks",
+    "redact",
+    "redact_value",
+    "redaction_count",
+]

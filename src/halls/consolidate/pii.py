@@ -17,8 +17,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from halls.redact import EMAIL, PHONE, PHONE_MIN_DIGITS, SECRET_PATTERNS  # shapes, shared
+from halls.redact import EMAIL, MARK, PHONE, PHONE_MIN_DIGITS, SECRET_PATTERNS, luhn  # shared
 
+# Broader than what a write redacts (halls.redact.ID_PATTERNS): any
+# 3-2-4 digits, any card-length run, since a flagged fact is purged, not hidden.
 _PII: list[tuple[str, re.Pattern[str]]] = [
     ("ssn", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
     ("ssn", re.compile(r"(?i)\b(?:ssn|social security(?: number)?)\D{0,20}(\d{9})\b")),
@@ -59,16 +61,6 @@ class Finding:
     value: str
 
 
-def _luhn(digits: str) -> bool:
-    total = 0
-    for n, ch in enumerate(reversed(digits)):
-        d = int(ch)
-        if n % 2:
-            d = d * 2 - 9 if d > 4 else d * 2
-        total += d
-    return total % 10 == 0
-
-
 def detect(text: str) -> list[Finding]:
     """PII and secrets in ``text``: each kind and the exact matched text."""
     found: list[Finding] = []
@@ -80,7 +72,7 @@ def detect(text: str) -> list[Finding]:
             found.append(Finding(kind, value.strip()))
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
-        if 13 <= len(digits) <= 19 and _luhn(digits):
+        if 13 <= len(digits) <= 19 and luhn(digits):
             found.append(Finding("credit_card", m.group(0)))
     for kind, pattern in SECRET_PATTERNS:
         for m in pattern.finditer(text):
@@ -92,7 +84,8 @@ def detect(text: str) -> list[Finding]:
 
 def classify_reason(reason: str) -> str | None:
     """``pii``, ``wrong``, ``stale`` or None, from a forget flag's reason alone."""
-    if PII_WORDS.search(reason) or detect(reason):
+    # A reason is redacted when it is written: a mark is where its PII was.
+    if PII_WORDS.search(reason) or MARK.search(reason) or detect(reason):
         return "pii"
     if WRONG_WORDS.search(reason):
         return "wrong"

@@ -26,6 +26,7 @@ from halls.consolidate.judge import Judge, Judgement, Pair, restates_change, sam
 from halls.consolidate.pii import detect
 from halls.consolidate.reconcile import Decision, Known
 from halls.models import ForgetFlag, LongFact, new_id
+from halls.redact import redact
 
 NEAREST = 5
 _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}
@@ -137,23 +138,25 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             plan.proposals.append(Proposal("confirm", why, d.target_id, **base))
         elif d.kind == "ADD":
             fid = new_id("long")
-            vector = cand.vector if verdict.text == cand.text else None
-            p = Proposal("promote", why, fid, text=verdict.text, vector=vector, **base)
+            text = _screened(verdict.text)
+            vector = cand.vector if text == cand.text else None
+            p = Proposal("promote", why, fid, text=text, vector=vector, **base)
             plan.proposals.append(p)
             created[fid] = p
-            pool.add(fid, verdict.text, cand.vector)
+            pool.add(fid, text, cand.vector)
         elif d.kind == "UPDATE" and d.target_id:
             fid = new_id("long")
-            vector = cand.vector if verdict.text == cand.text else None
+            text = _screened(verdict.text)
+            vector = cand.vector if text == cand.text else None
             p = Proposal(
-                "supersede", why, d.target_id, new_id=fid, text=verdict.text, vector=vector, **base
+                "supersede", why, d.target_id, new_id=fid, text=text, vector=vector, **base
             )
             plan.proposals.append(p)
             created[fid] = p
             successor.setdefault(d.target_id, fid)
             replaced[fid] = d.target_id
             pool.remove(d.target_id)
-            pool.add(fid, verdict.text, cand.vector)
+            pool.add(fid, text, cand.vector)
         elif d.kind == "DELETE" and d.target_id:
             plan.proposals.append(Proposal("obsolete", why, d.target_id, **base))
             pool.remove(d.target_id)
@@ -254,6 +257,16 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     _age_out(inputs, consumed, plan)
     _loops(inputs, plan)
     return plan
+
+
+def _screened(text: str) -> str:
+    """A new fact's text, redacted as every write is (``halls.redact``).
+
+    What users write is redacted before it is stored, so this finds nothing,
+    unless a record predates that (an old store, an imported archive) or a
+    model wrote the text: a long-term fact never carries a secret either way.
+    """
+    return redact(text)[0]
 
 
 def _changes(

@@ -165,7 +165,7 @@ def first_prompt(event: dict[str, Any]) -> str | None:
 
 
 def journal_prompt(event: dict[str, Any], backend: RemoteBackend, store: str | None) -> None:
-    """Append the user's prompt to the journal (secrets and contact details are redacted there)."""
+    """Append the user's prompt to the journal (secrets and personal data are redacted there)."""
     prompt = str(event.get("prompt") or "").strip()
     if not prompt:
         return

@@ -3,7 +3,11 @@
 Each method validates its input, stamps ids and times, embeds what is
 searched, and writes through the store; ``Memory`` delegates to ``Records``.
 Long-term facts are read and flagged here, never written: only the
-consolidator writes them. A short-term entry is written with its
+consolidator writes them. Every text a user writes (content, topic,
+source, a loop's intent and trigger, a brief's texts, a forget flag's
+reason, metadata's string values) is redacted (``halls.redact``) before it is embedded or stored, so
+that a secret or an identifier reaches neither the files nor, through
+consolidation, long-term memory. A short-term entry is written with its
 ``mentions`` edges (``halls.recall.entities``) in the same transaction, and
 an edit of its content replaces them.
 """
@@ -40,7 +44,7 @@ from halls.models import (
     to_datetime,
 )
 from halls.recall.entities import MENTIONS, mentions
-from halls.redact import redact
+from halls.redact import redact, redact_value
 from halls.service.stores import Stores
 from halls.store import changes as ch
 
@@ -52,12 +56,25 @@ def check_category(category: str | None) -> None:
         raise InvalidInput(f"category must be one of {', '.join(CATEGORIES)}")
 
 
-def _metadata(value: Any) -> dict[str, Any]:
+def _screened(value: Any) -> tuple[dict[str, Any], int]:
+    """Metadata (a JSON object) with every string value in it redacted, and the count."""
     if value is None:
-        return {}
+        return {}, 0
     if not isinstance(value, dict):
         raise InvalidInput("metadata must be a JSON object")
-    return value
+    return redact_value(value)
+
+
+def _metadata(value: Any) -> dict[str, Any]:
+    return _screened(value)[0]
+
+
+def _text(value: str) -> str:
+    return redact(value)[0]
+
+
+def _maybe(value: str | None) -> str | None:
+    return None if value is None else _text(value)
 
 
 class Records:
@@ -121,9 +138,9 @@ class Records:
             entries.append(
                 ShortEntry(
                     id=new_id("short"),
-                    content=item.content,
-                    topic=item.topic,
-                    source=item.source,
+                    content=_text(item.content),
+                    topic=_maybe(item.topic),
+                    source=_maybe(item.source),
                     pinned=item.pinned,
                     metadata=_metadata(item.metadata),
                     created_at=to_datetime(now),
@@ -169,10 +186,13 @@ class Records:
             if not isinstance(upd["content"], str):
                 raise InvalidInput("content must be a string")
             check_content(upd["content"], "content")
+            upd["content"] = _text(upd["content"])
         if "pinned" in upd and not isinstance(upd["pinned"], bool):
             raise InvalidInput("pinned must be true or false")
         if "topic" in upd and upd["topic"] is not None and not isinstance(upd["topic"], str):
             raise InvalidInput("topic must be a string or null")
+        if "topic" in upd:
+            upd["topic"] = _maybe(upd["topic"])
         if "metadata" in upd:
             upd["metadata"] = _metadata(upd["metadata"])
         if "pinned" in upd and upd["pinned"] != old.pinned:
@@ -217,11 +237,14 @@ class Records:
             trigger_value = to_datetime(due).isoformat()
         if trigger_type == "topic" and not (trigger_value or topic):
             raise InvalidInput("a topic trigger needs trigger_value or topic")
+        if trigger_type != "time":  # a time trigger's value is the ISO time made above
+            trigger_value = _maybe(trigger_value)
+        intent = _text(intent)
         now = self.clock()
         loop = OpenLoop(
             id=new_id("near"),
             intent=intent,
-            topic=topic,
+            topic=_maybe(topic),
             trigger_type=trigger_type,  # type: ignore[arg-type]
             trigger_value=trigger_value,
             expires_at=to_datetime(parse_time(expires_at, "expires_at")),
@@ -276,7 +299,7 @@ class Records:
     def journal(
         self, events: Sequence[NewJournal], *, store: str | None = None
     ) -> list[JournalEvent]:
-        """Append raw events, secrets redacted before anything is stored."""
+        """Append raw events, secrets and personal data redacted before anything is stored."""
         if not events:
             raise InvalidInput("items must not be empty")
         if len(events) > MAX_BATCH:
@@ -287,6 +310,7 @@ class Records:
             where = f"items[{n}]." if len(events) > 1 else ""
             check_content(event.content, f"{where}content")
             text, hidden = redact(event.content)
+            metadata, in_metadata = _screened(event.metadata)
             occurred = parse_time(event.occurred_at, f"{where}occurred_at") or now
             out.append(
                 JournalEvent(
@@ -294,8 +318,8 @@ class Records:
                     content=text,
                     role=event.role,
                     session_id=event.session_id,
-                    redactions=hidden,
-                    metadata=_metadata(event.metadata),
+                    redactions=hidden + in_metadata,
+                    metadata=metadata,
                     created_at=to_datetime(now),
                     occurred_at=to_datetime(occurred),
                 )
@@ -360,7 +384,10 @@ class Records:
         if s.get_fact(check_id(id, "long")) is None:
             raise NotFound(f"no long-term fact {id}")
         flag = ForgetFlag(
-            id=new_id("flag"), fact_id=id, reason=reason, created_at=to_datetime(self.clock())
+            id=new_id("flag"),
+            fact_id=id,
+            reason=_text(reason),  # a redaction mark still says PII (consolidate.pii)
+            created_at=to_datetime(self.clock()),
         )
         s.add_flag(flag)
         return flag
@@ -384,12 +411,14 @@ class Records:
         ):
             if len(values) > MAX_BATCH or not all(isinstance(v, str) and v.strip() for v in values):
                 raise InvalidInput(f"{field} must be a list of non-empty strings")
+        # The intents and noise are redacted too: they are matched against
+        # loops and statements that were.
         brief = Brief(
             id=new_id("brief"),
-            summary=summary,
-            promote_hints=list(promote_hints),
-            completed_intents=list(completed_intents),
-            noise=list(noise),
+            summary=_text(summary),
+            promote_hints=[_text(v) for v in promote_hints],
+            completed_intents=[_text(v) for v in completed_intents],
+            noise=[_text(v) for v in noise],
             created_at=to_datetime(self.clock()),
         )
         self._stores.open(store, create=True).add_brief(brief)

@@ -52,7 +52,9 @@ def register(tools: Tools) -> None:
         from now without this conversation: name who and what, no "he" or "this". It goes to
         short-term memory, which ages out after about 8 days unless it recurs or matters, in
         which case consolidation files it into long-term memory. Never save passwords, keys or
-        tokens. Returns the new entry with its id."""
+        tokens: secrets, e-mail addresses, phone, social security and card numbers are
+        redacted before anything is stored (`redactions` counts them). Returns the new entry
+        with its id."""
         return await run(backend.remember, content, store=pick(store), topic=topic, pinned=pinned)
 
     @tools.tool(ADD)
@@ -69,9 +71,9 @@ def register(tools: Tools) -> None:
         in the user's own turns (and events without a role) that recur on several days become
         long-term facts derived from those events; greetings, thanks and questions never do, and
         the assistant's and tools' events are not read for facts. `recall` does not search the
-        journal. Secrets (API keys, tokens, passwords), e-mail addresses and phone numbers are
-        redacted before anything is stored. Use it to keep a record of a conversation; for a
-        single fact use `remember`. Returns the new event ids."""
+        journal. Secrets (API keys, tokens, passwords), e-mail addresses, phone, social security
+        and card numbers are redacted before anything is stored. Use it to keep a record of a
+        conversation; for a single fact use `remember`. Returns the new event ids."""
         items = [e.model_dump(exclude_none=True) for e in events]
         return {"ids": await run(backend.journal, items, store=pick(store))}
 
