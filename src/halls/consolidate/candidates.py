@@ -147,7 +147,7 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
             noise.append(briefs_mod.Phrase(text, inputs.phrase_vectors[text], brief.id))
 
     out: list[Candidate] = []
-    skipped = 0
+    skipped = pointing = 0
     clusters = cluster(vectors, link, joins, reach=reach)
     # A hint that matches no cluster outright goes to the nearest one (briefs.nearest).
     unmatched = [
@@ -174,7 +174,13 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
         ):
             skipped += 1
             continue
-        rep = medoid(vectors, members)
+        # A statement that does not stand alone counts as evidence but is
+        # never the fact's text; a cluster of only such statements is no fact.
+        alone = [i for i in members if units[i].standalone]
+        if not alone:
+            pointing += 1
+            continue
+        rep = medoid(vectors, members, alone if len(alone) < len(members) else None)
         score = evidence_score((u.occurred_at.timestamp() for u in group), cfg.burst_seconds)
         hint = (
             briefs_mod.any_match(hints, texts, topics, vectors[members], cfg.cluster_threshold)
@@ -205,4 +211,9 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
         )
     if skipped:
         plan.notes.append(f"{skipped} cluster(s) matched a brief's noise and were not promoted")
+    if pointing:
+        plan.notes.append(
+            f"{pointing} cluster(s) only of statements that point at what they do not name "
+            "(halls.consolidate.standalone) were not promoted"
+        )
     return out

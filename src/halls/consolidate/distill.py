@@ -16,6 +16,13 @@ reconcile steps see, so
   user's statements and are skipped;
 - a brief's ``summary`` is read as a note, with the brief's id as provenance.
 
+Every unit is then read for whether it stands on its own (``stand_alone``,
+``halls.consolidate.standalone``): a relative time is rewritten as the date
+it meant from when it was said ("yesterday" -> "on 7 May 2023"), and a
+statement that points at something it does not name ("Caroline tried to
+apologize to them.") is marked: it still counts as evidence in its cluster
+but is never the text of a fact (``candidates``), unless its entry is pinned.
+
 Journal events and briefs are read over a window (``journal_window_seconds``
 back from the run, like a short-term entry's lifetime), not only since the
 last run: a preference stated once a day reaches the evidence gate on the
@@ -31,10 +38,11 @@ its endpoint and falls back to the local one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Protocol
 
+from halls.consolidate import standalone
 from halls.consolidate.extract import USER, speaker_of, statements
 from halls.models import Brief, JournalEvent, ShortEntry
 
@@ -55,6 +63,8 @@ class Unit:
     topic: str | None = None
     pinned: bool = False
     row: int | None = None  # the entry's row whose stored vector is this text's, if any
+    # False for a statement that points at what it does not name: evidence, never a fact's text.
+    standalone: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -165,4 +175,17 @@ def from_briefs(briefs: Iterable[Brief], extractor: Extractor) -> list[Unit]:
     for b in briefs:
         (texts,) = extractor.extract([Utterance(b.summary, None)])
         out += [Unit(content=t, occurred_at=b.created_at, journal=[b.id]) for t in texts]
+    return out
+
+
+def stand_alone(units: Sequence[Unit]) -> list[Unit]:
+    """The units with their relative times made absolute, and marked when they point
+    at what they do not name (unless pinned)."""
+    out: list[Unit] = []
+    for u, reading in zip(units, standalone.read([u.content for u in units]), strict=True):
+        text = standalone.dated(u.content, reading, u.occurred_at)
+        alone = u.pinned or not reading.unresolved
+        if text != u.content or not alone:
+            u = replace(u, content=text, row=u.row if text == u.content else None, standalone=alone)
+        out.append(u)
     return out

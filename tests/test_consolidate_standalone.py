@@ -1,0 +1,124 @@
+"""Statements that stand on their own (halls.consolidate.standalone), with the real spaCy model."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import numpy as np
+import pytest
+
+from halls.consolidate import standalone
+from halls.consolidate.cluster import medoid
+from halls.consolidate.distill import Unit, stand_alone
+
+SAID = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)  # a Monday
+
+
+def _dated(text: str) -> str:
+    [reading] = standalone.read([text])
+    return standalone.dated(text, reading, SAID)
+
+
+@pytest.mark.parametrize(
+    ("said", "kept"),
+    [
+        (
+            "Melanie took her kids to a park yesterday.",
+            "Melanie took her kids to a park on 7 May 2023.",
+        ),
+        (
+            "Caroline went to an LGBTQ conference two days ago.",
+            "Caroline went to an LGBTQ conference on 6 May 2023.",
+        ),
+        ("Caroline moved to Lisbon last month.", "Caroline moved to Lisbon in April 2023."),
+        (
+            "Melanie will start a new job next week.",
+            "Melanie will start a new job in the week of 15 May 2023.",
+        ),
+        ("Caroline has been vegan since last year.", "Caroline has been vegan since 2022."),
+        ("Yesterday Caroline went hiking.", "On 7 May 2023 Caroline went hiking."),
+    ],
+)
+def test_a_relative_time_becomes_the_date_it_meant(said: str, kept: str) -> None:
+    """yesterday, N days ago, last month, next week, last year: dates from when it was said."""
+    assert _dated(said) == kept
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Caroline has been painting for 5 years.",  # a duration
+        "Caroline is 30 years old.",  # an age
+        "Caroline graduated in 2019.",  # already absolute
+        "Caroline's birthday is in May.",  # a month that recurs, no relative time
+        "Melanie goes running on Sundays.",  # a habit
+    ],
+)
+def test_durations_ages_and_absolute_dates_stay(said: str) -> None:
+    assert _dated(said) == said
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Check out this piece Caroline made.",
+        "Their inclusivity and support really spoke to Caroline.",
+        "Caroline tried to apologize to them.",
+        "Caroline loves it.",
+        "That was a great experience for Caroline.",
+        "Caroline met friends there.",
+    ],
+)
+def test_a_subject_or_object_pointing_outside_the_statement_is_unresolved(said: str) -> None:
+    [reading] = standalone.read([said])
+    assert reading.unresolved
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "Melanie took her kids to a park.",  # "her": Melanie, before it
+        "Melanie has two kids, and they love the beach.",  # "they": the kids
+        "Caroline bought a guitar and plays it every day.",  # "it": the guitar
+        "Caroline and others love camping; they go every summer.",  # a coordination
+        "Caroline made a painting that shows a sunset.",  # relative "that"
+        "Melanie signed up for a pottery class this year.",  # "this" of a date
+        "Caroline's sister lives in Leeds; she works at a hospital.",
+        "The user prefers tabs.",
+    ],
+)
+def test_a_statement_with_its_antecedents_stands_alone(said: str) -> None:
+    [reading] = standalone.read([said])
+    assert not reading.unresolved
+
+
+def _unit(text: str, pinned: bool = False) -> Unit:
+    return Unit(content=text, occurred_at=SAID, entries=["s_1"], pinned=pinned, row=0)
+
+
+def test_units_are_dated_and_marked_but_kept_as_evidence() -> None:
+    """A pointing unit stays (evidence) marked not standalone; a pinned one stands; a dated one
+    loses its stored vector (its text changed)."""
+    units = stand_alone(
+        [
+            _unit("Caroline tried to apologize to them."),
+            _unit("Caroline tried to apologize to them.", pinned=True),
+            _unit("Melanie took her kids to a park yesterday."),
+            _unit("Melanie loves pottery."),
+        ]
+    )
+    assert [u.standalone for u in units] == [False, True, True, True]
+    assert (
+        units[2].content == "Melanie took her kids to a park on 7 May 2023."
+        and units[2].row is None
+    )
+    assert units[3].content == "Melanie loves pottery." and units[3].row == 0
+
+
+def test_medoid_among_picks_the_central_standalone_member() -> None:
+    """The representative is the member nearest the others, chosen only among those allowed."""
+    angles = np.radians([0.0, 20.0, 40.0, 90.0])  # unit vectors; 40 degrees is the centre
+    v = np.stack([np.cos(angles), np.sin(angles)], axis=1).astype(np.float32)
+    assert medoid(v, [0, 1, 2, 3]) == 2
+    assert medoid(v, [0, 1, 2, 3], among=[0, 3]) == 0
+    assert medoid(v, [0, 3], among=[3]) == 3
