@@ -2,29 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
-
-from test_consolidate_http import DAY, PATHS, S, clock, facts, make_server, remember, run
+from test_consolidate_http import DAY, PATHS, clock, facts, make_server, remember, run
 
 __all__ = ["clock", "make_server"]  # fixtures, imported for pytest
-
-
-def test_yesterday_is_stored_as_the_date_it_meant(make_server, clock) -> None:
-    """A pinned note said "yesterday": the fact names the day before it was said."""
-    c = make_server().client
-    said = datetime.fromtimestamp(clock(), UTC) - timedelta(days=2)
-    remember(
-        c,
-        "Chad went to the dentist yesterday",
-        occurred_at=said.isoformat(),
-        pinned=True,
-    )
-    record = run(c)
-    assert record["counts"]["promote"] == 1
-    [fact] = facts(c)
-    day = said - timedelta(days=1)
-    assert fact["content"] == f"Chad went to the dentist on {day.day} {day:%B} {day.year}"
-    assert "yesterday" not in c.get("/long", params={**S, "limit": 10}).text
 
 
 def test_a_statement_pointing_outside_itself_is_not_promoted(make_server, clock) -> None:

@@ -69,6 +69,12 @@ class Candidate:
         return list(dict.fromkeys(i for u in self.entries for i in u.entries))
 
     @property
+    def standalone(self) -> bool:
+        """Whether a statement of the cluster stands on its own (``distill.stand_alone``):
+        if none does, the cluster makes no new fact (it may confirm, change or retract one)."""
+        return any(u.standalone for u in self.entries)
+
+    @property
     def first_seen(self) -> float:
         return min(e.occurred_at.timestamp() for e in self.entries)
 
@@ -147,7 +153,7 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
             noise.append(briefs_mod.Phrase(text, inputs.phrase_vectors[text], brief.id))
 
     out: list[Candidate] = []
-    skipped = pointing = 0
+    skipped = 0
     clusters = cluster(vectors, link, joins, reach=reach)
     # A hint that matches no cluster outright goes to the nearest one (briefs.nearest).
     unmatched = [
@@ -175,12 +181,9 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
             skipped += 1
             continue
         # A statement that does not stand alone counts as evidence but is
-        # never the fact's text; a cluster of only such statements is no fact.
+        # not the fact's text while one that does is in the cluster (plan).
         alone = [i for i in members if units[i].standalone]
-        if not alone:
-            pointing += 1
-            continue
-        rep = medoid(vectors, members, alone if len(alone) < len(members) else None)
+        rep = medoid(vectors, members, alone if 0 < len(alone) < len(members) else None)
         score = evidence_score((u.occurred_at.timestamp() for u in group), cfg.burst_seconds)
         hint = (
             briefs_mod.any_match(hints, texts, topics, vectors[members], cfg.cluster_threshold)
@@ -211,9 +214,4 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
         )
     if skipped:
         plan.notes.append(f"{skipped} cluster(s) matched a brief's noise and were not promoted")
-    if pointing:
-        plan.notes.append(
-            f"{pointing} cluster(s) only of statements that point at what they do not name "
-            "(halls.consolidate.standalone) were not promoted"
-        )
     return out

@@ -17,11 +17,12 @@ reconcile steps see, so
 - a brief's ``summary`` is read as a note, with the brief's id as provenance.
 
 Every unit is then read for whether it stands on its own (``stand_alone``,
-``halls.consolidate.standalone``): a relative time is rewritten as the date
-it meant from when it was said ("yesterday" -> "on 7 May 2023"), and a
-statement that points at something it does not name ("Caroline tried to
-apologize to them.") is marked: it still counts as evidence in its cluster
-but is never the text of a fact (``candidates``), unless its entry is pinned.
+``halls.consolidate.standalone``): a statement that points at something it
+does not name ("Caroline tried to apologize to them.") is marked, unless
+its entry is pinned: it still counts as evidence in its cluster, but is
+not the text of a fact while one that stands alone is beside it, and a
+cluster of only such statements makes no new fact (``candidates``,
+``plan``).
 
 Journal events and briefs are read over a window (``journal_window_seconds``
 back from the run, like a short-term entry's lifetime), not only since the
@@ -179,13 +180,9 @@ def from_briefs(briefs: Iterable[Brief], extractor: Extractor) -> list[Unit]:
 
 
 def stand_alone(units: Sequence[Unit]) -> list[Unit]:
-    """The units with their relative times made absolute, and marked when they point
-    at what they do not name (unless pinned)."""
-    out: list[Unit] = []
-    for u, reading in zip(units, standalone.read([u.content for u in units]), strict=True):
-        text = standalone.dated(u.content, reading, u.occurred_at)
-        alone = u.pinned or not reading.unresolved
-        if text != u.content or not alone:
-            u = replace(u, content=text, row=u.row if text == u.content else None, standalone=alone)
-        out.append(u)
-    return out
+    """The units, those that point at what they do not name marked (unless pinned)."""
+    readings = standalone.read([u.content for u in units])
+    return [
+        u if u.pinned or not r.unresolved else replace(u, standalone=False)
+        for u, r in zip(units, readings, strict=True)
+    ]
