@@ -8,8 +8,9 @@ import numpy as np
 import pytest
 
 from halls.consolidate import standalone
+from halls.consolidate.candidates import Candidate
 from halls.consolidate.cluster import medoid
-from halls.consolidate.distill import Unit, stand_alone
+from halls.consolidate.distill import Unit
 
 SAID = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)  # a Monday
 
@@ -49,26 +50,19 @@ def test_a_statement_with_its_antecedents_stands_alone(said: str) -> None:
 
 
 def _unit(text: str, pinned: bool = False) -> Unit:
-    return Unit(content=text, occurred_at=SAID, entries=["s_1"], pinned=pinned, row=0)
+    return Unit(content=text, occurred_at=SAID, entries=["s_1"], pinned=pinned)
 
 
-def test_units_that_point_are_marked_but_kept_as_evidence() -> None:
-    """A pointing unit stays (evidence), marked not standalone; a pinned one stands; texts and
-    stored vectors are untouched."""
-    units = stand_alone(
-        [
-            _unit("Caroline tried to apologize to them."),
-            _unit("Caroline tried to apologize to them.", pinned=True),
-            _unit("Melanie took her kids to a park yesterday."),
-        ]
-    )
-    assert [u.standalone for u in units] == [False, True, True]
-    assert [u.content for u in units] == [
-        "Caroline tried to apologize to them.",
-        "Caroline tried to apologize to them.",
-        "Melanie took her kids to a park yesterday.",
-    ]
-    assert [u.row for u in units] == [0, 0, 0]
+def _candidate(*units: Unit) -> Candidate:
+    return Candidate(list(units), units[0].content, np.zeros(2), None, 3.0, "evidence 3 >= 2")
+
+
+def test_a_cluster_stands_when_one_of_its_statements_does() -> None:
+    """Only pointing statements: no new fact; one that stands alone, or a pinned one: it stands."""
+    them = _unit("Caroline tried to apologize to them.")
+    assert not _candidate(them, them).standalone
+    assert _candidate(them, _unit("Caroline apologized to Melanie's parents.")).standalone
+    assert _candidate(_unit("Caroline tried to apologize to them.", pinned=True)).standalone
 
 
 def test_medoid_among_picks_the_central_standalone_member() -> None:

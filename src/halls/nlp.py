@@ -11,8 +11,8 @@ against that wheel's record and the metadata against the official fields.
 What halls reads of a parse: part-of-speech tags and morphology
 (``tagger``, ``attribute_ruler``), the dependency parse (``parser``) and
 entities (``ner``). The lemmatizer and the sentence recogniser are never
-loaded (``exclude``). The first call pays the load (about 3 s; the
-process grows by about 100 MB, 280 MB where torch is installed, which
+loaded (``exclude``). The first call pays the load (about a second; the
+process grows by about 90 MB, 270 MB where torch is installed, which
 spaCy's thinc then imports: docs/benchmarks.md), so a process that never
 consolidates never loads spaCy.
 """

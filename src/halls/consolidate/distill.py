@@ -16,14 +16,6 @@ reconcile steps see, so
   user's statements and are skipped;
 - a brief's ``summary`` is read as a note, with the brief's id as provenance.
 
-Every unit is then read for whether it stands on its own (``stand_alone``,
-``halls.consolidate.standalone``): a statement that points at something it
-does not name ("Caroline tried to apologize to them.") is marked, unless
-its entry is pinned: it still counts as evidence in its cluster, but is
-not the text of a fact while one that stands alone is beside it, and a
-cluster of only such statements makes no new fact (``candidates``,
-``plan``).
-
 Journal events and briefs are read over a window (``journal_window_seconds``
 back from the run, like a short-term entry's lifetime), not only since the
 last run: a preference stated once a day reaches the evidence gate on the
@@ -39,11 +31,10 @@ its endpoint and falls back to the local one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from halls.consolidate import standalone
 from halls.consolidate.extract import USER, speaker_of, statements
 from halls.models import Brief, JournalEvent, ShortEntry
 
@@ -64,8 +55,6 @@ class Unit:
     topic: str | None = None
     pinned: bool = False
     row: int | None = None  # the entry's row whose stored vector is this text's, if any
-    # False for a statement that points at what it does not name: evidence, never a fact's text.
-    standalone: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -177,12 +166,3 @@ def from_briefs(briefs: Iterable[Brief], extractor: Extractor) -> list[Unit]:
         (texts,) = extractor.extract([Utterance(b.summary, None)])
         out += [Unit(content=t, occurred_at=b.created_at, journal=[b.id]) for t in texts]
     return out
-
-
-def stand_alone(units: Sequence[Unit]) -> list[Unit]:
-    """The units, those that point at what they do not name marked (unless pinned)."""
-    readings = standalone.read([u.content for u in units])
-    return [
-        u if u.pinned or not r.unresolved else replace(u, standalone=False)
-        for u, r in zip(units, readings, strict=True)
-    ]

@@ -149,13 +149,11 @@ class Runner:
         phrase_vectors = dict(zip(phrases, self.embed(phrases), strict=True)) if phrases else {}
         journal, summaries = self._window(now)
         rows = [n for n, c in enumerate(consolidated) if c is None]
-        units = distill.stand_alone(
-            [
-                *distill.from_entries(entries, rows, self.extractor),
-                *distill.from_journal(journal, self.extractor),
-                *distill.from_briefs(summaries, self.extractor),
-            ]
-        )
+        units = [
+            *distill.from_entries(entries, rows, self.extractor),
+            *distill.from_journal(journal, self.extractor),
+            *distill.from_briefs(summaries, self.extractor),
+        ]
         return Inputs(
             now=now,
             entries=entries,

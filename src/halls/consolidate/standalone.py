@@ -21,10 +21,11 @@ module reads it off spaCy's parse (``halls.nlp``), not off a word list:
   prepositional object).
 
 Such a statement is read as ``unresolved``: it still counts as evidence in
-its cluster, but it is never a fact's text while a statement that stands
+its cluster, but it is not a fact's text while a statement that stands
 alone is beside it (``candidates``); a cluster of only such statements
 makes no new fact, though it may confirm, change or retract a known one,
-which is what it points at (``plan``).
+which is what it points at (``plan``). A pinned entry's statement stands.
+Only the statements of clusters that may make a fact are parsed.
 
 Relative times ("yesterday", "two days ago") are not rewritten: made dates
 from ``occurred_at`` (dateparser over spaCy's DATE entities), they lowered
