@@ -37,6 +37,7 @@ Parses are cached by text (the same statement recurs across entries).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -59,17 +60,21 @@ class Reading:
 
 def read(texts: Sequence[str]) -> list[Reading]:
     """How each text reads (parsed in one batch, each distinct text once a process)."""
-    todo = [t for t in dict.fromkeys(texts) if t not in _cache]
-    if todo:
-        for text, doc in zip(todo, nlp.pipeline().pipe(todo, batch_size=256), strict=True):
-            if len(_cache) >= _CACHE_SIZE:
-                _cache.clear()
+    # One parse at a time: runs of two stores may share the process (the
+    # scheduler's thread), and the pipeline's string store is not theirs to race on.
+    with _lock:
+        todo = [t for t in dict.fromkeys(texts) if t not in _cache]
+        if len(_cache) + len(todo) > _CACHE_SIZE:
+            _cache.clear()
+        docs = nlp.pipeline().pipe(todo, batch_size=256) if todo else iter(())
+        for text, doc in zip(todo, docs, strict=True):
             _cache[text] = Reading(_unresolved(doc))
-    return [_cache[t] for t in texts]
+        return [_cache[t] for t in texts]
 
 
 _CACHE_SIZE = 100_000
 _cache: dict[str, Reading] = {}
+_lock = threading.Lock()
 
 
 def _role(token: Token) -> str:
