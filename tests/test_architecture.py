@@ -32,6 +32,7 @@ CORE = (
     "halls.errors",
     "halls.redact",
     "halls.consolidate",
+    "halls.nlp",
 )
 ADAPTERS = ("halls.http", "halls.mcp", "halls.cli")
 WEB = ("fastapi", "starlette", "click", "mcp", "uvicorn")

@@ -3,7 +3,9 @@
 ``find_candidates`` clusters a snapshot's statements (``distill.Unit``) with
 the star clustering of ``cluster``, the pair judge deciding which neighbours
 join (``joins``: the thresholds below), drops the clusters a brief names as
-noise, and gates each on evidence, a brief's hint or a pinned entry.
+noise, and gates each on evidence, a brief's hint or a pinned entry. A
+gated cluster's text is one of its statements that stand on their own
+(``standalone``: none points at what it does not name), when it has one.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from halls.consolidate import briefs as briefs_mod
+from halls.consolidate import standalone
 from halls.consolidate.cluster import ALIKE, APART, JOIN, cluster, medoid
 from halls.consolidate.distill import Unit
 from halls.consolidate.engine import Inputs, Plan
@@ -69,12 +72,25 @@ class Candidate:
         return list(dict.fromkeys(i for u in self.entries for i in u.entries))
 
     @property
+    def standalone(self) -> bool:
+        """Whether a statement of the cluster stands on its own (``standalone``; a pinned
+        entry's does): if none does, the cluster makes no new fact (it may confirm,
+        change or retract one). Parsed when asked, so only for what may become a fact."""
+        return any(_alone(self.entries))
+
+    @property
     def first_seen(self) -> float:
         return min(e.occurred_at.timestamp() for e in self.entries)
 
     @property
     def last_seen(self) -> float:
         return max(e.occurred_at.timestamp() for e in self.entries)
+
+
+def _alone(units: list[Unit]) -> list[bool]:
+    """Which statements stand on their own (a pinned entry's always does)."""
+    readings = standalone.read([u.content for u in units])
+    return [u.pinned or not r.unresolved for u, r in zip(units, readings, strict=True)]
 
 
 def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
@@ -174,7 +190,6 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
         ):
             skipped += 1
             continue
-        rep = medoid(vectors, members)
         score = evidence_score((u.occurred_at.timestamp() for u in group), cfg.burst_seconds)
         hint = (
             briefs_mod.any_match(hints, texts, topics, vectors[members], cfg.cluster_threshold)
@@ -188,6 +203,15 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
             gate = f"brief {hint.source} hint '{hint.text[:60]}'"
         elif score >= cfg.promote_min_evidence:
             gate = f"evidence {score:g} >= {cfg.promote_min_evidence:g}"
+        # A statement that does not stand alone counts as evidence but is
+        # not the fact's text while one that does is in the cluster. Read
+        # only where a fact may be made now: the parse is the run's dearest
+        # step per statement (docs/benchmarks.md).
+        alone = None
+        if gate is not None and len(members) > 1:
+            ok = _alone(group)
+            alone = [i for i, a in zip(members, ok, strict=True) if a] if any(ok) else None
+        rep = medoid(vectors, members, alone)
         named = Counter(t for t in topics if t)
         out.append(
             Candidate(

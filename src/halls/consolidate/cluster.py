@@ -172,9 +172,11 @@ def _all_of(keys_sorted: np.ndarray, members: list[int], j: int, n: int) -> bool
     return bool(_found(keys_sorted, members, j, n).all())
 
 
-def medoid(vectors: np.ndarray, members: list[int]) -> int:
-    """The member closest on average to the others (the first on ties)."""
+def medoid(vectors: np.ndarray, members: list[int], among: list[int] | None = None) -> int:
+    """The member closest on average to the others (the first on ties); one of
+    ``among`` (a subset of ``members``) when given."""
+    pool = members if among is None else among
     if len(members) <= 2:
-        return members[0]
+        return pool[0]
     sub = vectors[members]
-    return members[int(np.argmax((sub @ sub.T).sum(axis=1)))]
+    return pool[int(np.argmax((vectors[pool] @ sub.T).sum(axis=1)))]

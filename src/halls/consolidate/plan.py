@@ -113,9 +113,17 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     successor: dict[str, str] = {}  # a fact changed this run -> the fact that replaced it
     replaced: dict[str, str] = {}  # the other way: a fact made this run -> the one it changed
     alone: list[Candidate] = []  # new statements without the evidence, in the order read
+    pointing: set[int] = set()  # candidates kept from a fact: none of them stands alone
     related = inputs.settings.related_threshold
 
     def apply(cand: Candidate, verdict: Verdict, d: Decision) -> None:
+        if d.kind == "ADD" and not cand.standalone:
+            # No new fact of statements that point outside themselves: the
+            # entries wait, or age out. (A change to a known fact still
+            # applies: the fact it changes is what its pronoun points at, and
+            # a stale fact left standing would be worse.)
+            pointing.add(id(cand))
+            return
         why = d.reason if cand.gate is None else f"{d.reason}; promoted by {cand.gate}"
         base: dict[str, Any] = dict(
             members=cand.ids,
@@ -254,6 +262,11 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             change = _one_change(inputs, decider.judge, pool, target, pending)
             if change is not None:
                 apply(change[0], Verdict(change[1], change[0].text), change[1])
+    if pointing:
+        plan.notes.append(
+            f"{len(pointing)} cluster(s) of statements that point at what they do not name "
+            "(halls.consolidate.standalone) made no new fact"
+        )
     _age_out(inputs, consumed, plan)
     _loops(inputs, plan)
     return plan
