@@ -242,6 +242,7 @@ def test_reconcile_with_nothing_known_adds() -> None:
         ("card 4111 1111 1111 1111 exp 12/29", "credit_card", "4111 1111 1111 1111"),
         ("mail me at chad@example.org", "email", "chad@example.org"),
         ("call +1 415 555 0132 after six", "phone", "+1 415 555 0132"),
+        ("Chad's cell is (415) 555-2671", "phone", "(415) 555-2671"),
         ("the key is sk-abcdefghijklmnopqrstuv", "api_key", "sk-abcdefghijklmnopqrstuv"),
         ("I live at 42 Wallaby Way", "address", "42 Wallaby Way"),
     ],
@@ -252,11 +253,13 @@ def test_pii_detector_finds_the_exact_value(text, kind, value) -> None:
 
 
 def test_pii_detector_leaves_ordinary_text_alone() -> None:
-    """Ordinary facts (times, counts, a card-length number failing Luhn) are not PII."""
+    """Ordinary facts (times, counts, long ids, a card-length number failing Luhn) are not PII."""
     for text in [
         "Standup moved to 9:30",
         "The CI runner has 2 cores",
         "order 4111 1111 1111 1112 shipped",
+        "Order #40021787364521 is the big one",
+        "The outage began at 1732790400000 (ms)",
         "Chad prefers absolute paths",
     ]:
         assert detect(text) == [], text

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from halls.redact import luhn, marks, redact, redact_value
+from halls.redact import luhn, marks, phones, redact, redact_value
 
 SECRETS = [
     ("openai key", "sk-proj-" + "A1b2C3d4E5f6G7h8I9j0kLmN", "api_key"),
@@ -123,9 +123,62 @@ def test_contact_data_is_redacted(source: str, expected: str) -> None:
     assert redact(source) == (expected, 1)
 
 
-@pytest.mark.parametrize("prose", ["order 12345 shipped", "on 2023-05-08 at 10:30", "v1.2.3"])
-def test_short_numbers_and_dates_are_not_phones(prose: str) -> None:
+@pytest.mark.parametrize(
+    "phone",
+    [
+        "(415) 555-2671",  # national, read in the US plan (PHONE_REGION)
+        "415-555-2671",
+        "415.555.2671",
+        "4155552671",
+        "1-800-555-0199",
+        "+1 415-555-2671",
+        "+1 (212) 456-7890",
+        "+44 20 7946 0958",  # any country, written with its code
+        "+33 1 42 68 53 00",
+        "+91 98765 43210",
+        "+4915123456789",
+        "011 44 20 7946 0958",  # the US prefix for dialling abroad
+    ],
+)
+def test_phone_numbers_in_many_formats_are_redacted(phone: str) -> None:
+    """A number valid in its country's plan is hidden whole, however it is grouped."""
+    assert redact(f"call {phone} after six") == ("call [REDACTED:phone] after six", 1)
+
+
+def test_a_national_number_of_another_country_is_read_in_the_us_plan() -> None:
+    """'020 7946 0958' (London, no +44) is not a US number: it is kept, as documented."""
+    text = "office 020 7946 0958"
+    assert redact(text) == (text, 0)
+
+
+@pytest.mark.parametrize(
+    "prose",
+    [
+        "order 12345 shipped",
+        "on 2023-05-08 at 10:30",
+        "v1.2.3",
+        "Order #40021787364521 shipped",  # 14 digits
+        "logged at 1732790400000",  # a timestamp in milliseconds
+        "unix time 1732790400",  # in seconds: no US area code starts with 1 or 7
+        "build 20261128153012 passed",
+        "ticket 900213774 and job 123456789012",
+        "deploy on 2026-11-28, again on 28/11/2026 at 14:30",
+        "upgrade to 10.2.14 or 2.1.3",
+        "server at 10.0.4.12 and 192.168.100.200",
+        "it was $1,299.99, or 1 299,99 EUR",
+        "call 555-2671",  # seven digits, no area code: not a valid number
+    ],
+)
+def test_numbers_that_are_not_phones_are_kept(prose: str) -> None:
+    """Digit runs, dates, versions, IPs and prices are not in any numbering plan: they stay."""
     assert redact(prose) == (prose, 0)
+
+
+def test_phones_gives_each_numbers_span() -> None:
+    """``phones`` (shared with halls.consolidate.pii) finds every number, in order."""
+    text = "home (415) 555-2671, work +44 20 7946 0958, order 40021787364521"
+    assert [text[s:e] for s, e in phones(text)] == ["(415) 555-2671", "+44 20 7946 0958"]
+    assert redact(text) == ("home [REDACTED:phone], work [REDACTED:phone], order 40021787364521", 2)
 
 
 @pytest.mark.parametrize(

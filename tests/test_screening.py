@@ -38,6 +38,12 @@ NOT_A_CARD = "4716 2088 3461 7721"
 ORDER = "112-4810577-2039451"
 NOT_AN_SSN = "000-12-3456"
 API_KEY = "sk-proj-Q7vX2mN9pL4kR8tY1wZ6bC3dF5gH0jKs"
+# Numbers libphonenumber reads as valid (a US one written nationally, a UK
+# one with its code), and long digit runs that are in no numbering plan.
+PHONE_US = "(415) 555-2671"
+PHONE_UK = "+44 20 7946 0958"
+ORDER_ID = "40021787364521"
+MILLIS = "1732790400000"
 JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N"
 
 
@@ -149,6 +155,20 @@ def test_loops_and_briefs_are_redacted(server, store_name) -> None:
     assert brief["promote_hints"] == ["Ana's card is [REDACTED:credit_card]"]
     assert brief["redactions"] == 2
     assert stored(server, store_name, SSN, CARD, CARD_DIGITS, AMEX) == []
+
+
+def test_phone_numbers_are_redacted_and_long_ids_kept(server, store_name) -> None:
+    """POST /journal, /short: valid phone numbers hidden and counted; long ids and times stay."""
+    c = server.client()
+    tail = f"about order #{ORDER_ID}, logged at {MILLIS}"
+    text = f"call Ana on {PHONE_US} or {PHONE_UK} {tail}"
+    kept = f"call Ana on [REDACTED:phone] or [REDACTED:phone] {tail}"
+    for path in ("/journal", "/short"):
+        got = created(c, path, store_name, {"content": text, "metadata": {"desk": PHONE_UK}})
+        assert (got["content"], got["metadata"]) == (kept, {"desk": "[REDACTED:phone]"}), path
+        assert got["redactions"] == 3, path
+    assert stored(server, store_name, PHONE_US, PHONE_UK) == []
+    assert stored(server, store_name, ORDER_ID, MILLIS) == [ORDER_ID, MILLIS]
 
 
 def test_numbers_that_only_look_alike_are_kept(server, store_name) -> None:

@@ -6,10 +6,11 @@ metadata) passes
 through ``redact`` in the service layer, so that a pasted API key, a
 social security number or a card number is never stored, and so never
 promoted into long-term memory. Patterns are deliberately specific (known
-key shapes, explicit ``password=``, an address with a domain, a number of
-at least ten digits, an SSN with valid parts, a card number whose Luhn
-check digit holds): a false positive hides a word of a conversation, a
-false negative keeps a credential or someone's personal data.
+key shapes, explicit ``password=``, an address with a domain, a number
+that Google's libphonenumber reads as a valid phone number, an SSN with
+valid parts, a card number whose Luhn check digit holds): a false positive
+hides a word of a conversation, a false negative keeps a credential or
+someone's personal data.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from collections.abc import Callable
 from functools import partial
 from typing import Any
 
+import phonenumbers
 from pydantic import BaseModel, computed_field
 
 # The shapes of secrets, by kind: what the journal redacts, and what the
@@ -88,12 +90,32 @@ def card_number(text: str) -> bool:
 # Personal contact data: what writes redact besides secrets and identifiers,
 # and what the consolidator's PII detection (halls.consolidate.pii) also looks for.
 EMAIL = re.compile(r"\b[\w.+-]+@[\w-]+(?:\.[\w-]+)+\b")
-PHONE = re.compile(
-    r"(?<![\w-])(?<!\d[\s.])\+?\d{1,3}[\s.-]?\(?\d{2,4}\)?[\s.-]?\d{3,4}[\s.-]?\d{3,4}\b"
-    r"(?![\s.-]?\d)"  # not the head of a longer digit run (a card number)
-)
-PHONE_MIN_DIGITS = 10
-PII_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (("email", EMAIL), ("phone", PHONE))
+PII_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (("email", EMAIL),)
+
+# Phone numbers are found by libphonenumber, not by a shape: a digit run
+# is a phone only if it is a valid number in some country's numbering plan,
+# so an order number, a millisecond timestamp or a build number survives.
+# A number written with + and its country code (+44 20 7946 0958) is found
+# whatever the region; a national one ((415) 555-2671, 020 7946 0958) is
+# read in PHONE_REGION's plan alone. "US": halls has no locale setting, and
+# redaction runs in pure functions that get no settings (every write path,
+# the consolidator), so the region is fixed here; a national number of
+# another country goes unredacted unless it is written with its +code,
+# and a bare ten-digit id that is a valid US number reads as a phone.
+PHONE_REGION = "US"
+# VALID: the number must be valid for its plan (area code, length), not
+# merely possible; STRICT_GROUPING would also miss a number typed with
+# unusual spacing ("4155 55 2671"), which is still someone's number.
+PHONE_LENIENCY = phonenumbers.Leniency.VALID
+
+
+def phones(text: str) -> list[tuple[int, int]]:
+    """Where ``text`` holds phone numbers: each one's (start, end), in order."""
+    # Cost: redact() went from ~14 to ~50 us a chat sentence (10,000, one in
+    # ten with a phone; a text without digits ~2 us), against ~2 ms of
+    # embedding per memory written (docs/benchmarks.md): not worth a cache.
+    matches = phonenumbers.PhoneNumberMatcher(text, PHONE_REGION, leniency=PHONE_LENIENCY)
+    return [(m.start, m.end) for m in matches]
 
 
 def _credential_like(value: str) -> bool:
@@ -128,8 +150,6 @@ def redact(text: str) -> tuple[str, int]:
 
     def _personal(m: re.Match[str], kind: str) -> str:
         nonlocal count
-        if kind == "phone" and sum(ch.isdigit() for ch in m.group(0)) < PHONE_MIN_DIGITS:
-            return m.group(0)
         if kind == "credit_card" and not card_number(m.group(0)):
             return m.group(0)
         count += 1
@@ -141,7 +161,10 @@ def redact(text: str) -> tuple[str, int]:
     # Identifiers before phones: a card's digits could otherwise read as a phone's.
     for kind, pattern in (*ID_PATTERNS, *PII_PATTERNS):
         text = pattern.sub(partial(_personal, kind=kind), text)
-    return text, count
+    found = phones(text)
+    for start, end in reversed(found):  # from the end, so earlier spans keep their offsets
+        text = f"{text[:start]}[REDACTED:phone]{text[end:]}"
+    return text, count + len(found)
 
 
 Scrub = Callable[[str], tuple[str, int]]
@@ -208,6 +231,7 @@ __all__ = [
     "card_number",
     "luhn",
     "marks",
+    "phones",
     "redact",
     "redact_value",
     "redaction_count",

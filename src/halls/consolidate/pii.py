@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from halls.redact import EMAIL, MARK, PHONE, PHONE_MIN_DIGITS, SECRET_PATTERNS, luhn  # shared
+from halls.redact import EMAIL, MARK, SECRET_PATTERNS, luhn, phones  # shared
 
 # Broader than what a write redacts (halls.redact.ID_PATTERNS): any
 # 3-2-4 digits, any card-length run, since a flagged fact is purged, not hidden.
@@ -25,7 +25,6 @@ _PII: list[tuple[str, re.Pattern[str]]] = [
     ("ssn", re.compile(r"\b\d{3}-\d{2}-\d{4}\b")),
     ("ssn", re.compile(r"(?i)\b(?:ssn|social security(?: number)?)\D{0,20}(\d{9})\b")),
     ("email", EMAIL),
-    ("phone", PHONE),
     ("iban", re.compile(r"\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){3,7}(?: ?[A-Z0-9]{1,3})?\b")),
     (
         "address",
@@ -67,9 +66,8 @@ def detect(text: str) -> list[Finding]:
     for kind, pattern in _PII:
         for m in pattern.finditer(text):
             value = m.group(m.lastindex or 0)
-            if kind == "phone" and sum(ch.isdigit() for ch in value) < PHONE_MIN_DIGITS:
-                continue
             found.append(Finding(kind, value.strip()))
+    found += [Finding("phone", text[start:end]) for start, end in phones(text)]
     for m in _CARD.finditer(text):
         digits = re.sub(r"\D", "", m.group(0))
         if 13 <= len(digits) <= 19 and luhn(digits):
