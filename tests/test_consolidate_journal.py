@@ -180,3 +180,52 @@ def test_statements_inside_longer_turns_become_one_fact(make_server, clock) -> N
     assert promote["after"]["content"] == "The user is vegetarian."
     [fact] = c.get("/long", params=S).json()
     assert sorted(fact["derived_from"]) == sorted(ids)
+
+
+def test_what_the_user_tells_an_assistant_of_others_is_kept(make_server, clock) -> None:
+    """Said to an assistant on two days, a fact about a named thing and a standing
+    instruction become facts; a reaction, a one-off request and a statement about
+    "this repo" (a pointer) do not."""
+    c = make_server().client
+    days = [
+        [
+            "the staging db is Postgres 15 on db-stg-2",
+            "never commit to main directly",
+            "nice, that worked",
+            "run the tests again",
+            "this repo uses yarn",
+        ],
+        [
+            "The staging database is Postgres 15, host db-stg-2.",
+            "Never commit directly to main.",
+            "nice, that worked",
+            "run the tests again",
+            "this repo uses yarn",
+        ],
+    ]
+    for n, said in enumerate(days):
+        journal(c, [{"content": t, "role": "user", "session_id": f"d{n}"} for t in said])
+        run(c)
+        clock.advance(DAY)
+    facts = sorted(f["content"] for f in c.get("/long", params=S).json())
+    assert len(facts) == 2, facts
+    assert "Postgres 15" in facts[1] and "db-stg-2" in facts[1]
+    assert facts[0].lower().startswith("never commit")
+
+
+def test_what_people_say_of_others_in_a_conversation_stays_out(make_server, clock) -> None:
+    """Between named people (not to an assistant), a sentence without its speaker in
+    it is what one says of the other's news: not kept, however often said."""
+    c = make_server().client
+    for n in range(2):
+        events = [
+            {
+                "content": "The staging db is Postgres 15 on db-stg-2.",
+                "metadata": {"speaker": "Ana"},
+            },
+            {"content": "Mia owns the billing service now.", "metadata": {"speaker": "Ana"}},
+        ]
+        journal(c, [{**e, "role": "user", "session_id": f"d{n}"} for e in events])
+        run(c)
+        clock.advance(DAY)
+    assert c.get("/long", params=S).json() == []

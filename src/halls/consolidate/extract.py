@@ -75,6 +75,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from halls.consolidate import voices
+
 MIN_CONTENT_WORDS = 2
 
 _CAPTION = re.compile(r"\s*\[image:[^\]]*\]")
@@ -481,7 +483,9 @@ _STANDING = re.compile(
 
 def _standing(raw: str, speaker: str | None) -> str | None:
     """The standing request ``raw`` makes, without its "please"; None if it is none."""
-    if speaker not in (None, USER) or not _DIRECTIVE.match(raw) or not _STANDING.search(raw):
+    if speaker not in (None, USER) or not _STANDING.search(raw):
+        return None
+    if not _DIRECTIVE.match(raw) and not voices.is_imperative(raw):
         return None
     s = re.sub(r"(?i)^please,?\s+", "", raw.strip())
     s = re.sub(r"(?i),?\s+please([.!]*)$", r"\1", s)
@@ -535,7 +539,9 @@ def statement(sentence: str, speaker: str | None) -> str | None:
     if words[0] in _DEICTIC or words[0] in _WH | _AUX | _ELIDED:
         return None
     if not noted and not any(w in FIRST_PERSON for w in words):
-        return None
+        # Said to an assistant, a fact about a named thing is kept (``voices``).
+        said = speaker == USER and len(content_words(s)) >= MIN_CONTENT_WORDS
+        return _finish(s) if said and voices.names_its_subject(s) else None
     name_words = frozenset(_words(speaker))
     found = content_words(s, name_words)
     if len(found) < MIN_CONTENT_WORDS and not (found and (noted or _attribute(s, found[0]))):
