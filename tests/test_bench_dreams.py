@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+import sys
 from importlib import resources
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from halls.bench.dreams import KINDS, load
@@ -76,6 +78,67 @@ def test_locomo_mode_and_its_old_name(server, tmp_path: Path) -> None:
         (conv,) = json.loads(out.read_text())["per_conversation"]
         assert conv["turns"] == 12 and conv["precision"] == 1.0
         assert "halls bench dreams --locomo: 12 turns" in got.output
+
+
+def _locomo_file(tmp_path: Path, name: str) -> Path:
+    """The made-up conversation, with one observation no fact says."""
+    sample = _conversation()
+    sample["sample_id"] = f"{name}-{tmp_path.name}"
+    sample["observation"]["session_3_observation"]["Ben"] = [["Ben builds furniture.", "D3:3"]]
+    path = tmp_path / f"{name}.json"
+    path.write_text(json.dumps([sample]))
+    return path
+
+
+@pytest.mark.torch
+def test_locomo_mode_reports_content_figures(server, tmp_path: Path) -> None:
+    """The one fact says an observation: content precision 1, coverage 3 of 4, encoder named."""
+    out = tmp_path / "r.json"
+    path = _locomo_file(tmp_path, "content")
+    got = CliRunner().invoke(
+        main, ["bench", "dreams", "--locomo", str(path), "--url", server.url, "--out", str(out)]
+    )
+    assert got.exit_code == 0, got.output
+    result = json.loads(out.read_text())
+    figures = result["content"]
+    assert figures["encoder"] == {
+        "library": "sentence-transformers",
+        "model": "all-MiniLM-L6-v2",
+        "dtype": "float32",
+        "threshold": 0.8,
+    }
+    assert (figures["facts"], figures["good"], figures["precision"]) == (1, 1, 1.0)
+    assert figures["good_per_conversation"] == 1.0
+    assert (figures["observations"], figures["covered"], figures["coverage"]) == (4, 3, 0.75)
+    (conv,) = result["per_conversation"]
+    assert conv["content"] == {
+        "good": 1,
+        "precision": 1.0,
+        "observations": 4,
+        "covered": 3,
+        "coverage": 0.75,
+    }
+    (fact,) = conv["promoted"]
+    assert fact["good"] is True and fact["cosine"] >= 0.9
+    assert "precision 1.000 (1 of 1)" in got.output and "0.750" in got.output
+    assert "sentence-transformers all-MiniLM-L6-v2 float32, cosine >= 0.80" in got.output
+
+
+def test_locomo_mode_without_the_torch_extra(server, tmp_path: Path, monkeypatch) -> None:
+    """No sentence-transformers: the provenance figures, and a plain word on the extra."""
+    monkeypatch.setitem(sys.modules, "sentence_transformers", None)
+    out = tmp_path / "r.json"
+    path = _locomo_file(tmp_path, "no-torch")
+    got = CliRunner().invoke(
+        main, ["bench", "dreams", "--locomo", str(path), "--url", server.url, "--out", str(out)]
+    )
+    assert got.exit_code == 0, got.output
+    assert "Traceback" not in got.output
+    assert "need sentence-transformers: pip install 'halls[torch]'" in got.output
+    result = json.loads(out.read_text())
+    assert result["overall"]["precision"] == 1.0
+    assert result["content"]["skipped"].endswith("pip install 'halls[torch]'")
+    assert "content" not in result["per_conversation"][0]
 
 
 def test_the_shipped_scenario_files_load() -> None:

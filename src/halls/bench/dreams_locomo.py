@@ -12,6 +12,10 @@ model drew from the dialog, each citing the turns it rests on ("D1:3").
 - A promoted fact is *substantive* when a turn it derives from (its
   ``derived_from`` short-term entries, mapped to their ``dia_id``) is cited
   by an observation. **Precision** is the share of substantive facts.
+- By content (:mod:`halls.bench.content`, given an encoder): a fact is
+  *good* when it says what an observation of its conversation says; the
+  ``content`` figures are the share of good facts, good facts per
+  conversation and the share of observations some fact says.
 - The **chance level** is the share of cited turns among all turns: the
   precision of facts drawn from turns at random.
 - **Junk** counts facts that are a greeting, thanks, farewell,
@@ -33,7 +37,7 @@ from typing import Any
 
 import httpx
 
-from halls.bench import locomo
+from halls.bench import content, locomo
 from halls.bench.perf import BenchError, machine
 from halls.consolidate.extract import is_formula, is_question, speaker_of, strip_edges
 from halls.errors import InvalidInput
@@ -48,6 +52,13 @@ Progress = Callable[[str, int, int], None]
 class Fact:
     text: str
     turns: tuple[str, ...]  # the dia_ids it derives from
+
+
+@dataclass(frozen=True)
+class Sample:
+    conversation: locomo.Conversation
+    cited: set[str]  # the turns its observations cite
+    observations: tuple[str, ...]  # their text, to score facts by content
 
 
 def cited_turns(sample: dict[str, Any], known: Collection[str]) -> tuple[set[str], int]:
@@ -90,15 +101,15 @@ def score_facts(facts: Sequence[Fact], cited: Collection[str], n_turns: int) -> 
     }
 
 
-def load(path: Path) -> list[tuple[locomo.Conversation, set[str]]]:
-    """Conversations and the turns their observations cite."""
+def load(path: Path) -> list[Sample]:
+    """Conversations, the turns their observations cite, and the observations."""
     conversations = locomo.load(path)
     samples = json.loads(path.read_text(encoding="utf-8"))
     out = []
     for conv, sample in zip(conversations, samples, strict=True):
         known = {t.dia_id for s in conv.sessions for t in s}
         cited, _ = cited_turns(sample, known)
-        out.append((conv, cited))
+        out.append(Sample(conv, cited, tuple(content.observations(sample))))
     return out
 
 
@@ -110,12 +121,17 @@ def _check(response: httpx.Response, status: int, what: str) -> Any:
 
 def run(
     url: str,
-    data: Sequence[tuple[locomo.Conversation, set[str]]],
+    data: Sequence[Sample],
     *,
     token: str | None = None,
     progress: Progress | None = None,
+    encoder: content.Encoder | None = None,
 ) -> dict[str, Any]:
-    """Write each conversation as short-term turns, consolidate, score what is promoted."""
+    """Write each conversation as short-term turns, consolidate, score what is promoted.
+
+    With an ``encoder``, also by content (``content`` in the result, and per
+    conversation); without one, ``content`` says why it is missing.
+    """
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     report = progress or (lambda phase, done, total: None)
     per_conversation: list[dict[str, Any]] = []
@@ -124,7 +140,8 @@ def run(
     all_turns = 0
     run_seconds = 0.0
     with httpx.Client(base_url=url, headers=headers, timeout=600) as client:
-        for n, (conv, cited) in enumerate(data):
+        for n, sample in enumerate(data):
+            conv, cited = sample.conversation, sample.cited
             store = {"store": STORE_PREFIX + (conv.sample_id or f"sample-{n}")}
             turns = [t for s in conv.sessions for t in s]
             dia_of: dict[str, str] = {}
@@ -184,15 +201,44 @@ def run(
     )
     return {
         "benchmark": "dreams-locomo",
-        "conversations": [c.sample_id for c, _ in data],
+        "conversations": [s.conversation.sample_id for s in data],
         "turns": all_turns,
         "run_seconds": round(run_seconds, 2),
         "overall": overall,
+        "content": _by_content(data, per_conversation, encoder),
         "per_conversation": per_conversation,
         "machine": machine(),
     }
 
 
+def _by_content(
+    data: Sequence[Sample], per_conversation: list[dict[str, Any]], encoder: content.Encoder | None
+) -> dict[str, Any]:
+    """The content figures; each conversation and promoted fact gets its own share."""
+    if encoder is None:
+        return {"encoder": dict(content.ENCODER), "skipped": content.NEEDS}
+    # Keyed by position: two samples may lack (or share) a sample_id.
+    facts = {str(n): [p["text"] for p in c["promoted"]] for n, c in enumerate(per_conversation)}
+    said = {str(n): s.observations for n, s in enumerate(data)}
+    figures = content.score(facts, said, encoder)
+    for n, conv in enumerate(per_conversation):
+        mine = figures["per_conversation"][str(n)]
+        conv["content"] = {
+            "good": mine["good"],
+            "precision": round(mine["good"] / mine["facts"], 4) if mine["facts"] else None,
+            "observations": mine["observations"],
+            "covered": mine["covered"],
+            "coverage": round(mine["covered"] / mine["observations"], 4)
+            if mine["observations"]
+            else None,
+        }
+        for fact, cosine, good in zip(conv["promoted"], mine["cosines"], mine["said"], strict=True):
+            fact["cosine"] = cosine
+            fact["good"] = good
+    return {k: v for k, v in figures.items() if k != "per_conversation"}
+
+
+# Two-line headers: with the content columns the table still fits 110 columns.
 TABLE_HEADERS = (
     "conversation",
     "turns",
@@ -201,26 +247,55 @@ TABLE_HEADERS = (
     "precision",
     "chance",
     "junk",
-    "raw turns",
+    "raw\nturns",
+    "good",
+    "content\nprecision",
+    "coverage",
 )
 
 
+def _share(value: float | None) -> str:
+    return "-" if value is None else f"{value:.3f}"
+
+
 def table_rows(result: dict[str, Any]) -> list[tuple[str, ...]]:
+    """One row per conversation and an overall row; content columns "-" when skipped."""
+    overall = {"conversation": "overall", "turns": result["turns"], **result["overall"]}
+    if "skipped" not in result["content"]:
+        overall["content"] = result["content"]
     rows: list[tuple[str, ...]] = []
-    for c in [
-        *result["per_conversation"],
-        {"conversation": "overall", "turns": result["turns"], **result["overall"]},
-    ]:
+    for c in [*result["per_conversation"], overall]:
+        by_content = c.get("content", {})
         rows.append(
             (
                 str(c["conversation"]),
                 str(c["turns"]),
                 str(c["facts"]),
                 str(c["substantive"]),
-                "-" if c["precision"] is None else f"{c['precision']:.3f}",
-                "-" if c["chance"] is None else f"{c['chance']:.3f}",
+                _share(c["precision"]),
+                _share(c["chance"]),
                 str(c["junk"]),
                 str(c["raw_turns"]),
+                str(by_content.get("good", "-")),
+                _share(by_content.get("precision")),
+                _share(by_content.get("coverage")),
             )
         )
     return rows
+
+
+def content_line(result: dict[str, Any]) -> str:
+    """What the content columns mean, with the encoder named, or why they are empty."""
+    figures = result["content"]
+    enc = figures["encoder"]
+    named = f"{enc['library']} {enc['model']} {enc['dtype']}, cosine >= {enc['threshold']:.2f}"
+    if "skipped" in figures:
+        return f"{figures['skipped']} ({named})"
+    per = figures["good_per_conversation"]
+    return (
+        f"content: a fact is good when it says what an observation says ({named}); "
+        f"precision {_share(figures['precision'])} ({figures['good']} of {figures['facts']}), "
+        f"{'-' if per is None else f'{per:.1f}'} good facts per conversation, "
+        f"coverage {_share(figures['coverage'])} ({figures['covered']} of "
+        f"{figures['observations']} observations)"
+    )
