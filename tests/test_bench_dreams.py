@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halls.bench.dreams import KINDS, load
+from halls.bench.dreams import KINDS, Outcome, check, load, parse, summarise
 from halls.cli import main
 from test_bench_dreams_locomo import _conversation
 
@@ -45,6 +45,12 @@ def test_scenarios_are_scored_per_kind(server, tmp_path: Path) -> None:
     assert result["scenarios"] == 2 and result["passed"] == 2, result["failures"]
     assert result["kinds"]["paraphrase"] == {"n": 1, "passed": 1, "pass_rate": 1.0}
     assert "2/2 passed" in got.output
+    assert result["planted"] == {
+        "active": {"n": 1, "as_expected": 1},
+        "inactive": {"n": 1, "as_expected": 1},
+        "unexpected_facts": 0,
+    }
+    assert "planted facts: 1 of 1 active as expected, 1 of 1 changed" in got.output
     only = CliRunner().invoke(
         main,
         ["bench", "dreams", "--url", server.url, "--scenarios", str(path), "--kind", "one-off"],
@@ -142,10 +148,17 @@ def test_locomo_mode_without_the_torch_extra(server, tmp_path: Path, monkeypatch
 
 
 def test_the_shipped_scenario_files_load() -> None:
-    """The team's suite and the two other files of the package parse, every kind in
+    """The team's suite and the other files of the package parse, every kind in
     the suite, ids unique across files."""
     data = resources.files("halls.bench").joinpath("data")
-    files = {"dreams.yaml": 94, "dreams_fresh.yaml": 11, "dreams_blind.yaml": 1408}
+    files = {
+        "dreams.yaml": 94,
+        "dreams_fresh.yaml": 11,
+        "dreams_blind.yaml": 1408,
+        "dreams_blind2.yaml": 100,
+        "dreams_blind3a.yaml": 30,
+        "dreams_blind3b.yaml": 30,
+    }
     ids: list[str] = []
     for name, count in files.items():
         with resources.as_file(data.joinpath(name)) as path:
@@ -154,3 +167,42 @@ def test_the_shipped_scenario_files_load() -> None:
         ids += [s.id for s in scenarios]
     assert {s.kind for s in load()} == set(KINDS)
     assert len(ids) == len(set(ids))
+
+
+def test_planted_facts_are_counted_one_by_one() -> None:
+    """A scenario with two planted facts, one lost, and a changed one still active,
+    fails whole; the planted figures say what the user lost: one of two, and one
+    old value left standing."""
+    (scenario,) = parse(
+        [
+            {
+                "id": "two",
+                "kind": "update",
+                "phases": [{"short": ["-3 a: A", "-3 b: B", "-3 c: C", "-1 d: D"]}],
+                "expect": {"active": ["a", "b", "d"], "inactive": ["c"]},
+            }
+        ]
+    )
+    ids = {"a": ["s_a"], "b": ["s_b"], "c": ["s_c"], "d": ["s_d"]}
+    facts = [
+        {"id": "l_1", "content": "A", "derived_from": ["s_a"]},
+        {"id": "l_2", "content": "C", "derived_from": ["s_c"]},
+        {"id": "l_3", "content": "D", "derived_from": ["s_d"]},
+        {"id": "l_4", "content": "E", "derived_from": ["s_x"]},
+    ]
+    missed: set[str] = set()
+    problems = check(scenario, ids, facts, missed)
+    assert missed == {"b", "c"}
+    # The old value still active is also a fact no tag explains.
+    assert [p.split(":")[0] for p in problems] == [
+        "'b'",
+        "'c'",
+        "unexpected active fact l_2",
+        "unexpected active fact l_4",
+    ]
+    result = summarise([Outcome(scenario, False, problems, facts, [], "heuristic", missed)], "h", 1)
+    assert result["planted"] == {
+        "active": {"n": 3, "as_expected": 2},
+        "inactive": {"n": 1, "as_expected": 0},
+        "unexpected_facts": 2,
+    }

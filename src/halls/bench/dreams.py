@@ -86,6 +86,7 @@ class Outcome:
     facts: list[dict[str, Any]] = field(default_factory=list)
     actions: list[str] = field(default_factory=list)
     engine: str = "?"
+    missed: set[str] = field(default_factory=set)  # expected tags that did not end as expected
 
 
 def _entry(text: Any, where: str) -> Entry:
@@ -157,11 +158,18 @@ def load(path: Path | None = None) -> list[Scenario]:
         raise BenchError(f"the scenario file is not valid YAML ({exc})") from None
 
 
-def check(scenario: Scenario, ids: dict[str, list[str]], facts: list[dict[str, Any]]) -> list[str]:
+def check(
+    scenario: Scenario,
+    ids: dict[str, list[str]],
+    facts: list[dict[str, Any]],
+    missed: set[str] | None = None,
+) -> list[str]:
     """What is wrong with the active ``facts`` (empty: the scenario passed).
 
-    ``ids`` maps each tag to the ids of the records written for it.
+    ``ids`` maps each tag to the ids of the records written for it; the tags of
+    ``active`` and ``inactive`` that did not end as expected go into ``missed``.
     """
+    missed = set() if missed is None else missed
     exp = scenario.expect
     problems: list[str] = []
     covered: set[str] = set()  # fact ids explained by an active or optional tag
@@ -175,15 +183,18 @@ def check(scenario: Scenario, ids: dict[str, list[str]], facts: list[dict[str, A
         covered.update(f["id"] for f in found)
         if len(found) != 1:
             problems.append(f"'{tag}': {len(found)} active facts, expected 1")
+            missed.add(tag)
             continue
         short = {i for i in ids[tag] if i.startswith("s_")}
         missing = short - set(found[0]["derived_from"])
         if missing:
             problems.append(f"'{tag}': the fact leaves out {len(missing)} of its entries")
+            missed.add(tag)
     for tag in exp.inactive:
         found = covering(tag)
         if found:
             problems.append(f"'{tag}': still active in {', '.join(f['id'] for f in found)}")
+            missed.add(tag)
     for tag in exp.optional:
         covered.update(f["id"] for f in covering(tag))
     for words in exp.contains:
@@ -248,8 +259,9 @@ def play(client: httpx.Client, scenario: Scenario, store: str) -> Outcome:
     facts = _ok(
         client.get("/long", params={**params, "status": "active", "limit": 1000}), 200, "facts"
     )
-    problems = check(scenario, ids, facts)
-    return Outcome(scenario, not problems, problems, facts, actions, engine)
+    missed: set[str] = set()
+    problems = check(scenario, ids, facts, missed)
+    return Outcome(scenario, not problems, problems, facts, actions, engine, missed)
 
 
 def run(
@@ -282,11 +294,27 @@ def summarise(outcomes: Sequence[Outcome], engine: str, seconds: float) -> dict[
         c["passed"] += int(o.passed)
     total = len(outcomes)
     passed = sum(o.passed for o in outcomes)
+    # Per planted fact, beside per scenario: a scenario with four facts and one
+    # lost fails whole, while the user lost one memory of four.
+    tags = {
+        which: (
+            sum(len(getattr(o.scenario.expect, which)) for o in outcomes),
+            sum(len(set(getattr(o.scenario.expect, which)) - o.missed) for o in outcomes),
+        )
+        for which in ("active", "inactive")
+    }
     return {
         "engine": engine,
         "scenarios": total,
         "passed": passed,
         "pass_rate": round(passed / total, 3) if total else 0.0,
+        "planted": {
+            "active": {"n": tags["active"][0], "as_expected": tags["active"][1]},
+            "inactive": {"n": tags["inactive"][0], "as_expected": tags["inactive"][1]},
+            "unexpected_facts": sum(
+                p.startswith("unexpected active fact") for o in outcomes for p in o.problems
+            ),
+        },
         "seconds": round(seconds, 1),
         "kinds": {
             k: {"n": c["n"], "passed": c["passed"], "pass_rate": round(c["passed"] / c["n"], 3)}

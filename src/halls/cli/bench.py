@@ -357,6 +357,14 @@ def bench_dreams(
         for kind, row in result["kinds"].items():
             table.add_row(kind, str(row["n"]), str(row["passed"]), f"{row['pass_rate']:.1%}")
         console.print(table)
+        planted = result["planted"]
+        console.print(
+            f"planted facts: {planted['active']['as_expected']} of {planted['active']['n']} "
+            f"active as expected, {planted['inactive']['as_expected']} of "
+            f"{planted['inactive']['n']} changed or ended ones inactive, "
+            f"{planted['unexpected_facts']} unexpected facts",
+            markup=False,
+        )
     if out is not None:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         click.echo(f"wrote {out}", err=True)
