@@ -3,7 +3,7 @@
     python scripts/bench_nlp.py ../shared/bench/locomo_dev.json [--no-torch]
 
 The sentences are LoCoMo's chat turns cut as the consolidator cuts them
-(``extract.sentences``), the first 5,000. Memory is the resident set added
+(``segment.sentences``), the first 5,000. Memory is the resident set added
 by importing spaCy and loading the model in a process that already holds
 the server's modules; ``--no-torch`` hides torch from it, as on an install
 without the ``torch`` extra (spaCy's thinc imports torch when it is there).
@@ -28,7 +28,7 @@ def main() -> None:
         sys.modules["torch"] = None  # type: ignore[assignment]
     import halls.consolidate.runner  # noqa: F401 - the server's modules, loaded first
     import halls.http  # noqa: F401
-    from halls.consolidate.extract import sentences
+    from halls.consolidate.segment import sentences
 
     path = next(a for a in sys.argv[1:] if not a.startswith("--"))
     texts: list[str] = []

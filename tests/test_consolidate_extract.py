@@ -11,14 +11,10 @@ from datetime import UTC, datetime
 import pytest
 
 from halls.consolidate import distill
-from halls.consolidate.extract import (
-    USER,
-    sentences,
-    speaker_of,
-    statement,
-    statements,
-    third_person,
-)
+from halls.consolidate.extract import statement, statements
+from halls.consolidate.segment import sentences
+from halls.consolidate.speaker import USER, speaker_of
+from halls.consolidate.third_person import third_person
 from halls.models import Brief, JournalEvent, ShortEntry
 
 

@@ -19,9 +19,9 @@ model drew from the dialog, each citing the turns it rests on ("D1:3").
 - The **chance level** is the share of cited turns among all turns: the
   precision of facts drawn from turns at random.
 - **Junk** counts facts that are a greeting, thanks, farewell,
-  acknowledgement or question (``halls.consolidate.extract``'s dialogue-act
-  rules applied to the fact's text), and **raw turns** those that still
-  carry a speaker label ("Caroline: ...").
+  acknowledgement or question (the dialogue-act rules of
+  ``halls.consolidate.dialogue_acts`` applied to the fact's text), and
+  **raw turns** those that still carry a speaker label ("Caroline: ...").
 
 Scoring is a pure function (:func:`score_facts`), testable without a server.
 """
@@ -39,7 +39,8 @@ import httpx
 
 from halls.bench import content, locomo
 from halls.bench.perf import BenchError, machine
-from halls.consolidate.extract import is_formula, is_question, speaker_of, strip_edges
+from halls.consolidate.dialogue_acts import is_formula, is_question, strip_edges
+from halls.consolidate.speaker import speaker_of
 from halls.errors import InvalidInput
 
 STORE_PREFIX = "dreams-locomo-"

@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
-from halls.consolidate.extract import USER, speaker_of, statements
+from halls.consolidate.extract import statements
+from halls.consolidate.speaker import USER, speaker_of
 from halls.models import Brief, JournalEvent, ShortEntry
 
 SESSION_GAP_SECONDS = 1800.0  # journal events further apart than this start a new session
