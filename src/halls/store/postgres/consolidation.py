@@ -264,6 +264,8 @@ def _apply(conn: Conn, store: int, c: ch.Change) -> None:
         # unfolding one (a revert) reactivates it if an older run had not.
         if c.fact_id is None:
             rows.set_active(conn, store, c.ids, True)
+    elif isinstance(c, ch.HideShort):
+        rows.set_active(conn, store, c.ids, not c.hidden)
     elif isinstance(c, ch.DeleteShort):
         rows.delete_rows(conn, store, "short", c.ids)
     elif isinstance(c, ch.RestoreShort):

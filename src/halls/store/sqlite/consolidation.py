@@ -242,6 +242,12 @@ def _apply(db: sqlite3.Connection, c: ch.Change) -> None:
             # unfolding one (a revert) reactivates it if an older run had not.
             if c.fact_id is None:
                 db.execute(f"UPDATE docs SET active = 1 WHERE item_id IN ({marks(chunk)})", chunk)
+    elif isinstance(c, ch.HideShort):
+        for chunk in chunks(c.ids):
+            db.execute(
+                f"UPDATE docs SET active = ? WHERE item_id IN ({marks(chunk)})",
+                (int(not c.hidden), *chunk),
+            )
     elif isinstance(c, ch.DeleteShort):
         rows.delete_rows(db, "short", c.ids)
     elif isinstance(c, ch.RestoreShort):
