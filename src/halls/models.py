@@ -292,7 +292,7 @@ class Hit(BaseModel):
     occurred_at: datetime
     created_at: datetime
     score: float
-    score_detail: dict[str, float | int | None]
+    score_detail: dict[str, float | int | str | None]
 
 
 class DueLoop(BaseModel):

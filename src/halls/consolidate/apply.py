@@ -111,6 +111,12 @@ def _sources(p: Proposal) -> list[str]:
     return [*p.members, *p.journal]
 
 
+def _short_sources(f: LongFact) -> list[str]:
+    """The short-term entries a fact came from: what it said, out of search once
+    it is superseded or obsolete (the fact that replaces it speaks now)."""
+    return [s for s in f.derived_from if s.startswith("s_")]
+
+
 def _fact_action(
     plan: _Applied, p: Proposal, old: LongFact | None, new: LongFact, undo: dict[str, Any]
 ) -> None:
@@ -150,10 +156,12 @@ def _new_fact(plan: _Applied, p: Proposal) -> None:
         occurred_at=_at(p.last_seen or now),
     )
     assert p.vector is not None
+    hidden: list[str] = []
     if old is not None:
         retired = old.model_copy(update={"status": "superseded", "superseded_by": fid})
         plan.facts[old.id] = retired
-        plan.changes.append(ch.SetFact(retired))
+        hidden = _short_sources(old)
+        plan.changes += [ch.SetFact(retired), ch.HideShort(tuple(hidden), True)]
     # AddFact makes the new fact's derived_from edges (stamped created_at =
     # now), and its supersedes link is its supersedes edge; withdrawing it on
     # revert removes every edge.
@@ -170,12 +178,14 @@ def _new_fact(plan: _Applied, p: Proposal) -> None:
     undo: dict[str, Any] = {"members": p.members, "new_fact": fid}
     if old is not None:
         undo["fact"] = old.model_dump(mode="json")
+        undo["hidden"] = hidden
     _fact_action(plan, p, old, new, undo)
 
 
 def _restate(plan: _Applied, p: Proposal) -> None:
     """confirm: a fact said again; obsolete: a fact no longer true. Both add its sources."""
     old = plan.facts[p.target_id]
+    hidden: list[str] = []
     if p.kind == "confirm":
         upd: dict[str, Any] = {
             "evidence_count": old.evidence_count + max(p.evidence, 1),
@@ -187,6 +197,7 @@ def _restate(plan: _Applied, p: Proposal) -> None:
         }
     else:
         upd = {"status": "superseded", "superseded_by": None}
+        hidden = _short_sources(old)
     # Only the edges this run makes are its to undo.
     added = [
         Edge(old.id, s, "derived_from", plan.now)
@@ -199,7 +210,9 @@ def _restate(plan: _Applied, p: Proposal) -> None:
     plan.changes += [ch.SetFact(new), ch.MarkShort(tuple(p.members), old.id)]
     if added:
         plan.changes.append(ch.AddEdges(tuple(added)))
-    undo = {"fact": old.model_dump(mode="json"), "members": p.members}
+    if hidden:
+        plan.changes.append(ch.HideShort(tuple(hidden), True))
+    undo = {"fact": old.model_dump(mode="json"), "members": p.members, "hidden": hidden}
     _fact_action(plan, p, old, new, {**undo, "added_edges": _edge_json(added)})
 
 

@@ -42,6 +42,8 @@ def revert_changes(run: Run, embed: Callable[[list[str]], np.ndarray]) -> list[c
         members = tuple(undo.get("members", ()))
         if members:
             out.append(ch.MarkShort(members, None))
+        if undo.get("hidden"):
+            out.append(ch.HideShort(tuple(undo["hidden"]), False))
         if "new_fact" in undo:
             out.append(ch.DeleteFact(undo["new_fact"]))
         if "fact" in undo:

@@ -177,3 +177,41 @@ def _with_substance(
             out.append(w)
     out.sort(key=_order)
     return out
+
+
+def below_facts(hits: list[Hit], candidates: list[Candidate]) -> list[Hit]:
+    """``hits`` with each short-term entry folded into a fact among them ranked after it.
+
+    A consolidation folds the entries a fact was made from into it (the
+    fact's ``derived_from``); they stay findable until their TTL. When a
+    folded entry and its fact are both hits, the entry's score is capped
+    just below the fact's (``FOLD_GAP``) and its ``score_detail`` names the
+    fact (``folded_into``). An entry whose fact is not a hit keeps its own
+    score: it may be the only trace of what it said.
+    """
+    facts = {h.id: h for h in hits if h.tier == "long"}
+    if not facts:
+        return hits
+    into: dict[str, str] = {}
+    for c in candidates:
+        r = c.record
+        if r.id in facts:
+            for src in getattr(r, "derived_from", ()):
+                into.setdefault(src, r.id)
+    out = []
+    for h in hits:
+        fid = into.get(h.id) if h.tier == "short" else None
+        if fid is None:
+            out.append(h)
+            continue
+        score = min(h.score, round(facts[fid].score - FOLD_GAP, 6))
+        out.append(
+            h.model_copy(
+                update={"score": score, "score_detail": {**h.score_detail, "folded_into": fid}}
+            )
+        )
+    return sorted(out, key=lambda h: (-h.score, h.id))
+
+
+# How far below its fact a folded entry's score is capped.
+FOLD_GAP = 1e-6

@@ -23,7 +23,7 @@ from halls.models import Hit, Match, SearchFilter
 from halls.recall import Candidate, feedback, neighbours, query_terms, rank, spread, weigh
 from halls.recall.fusion import Normaliser, Signals, fuse, signals, with_cosines
 from halls.recall.neighbours import Boost
-from halls.recall.rank import merge
+from halls.recall.rank import below_facts, merge
 from halls.store.base import Store
 
 # The full-text query and the query embedding (then the vector scan) are
@@ -85,9 +85,10 @@ def search(
     hits = rank(candidates, now, cfg, n_results, substance=full)
     rest = weigh.worth_reading(best, first, reach, hits, n_results)
     if not rest:
-        return hits
+        return below_facts(hits, candidates)
     more = _candidates(s, rest, found, boost, query, cfg, full, linked)
-    return merge(hits, rank(more, now, cfg, n_results, substance=full), n_results)
+    hits = merge(hits, rank(more, now, cfg, n_results, substance=full), n_results)
+    return below_facts(hits, candidates + more)
 
 
 def _candidates(

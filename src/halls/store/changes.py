@@ -42,11 +42,20 @@ class DeleteFact:
 
 
 @dataclass(frozen=True, slots=True)
+class HideShort:
+    """Take entries out of search (``hidden``) or put them back: the sources
+    of a fact that was superseded or made obsolete say what is no longer true."""
+
+    ids: tuple[str, ...]
+    hidden: bool
+
+
+@dataclass(frozen=True, slots=True)
 class MarkShort:
     """Record that entries were consolidated into a fact (None: not any more).
 
-    Consolidated entries stay in short-term memory until their TTL but leave
-    default search, where the fact now speaks for them.
+    Consolidated entries stay in short-term memory, and in search, until
+    their TTL; recall ranks them below their fact.
     """
 
     ids: tuple[str, ...]
@@ -100,6 +109,7 @@ Change = (
     | SetFact
     | DeleteFact
     | MarkShort
+    | HideShort
     | DeleteShort
     | RestoreShort
     | SetLoop

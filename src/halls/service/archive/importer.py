@@ -232,6 +232,10 @@ class Importer:
         self._journal_ids: set[str] | None = None
         self._brief_ids: set[str] | None = None
         self._flags: dict[str, ForgetFlag] | None = None
+        # Entries folded into a fact, and the facts no longer active: the
+        # sources of a superseded fact leave search (as a run leaves them).
+        self._folded: dict[str, str] = {}
+        self._stale: set[str] = set()
 
     def run(self, items: Iterator[_Item]) -> None:
         batch: list[_Item] = []
@@ -240,8 +244,15 @@ class Importer:
                 self._flush(batch)
                 batch = []
             batch.append(item)
+            if item.kind == "short" and item.consolidated_into:
+                self._folded[item.id] = item.consolidated_into
+            elif item.kind == "long" and item.value.status == "superseded":
+                self._stale.add(item.id)
         if batch:
             self._flush(batch)
+        hide = tuple(e for e, f in self._folded.items() if f in self._stale)
+        if hide and self.s is not None and not self.dry:
+            self.s.apply_changes([ch.HideShort(hide, True)], None)
 
     def _wins(self, existing: Any, imported: Any) -> bool:
         if self.policy == "keep-imported":

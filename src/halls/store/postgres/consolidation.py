@@ -260,7 +260,12 @@ def _apply(conn: Conn, store: int, c: ch.Change) -> None:
             "UPDATE halls.short SET consolidated_into = %s WHERE store = %s AND id = ANY(%s)",
             (c.fact_id, store, list(c.ids)),
         )
-        rows.set_active(conn, store, c.ids, c.fact_id is None)
+        # A folded entry stays findable (recall ranks it below its fact);
+        # unfolding one (a revert) reactivates it if an older run had not.
+        if c.fact_id is None:
+            rows.set_active(conn, store, c.ids, True)
+    elif isinstance(c, ch.HideShort):
+        rows.set_active(conn, store, c.ids, not c.hidden)
     elif isinstance(c, ch.DeleteShort):
         rows.delete_rows(conn, store, "short", c.ids)
     elif isinstance(c, ch.RestoreShort):

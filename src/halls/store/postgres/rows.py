@@ -92,8 +92,8 @@ def insert_short(
             f"INSERT INTO halls.short(store, {rowmap.SHORT_COLUMNS}) VALUES ({marks(11, '%s')})",
             [(store, *rowmap.short_values(e, consolidated_into)) for e in entries],
         )
-    active = consolidated_into is None
-    index_docs(conn, store, [(e, e.content, active) for e in entries], vectors)
+    # Folded entries stay findable too.
+    index_docs(conn, store, [(e, e.content, True) for e in entries], vectors)
 
 
 def insert_loop(conn: Conn, store: int, loop: OpenLoop, vector: np.ndarray) -> None:

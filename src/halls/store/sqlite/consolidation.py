@@ -238,9 +238,15 @@ def _apply(db: sqlite3.Connection, c: ch.Change) -> None:
                 f"UPDATE short SET consolidated_into = ? WHERE id IN ({marks(chunk)})",
                 (c.fact_id, *chunk),
             )
+            # A folded entry stays findable (recall ranks it below its fact);
+            # unfolding one (a revert) reactivates it if an older run had not.
+            if c.fact_id is None:
+                db.execute(f"UPDATE docs SET active = 1 WHERE item_id IN ({marks(chunk)})", chunk)
+    elif isinstance(c, ch.HideShort):
+        for chunk in chunks(c.ids):
             db.execute(
                 f"UPDATE docs SET active = ? WHERE item_id IN ({marks(chunk)})",
-                (int(c.fact_id is None), *chunk),
+                (int(not c.hidden), *chunk),
             )
     elif isinstance(c, ch.DeleteShort):
         rows.delete_rows(db, "short", c.ids)

@@ -81,7 +81,7 @@ def insert_short(
         f"INSERT INTO short({rowmap.SHORT_COLUMNS}) VALUES ({marks(10)})",
         rowmap.short_values(entry, consolidated_into),
     )
-    index_doc(db, entry, entry.content, consolidated_into is None, vector)
+    index_doc(db, entry, entry.content, True, vector)  # folded entries stay findable
 
 
 def insert_fact(db: sqlite3.Connection, fact: LongFact, vector: np.ndarray) -> None:
