@@ -226,7 +226,9 @@ def test_fact_chain_follows_supersession_both_ways(store: Store) -> None:
 
 
 def test_each_change_type_applies(store: Store) -> None:
-    """AddFact, SetFact, MarkShort, SetLoop, SetFlag, AddEdges, RemoveEdges, RestoreShort."""
+    """AddFact, SetFact, MarkShort, HideShort, SetLoop, SetFlag, AddEdges, RemoveEdges,
+    RestoreShort. An entry folded into a fact stays in search (ranked below the
+    fact by recall); HideShort takes it out and puts it back."""
     e1, e2 = short("entry one"), short("entry two")
     store.add_short([e1, e2], np.stack([axis(0), axis(1)]))
     lp = loop("call back")
@@ -246,7 +248,11 @@ def test_each_change_type_applies(store: Store) -> None:
         r,
     )
     assert store.get_fact(f.id).derived_from == [e1.id, e2.id]  # type: ignore[union-attr]
+    assert e1.id in vec_ids(store, axis(0)), "folded: still findable"
+    store.apply_changes([ch.HideShort((e1.id,), True)], run(3))
     assert e1.id not in vec_ids(store, axis(0)) and e1.id in vec_ids(store, axis(0), WITH_HIDDEN)
+    store.apply_changes([ch.HideShort((e1.id,), False)], run(4))
+    assert e1.id in vec_ids(store, axis(0))
     assert store.get_loop(lp.id).status == "done"  # type: ignore[union-attr]
     assert lp.id not in vec_ids(store, axis(2))
     assert store.list_flags("done") == [flag.model_copy(update={"status": "done"})]
@@ -270,8 +276,8 @@ def test_each_change_type_applies(store: Store) -> None:
         [ch.RestoreShort(e2, axis(1), f.id), ch.RestoreShort(e2, axis(1), None)], run(2)
     )
     assert store.get_short(e2.id) == e2
-    assert e2.id not in vec_ids(store, axis(1)), "restored as consolidated: hidden"
-    assert e2.id in text_ids(store, ["two"], WITH_HIDDEN)
+    assert e2.id in vec_ids(store, axis(1)), "restored as consolidated: findable"
+    assert e2.id in text_ids(store, ["two"])
 
 
 def test_changes_without_a_run_write_no_run_record(store: Store) -> None:
@@ -290,7 +296,7 @@ def test_changes_without_a_run_write_no_run_record(store: Store) -> None:
     assert store.list_runs(10, 0) == []
     assert store.get_short(e.id) == e and store.get_fact(f.id).derived_from == [e.id]  # type: ignore[union-attr]
     assert store.edges([e.id]) == [Edge(f.id, e.id, "derived_from", at(5).timestamp())]
-    assert e.id not in vec_ids(store, axis(0)), "imported as consolidated: hidden"
+    assert e.id in vec_ids(store, axis(0)), "imported as consolidated: findable"
     with pytest.raises(AlreadyExists):
         store.apply_changes([ch.AddFact(fact("other"), axis(2)), ch.AddFact(f, axis(3))], None)
     assert store.counts()["long"] == 1 and store.list_runs(10, 0) == []
