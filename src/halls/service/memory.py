@@ -1,7 +1,10 @@
 """The Memory service: the one layer that HTTP, MCP, the CLI and Python call.
 
 ``Memory`` is a facade: it composes the service's parts and delegates to
-them, so that every adapter sees one object with one set of methods.
+them, so that every adapter sees one object with one set of methods. It is
+one concept over 500 lines on purpose: each method is a few lines of
+delegation, logging and audit, and splitting it would give the adapters
+several objects to call where the design promises one.
 
 - ``Stores`` (``stores.py``): named stores and their embedder check;
 - ``Records`` (``records.py``): short-term, open loops, journal, long-term, briefs;
