@@ -1,8 +1,9 @@
 # The two commands of the README's quick start: `make run` and `make test`.
 # Both create .venv on first use. The default embedder needs no torch; the
 # tests also cover the torch backend, so the venv gets the [torch] extra with
-# torch installed first and pinned: 2.13.0 is a CPU wheel, while an unpinned
-# torch pulls a multi-GB CUDA build.
+# torch installed first and pinned (2.13.0). From the public PyPI that is the
+# multi-GB CUDA build on Linux; the CPU build comes from PyTorch's CPU index
+# (README, "Install"): installed into .venv first, it satisfies the pin.
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
@@ -51,9 +52,9 @@ test-all: $(STAMP) chromium
 	$(BIN)/python -m pytest -n $(WORKERS)
 
 # The suite on another Python (`make test-python PY=python3.13`), in a venv of
-# its own, without the torch extra: torch 2.13.0 is pinned for its CPU wheel,
-# which may not exist for that Python (another torch would be a multi-GB CUDA
-# build), so the tests marked `torch` are left out; `make test` runs them.
+# its own, without the torch extra: torch is pinned to 2.13.0, whose build
+# may not exist for that Python (and from the public PyPI it is the multi-GB
+# CUDA build), so the tests marked `torch` are left out; `make test` runs them.
 # Every other test runs, the slow ones too: it is CI's check of that Python.
 # The venv is named by PY's version (.venv-py3.13), found only when this
 # target runs: no other target asks PY anything.
