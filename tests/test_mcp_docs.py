@@ -48,3 +48,43 @@ def test_mcp_sample_json_is_valid_and_points_at_the_endpoint() -> None:
         if "url" in s
     ]
     assert urls and all(u == "http://127.0.0.1:7420/mcp" for u in urls)
+
+
+def _tool_names() -> list[str]:
+    return [t.name for t in asyncio.run(build_server(None).list_tools())]  # type: ignore[arg-type]
+
+
+# "19 tools", "11 MCP tools", "nineteen tools": any count of tools a page states.
+_WORDS = {"ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "eighteen": 18, "nineteen": 19}
+_COUNT = re.compile(r"\b(\d+|" + "|".join(_WORDS) + r")\s+(?:MCP\s+)?tools\b", re.I)
+
+
+def stated_tool_counts(text: str) -> list[int]:
+    """Every count of tools ``text`` states, as numbers."""
+    return [int(n) if n.isdigit() else _WORDS[n.lower()] for n in _COUNT.findall(text)]
+
+
+def readme_tool_list(readme: str) -> list[str]:
+    """The tool names the README's MCP section lists ("Its N tools: `a`, `b`, ... (reference")."""
+    section = readme.split("## Use it from a coding agent (MCP)", 1)[1]
+    listing = re.split(r"\btools:", section, maxsplit=1, flags=re.I)[1].split("(reference", 1)[0]
+    return re.findall(r"`([a-z_]+)`", listing)
+
+
+def test_readme_and_docs_state_the_servers_tool_count_and_names() -> None:
+    """README and docs/*.md state the MCP server's real tool count, and the README lists every tool by name."""
+    names = _tool_names()
+    pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
+    counts = {str(p.relative_to(REPO)): stated_tool_counts(p.read_text(encoding="utf-8")) for p in pages}
+    assert sum(counts.values(), []), "no page states how many tools there are"
+    assert {p: c for p, c in counts.items() if any(n != len(names) for n in c)} == {}
+    listed = readme_tool_list((REPO / "README.md").read_text(encoding="utf-8"))
+    assert sorted(listed) == sorted(names)
+
+
+def test_a_wrong_tool_count_or_list_is_caught() -> None:
+    """The checks above fail on a page that says 11 tools or leaves one out (synthetic text)."""
+    assert stated_tool_counts("It has 11 MCP tools, or eleven tools.") == [11, 11]
+    readme = "## Use it from a coding agent (MCP)\n\nIts 2 tools: `remember`, `recall` (reference"
+    assert readme_tool_list(readme) == ["remember", "recall"]
+    assert sorted(readme_tool_list(readme)) != sorted(_tool_names())
