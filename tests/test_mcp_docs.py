@@ -72,10 +72,12 @@ def readme_tool_list(readme: str) -> list[str]:
 
 
 def test_readme_and_docs_state_the_servers_tool_count_and_names() -> None:
-    """README and docs/*.md state the MCP server's real tool count, and the README lists every tool by name."""
+    """README and docs state the server's real tool count; the README lists every tool."""
     names = _tool_names()
     pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
-    counts = {str(p.relative_to(REPO)): stated_tool_counts(p.read_text(encoding="utf-8")) for p in pages}
+    counts = {
+        str(p.relative_to(REPO)): stated_tool_counts(p.read_text(encoding="utf-8")) for p in pages
+    }
     assert sum(counts.values(), []), "no page states how many tools there are"
     assert {p: c for p, c in counts.items() if any(n != len(names) for n in c)} == {}
     listed = readme_tool_list((REPO / "README.md").read_text(encoding="utf-8"))
