@@ -349,8 +349,8 @@ def test_an_utterance_still_drops_vocatives_and_answers() -> None:
 
 def test_a_standing_request_is_a_preference_a_one_time_one_is_not() -> None:
     """What a note or the user asks for from now on is kept, without its "please";
-    a one-time request is not, nor a request one person makes of another in a
-    conversation."""
+    in a note a one-time request is not, nor a request one person makes of
+    another in a conversation."""
     for speaker in (None, USER):
         said = [s.text for s in statements("please always give me the report in PDF", speaker)]
         assert said == ["Always give me the report in PDF."]
@@ -358,7 +358,39 @@ def test_a_standing_request_is_a_preference_a_one_time_one_is_not() -> None:
         assert said == ["Don't ever push to main on a Friday."]
         said = [s.text for s in statements("Please, from now on reply in German", speaker)]
         assert said == ["From now on reply in German."]
-        assert statements("Please fix the build", speaker) == []
-        assert statements("Don't worry about the flaky test", speaker) == []
+    assert statements("Please fix the build") == []
+    assert statements("Don't worry about the flaky test") == []
     assert statements("Mel: Don't ever give up!") == []
     assert statements("Please always bring snacks", "Mel") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # A request: what recurs of it is promoted, what is said once ages out.
+        ("Please fix the build", ["Fix the build."]),
+        ("in ledgerly-api use poetry pls", ["In ledgerly-api use poetry."]),
+        ("dont touch anything under vendor/", ["Dont touch anything under vendor/."]),
+        # "You" is the assistant.
+        ("keep your explanations short", ["Keep your explanations short."]),
+        # Statements about what is not the user, however the parser reads them.
+        ("priya reviews all the android PRs", ["Priya reviews all the android PRs."]),
+        ("atlas-web deploys to heroku", ["Atlas-web deploys to heroku."]),
+        ("type hints pls, even on the little helpers", ["Type hints, even on the little helpers."]),
+        # Chat's lower-case "i" is the first person.
+        ("i use fish shell on my mac", ["The user uses fish shell on the user's mac."]),
+        ("i'm lactose intolerant", ["The user is lactose intolerant."]),
+        # Chat leaves out "I" before a past or progressive verb.
+        (
+            "booked the flights for the kyoto trip",
+            ["The user booked the flights for the kyoto trip."],
+        ),
+        ("planning a trip to Kyoto with Hana", ["The user is planning a trip to Kyoto with Hana."]),
+        # Still not statements: questions, formulae, a pointing subject.
+        ("what does p99 mean here", []),
+        ("haha fair", []),
+        ("that's great", []),
+    ],
+)
+def test_what_the_user_says_to_an_assistant(text: str, expected: list[str]) -> None:
+    assert [s.text for s in statements(text, USER)] == expected

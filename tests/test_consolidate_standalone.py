@@ -24,6 +24,9 @@ SAID = datetime(2023, 5, 8, 13, 0, tzinfo=UTC)  # a Monday
         "Caroline loves it.",
         "That was a great experience for Caroline.",
         "Caroline met friends there.",
+        # A request for something now points at its moment.
+        "Run the tests again.",
+        "Fix the build.",
     ],
 )
 def test_a_subject_or_object_pointing_outside_the_statement_is_unresolved(said: str) -> None:
@@ -42,6 +45,10 @@ def test_a_subject_or_object_pointing_outside_the_statement_is_unresolved(said: 
         "Melanie signed up for a pottery class this year.",  # "this" of a date
         "Caroline's sister lives in Leeds; she works at a hospital.",
         "The user prefers tabs.",
+        # A request that forbids or holds from now on is a standing rule.
+        "Never force-push to release branches.",
+        "Don't touch anything under vendor/.",
+        "Always add type hints to new functions.",
     ],
 )
 def test_a_statement_with_its_antecedents_stands_alone(said: str) -> None:

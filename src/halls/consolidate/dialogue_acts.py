@@ -97,6 +97,11 @@ _FUNCTION = frozenset(
         "make made feel felt think thought know knew like love really mean means meant"
     ).split()
 )
+# Words that make a request hold from now on ("always run ruff", "never push to main").
+STANDING = re.compile(
+    r"(?i)\b(?:always|never|ever|from now on|going forward|in (?:the )?future|by default|"
+    r"every time|whenever)\b"
+)
 # Leading phrases that mark what follows as worth keeping (a request to remember).
 MEMO = re.compile(
     r"(?i)^(?:remember(?:\s+that)?(?!\s+(?:when|how|what|who|where|the time)\b)|"

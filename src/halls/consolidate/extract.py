@@ -50,6 +50,17 @@ act), never a list of known sentences:
      states of themself (facts, preferences, decisions, plans) is what a
      personal memory keeps; a remark about the world in a chat is left to
      the short-term tier.
+
+   Said by the user to an assistant (the ``user`` role) the last two do not
+   apply: "you" is the assistant ("keep your answers short"), and what the
+   user says of their projects and the people around them is theirs to keep
+   ("the staging db is Postgres 15", "priya reviews the android PRs"). Their
+   requests are kept too, without "please" ("use poetry in ledgerly-api"):
+   a request said once ages out with its entry, one that recurs is a
+   preference the evidence gate promotes (one for something now, "run the
+   tests again", is evidence only: ``standalone``). A sentence that opens
+   with a past or progressive verb and no subject leaves out "I"
+   ("booked the flights" -> "The user booked the flights").
    - a sentence with fewer than ``MIN_CONTENT_WORDS`` content words (words
      that are not function words, pronouns, formula words or intensifiers):
      "I love it." carries nothing once its pronoun is gone.
@@ -88,6 +99,7 @@ from halls.consolidate.dialogue_acts import (
     FIRST_PERSON,
     MEMO,
     SECOND_PERSON,
+    STANDING,
     WH,
     content_words,
     is_formula,
@@ -134,27 +146,45 @@ class Statement:
     sentence: str
 
 
-# A request that holds from now on is a preference its speaker states ("Please
-# always give me the report in PDF", "Don't ever push to main on a Friday"),
-# which memory keeps, said in a note or by the user to an assistant; a
-# one-time request ("Please fix the build") is not, nor what one person asks
-# of another in a conversation ("Don't ever give up!").
+# In a note, a request that holds from now on is a preference its writer
+# states ("Please always give me the report in PDF", "Don't ever push to main
+# on a Friday"); a one-time request ("Please fix the build") is not. Said by
+# the user to an assistant, every request is kept (``_request``); what one
+# person asks of another in a conversation ("Don't ever give up!") is not.
 _DIRECTIVE = re.compile(r"(?i)^(?:please\b|don'?t\b|do not\b)")
-_STANDING = re.compile(
-    r"(?i)\b(?:always|never|ever|from now on|going forward|in (?:the )?future|by default|"
-    r"every time|whenever)\b"
-)
 
 
 def _standing(raw: str, speaker: str | None) -> str | None:
-    """The standing request ``raw`` makes, without its "please"; None if it is none."""
-    if speaker not in (None, USER) or not _STANDING.search(raw):
+    """The standing request a note's ``raw`` makes, without its "please"; None if none."""
+    if speaker is not None or not STANDING.search(raw):
         return None
     if not _DIRECTIVE.match(raw) and not voices.is_imperative(raw):
         return None
     s = re.sub(r"(?i)^please,?\s+", "", raw.strip())
     s = re.sub(r"(?i),?\s+please([.!]*)$", r"\1", s)
     return _finish(s) if content_words(s) else None
+
+
+# "Please" and its chat spellings carry no content wherever they stand.
+_POLITE = re.compile(r"(?i)\b(?:please|pls|plz)\b")
+
+
+def _unpolite(text: str) -> str:
+    s = re.sub(r"\s+([,.!])", r"\1", _POLITE.sub("", text))
+    return re.sub(r",(?=[,.!]|$)", "", s).strip(" ,")
+
+
+def _request(raw: str) -> str | None:
+    """What the user asks of the assistant, without its "please"; None if not a request.
+
+    Said to an assistant, a request is what the user wants of it ("use poetry
+    in ledgerly-api", "don't touch vendor/"), standing or not: one said once
+    ages out with its entry, one that recurs is a preference worth keeping.
+    """
+    if not _DIRECTIVE.match(raw) and not voices.is_imperative(raw):
+        return None
+    s = _unpolite(raw)
+    return _finish(s) if len(content_words(s)) >= MIN_CONTENT_WORDS else None
 
 
 def _finish(text: str) -> str:
@@ -175,6 +205,11 @@ def _attribute(sentence: str, word: str) -> bool:
     return copula.group(1).lower() == word and word not in _STATES
 
 
+# Chat writes the first person in lower case ("i'm vegan", "i use fish"): the
+# pronoun is "I" wherever it stands alone.
+_LOWER_I = re.compile(r"(?<![\w.'-])i(?=(?:'(?:m|ve|d|ll))?(?![\w.-]))")
+
+
 def statement(sentence: str, speaker: str | None) -> str | None:
     """The statement ``sentence`` makes (rewritten for ``speaker``), or None if it makes none."""
     raw = sentence.strip()
@@ -182,31 +217,44 @@ def statement(sentence: str, speaker: str | None) -> str | None:
         return None  # a heading ("The user asked:") introduces, it does not state
     noted = False
     if speaker is not None:
+        raw = _LOWER_I.sub("I", raw)
         raw = _CALL_ME.sub("I go by ", raw)
         m = MEMO.match(raw)
         if m and raw[m.end() :].strip():
             raw, noted = raw[m.end() :], True
     if is_question(raw):
         return None
-    standing = _standing(raw, speaker)
-    if standing:
-        return standing
+    kept = _request(raw) if speaker == USER else _standing(raw, speaker)
+    if kept:
+        return kept
     s = strip_edges(raw, dialogue=speaker is not None)
     if is_formula(raw) or not s or is_question(s) or is_formula(s):
         return None
+    if speaker == USER:
+        s = _unpolite(s)
     if speaker is None:
         if not content_words(s):
             return None
         return s if s == raw else _finish(s)
     words = words_of(s)
-    if any(w in SECOND_PERSON for w in words):
+    # Said to an assistant, "you" is the assistant ("keep your answers short");
+    # in a conversation between people, the listener and their news.
+    if speaker != USER and any(w in SECOND_PERSON for w in words):
         return None
+    if speaker == USER:
+        # Said to an assistant, a sentence that opens with a verb leaves out "I".
+        elided = voices.elided_subject(s)
+        if elided is not None:
+            s = f"{elided} {s[0].lower()}{s[1:]}"
+            words = words_of(s)
     if words[0] in DEICTIC or words[0] in WH | AUX | _ELIDED:
         return None
     if not noted and not any(w in FIRST_PERSON for w in words):
-        # Said to an assistant, a fact about a named thing is kept (``voices``).
+        # Said to an assistant, a statement about anything is kept ("the
+        # staging db is Postgres 15", "priya reviews the android PRs"): what
+        # recurs of it is promoted, what was said once ages out.
         said = speaker == USER and len(content_words(s)) >= MIN_CONTENT_WORDS
-        return _finish(s) if said and voices.names_its_subject(s) else None
+        return _finish(s) if said else None
     name_words = frozenset(words_of(speaker))
     found = content_words(s, name_words)
     if len(found) < MIN_CONTENT_WORDS and not (found and (noted or _attribute(s, found[0]))):

@@ -20,6 +20,11 @@ module reads it off spaCy's parse (``halls.nlp``), not off a word list:
 - "there" as a place adverb needs an earlier place (a named location or a
   prepositional object).
 
+A request for something now points at its moment as a pronoun points at
+its antecedent: "run the tests again", "fix the build" (a bare verb with no
+subject, neither forbidding nor holding from now on: ``voices.one_off_request``;
+"never force-push", "don't touch vendor/" and "always add type hints" stand).
+
 Such a statement is read as ``unresolved``: it still counts as evidence in
 its cluster, but it is not a fact's text while a statement that stands
 alone is beside it (``candidates``); a cluster of only such statements
@@ -43,6 +48,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from halls import nlp
+from halls.consolidate import voices
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -68,7 +74,7 @@ def read(texts: Sequence[str]) -> list[Reading]:
             _cache.clear()
         docs = nlp.pipeline().pipe(todo, batch_size=256) if todo else iter(())
         for text, doc in zip(todo, docs, strict=True):
-            _cache[text] = Reading(_unresolved(doc))
+            _cache[text] = Reading(_unresolved(doc) or voices.one_off_request(doc))
         return [_cache[t] for t in texts]
 
 

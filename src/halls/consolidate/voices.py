@@ -1,23 +1,16 @@
-"""What the user tells an assistant about anything but themselves, read off spaCy's parse.
+"""Imperatives, read off spaCy's parse.
 
 A user talking to an assistant (a journal event or entry with the ``user``
-role) states facts about their projects and the people around them as often
-as about themselves: "the staging db is Postgres 15 on db-stg-2", "Mia owns
-the billing service", "the repo uses poetry". ``extract`` keeps a dialogue
-sentence only when its speaker speaks of themselves (a first person), which
-drops all of these; in a conversation between people that rule keeps out
-what one says of the other's news ("The kids loved it", "Your painting is
-lovely"). Said to an assistant, such a sentence is a fact worth keeping when
-its subject names something: a name, or a noun (not a pronoun or a
-demonstrative, which point at what the sentence does not name). And an
-imperative with a word that makes it hold from now on ("never commit to main
-directly", "always run ruff before pushing") is a standing instruction, with
-or without a "please".
+role) states what they want as requests as often as statements: "in
+ledgerly-api use poetry", "never force-push to release branches", "always run
+ruff before pushing". ``extract`` keeps such a request; in a note, only one
+with a word that makes it hold from now on. A request is a sentence whose
+main verb is bare and has no subject.
 
-The parse is spaCy's (``halls.nlp``): the root's subject (``nsubj``,
-``nsubjpass``) and its part of speech; an imperative is a root verb in its
-base form (``VB``, or ``VBP`` where the model reads a bare verb at the start
-so) with no subject. Parses are cached by text.
+The parse is spaCy's (``halls.nlp``): the root's part of speech and tag (an
+imperative is a root verb in its base form, ``VB``, or ``VBP`` where the
+model reads a bare verb at the start so) and its subjects (``nsubj``,
+``nsubjpass``, ``csubj``, ``expl``). Parses are cached by text.
 """
 
 from __future__ import annotations
@@ -26,12 +19,15 @@ import functools
 from typing import TYPE_CHECKING
 
 from halls import nlp
+from halls.consolidate.dialogue_acts import STANDING
 
 if TYPE_CHECKING:
-    from spacy.tokens import Doc
+    from spacy.tokens import Doc, Token
 
 _SUBJECTS = frozenset(("nsubj", "nsubjpass", "csubj", "expl"))
-_NAMING = frozenset(("PROPN", "NOUN"))
+# A request's verb comes first, after a few words at most ("in helix, rebase
+# onto trunk"); a bare verb further on is the parser reading a fragment.
+_LEAD = 3
 
 
 @functools.lru_cache(maxsize=4096)
@@ -39,31 +35,45 @@ def _parse(sentence: str) -> Doc:
     return nlp.pipeline()(sentence)
 
 
-def names_its_subject(sentence: str) -> bool:
-    """Whether the sentence's main clause has a subject that names something (a
-    name or a noun, neither a pronoun nor a demonstrative)."""
-    doc = _parse(sentence)
+def _bare_verb(doc: Doc) -> Token | None:
+    """The root of a sentence whose main verb is bare and has no subject, else None."""
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    if root is None:
-        return False
-    subjects = [c for c in root.children if c.dep_ in _SUBJECTS]
-    if not subjects:
-        return False
-    head = subjects[0]
-    if head.pos_ not in _NAMING:
-        return False
-    # "this repo", "that db": a demonstrative points at what is not named.
-    return not any("Dem" in c.morph.get("PronType", []) for c in head.children if c.dep_ == "det")
+    if root is None or root.pos_ not in ("VERB", "AUX") or root.tag_ not in ("VB", "VBP"):
+        return None
+    return None if any(c.dep_ in _SUBJECTS for c in root.children) else root
 
 
 def is_imperative(sentence: str) -> bool:
     """Whether the sentence's main verb is a bare verb with no subject ("never
     commit to main", "always run ruff before pushing")."""
     doc = _parse(sentence)
-    root = next((t for t in doc if t.dep_ == "ROOT"), None)
-    if root is None or root.pos_ not in ("VERB", "AUX") or root.tag_ not in ("VB", "VBP"):
-        return False
-    if any(c.dep_ in _SUBJECTS for c in root.children):
-        return False
+    root = _bare_verb(doc)
     # Only adverbs and "please" or "do not" may come before the verb.
-    return all(t.pos_ in ("ADV", "INTJ", "PART", "AUX") for t in doc[: root.i])
+    return root is not None and all(t.pos_ in ("ADV", "INTJ", "PART", "AUX") for t in doc[: root.i])
+
+
+def one_off_request(doc: Doc) -> bool:
+    """Whether a parsed statement asks for something now: a request that neither
+    holds from now on (``STANDING``) nor forbids ("run the tests again", "fix
+    the build"; not "never force-push", "don't touch vendor/"). Said on two
+    days it is still not a fact (``standalone``), though it counts as evidence
+    for one it restates."""
+    root = _bare_verb(doc)
+    if root is None or root.i > _LEAD or any(c.dep_ == "neg" for c in root.children):
+        return False
+    return not STANDING.search(doc.text)
+
+
+def elided_subject(sentence: str) -> str | None:
+    """The first person a sentence leaves out, if it opens with a verb that has no
+    subject ("booked the flights for kyoto" -> "I", "planning a trip" -> "I am"), else
+    None. Chat and diaries drop "I" before a past or progressive verb."""
+    doc = _parse(sentence)
+    if not len(doc):
+        return None
+    verb = doc[0]
+    if verb.pos_ != "VERB" or verb.tag_ not in ("VBD", "VBN", "VBG"):
+        return None
+    if any(c.dep_ in _SUBJECTS for c in verb.children):
+        return None
+    return "I am" if verb.tag_ == "VBG" else "I"
