@@ -22,6 +22,8 @@ from pydantic_settings import (
     SettingsConfigDict,
 )
 
+from halls.config_keys import unknown_env, unknown_keys
+
 
 def _default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
@@ -401,7 +403,13 @@ class _YamlSource(PydanticBaseSettingsSource):
         path = getattr(self.settings_cls, "config_file", None) or os.environ.get("HALLS_CONFIG")
         if not path:
             return {}
-        return read_yaml(Path(path))
+        data = read_yaml(Path(path))
+        # A misspelt key would otherwise leave its setting at the default in silence.
+        unknown = unknown_keys(data, self.settings_cls)
+        if unknown:
+            more = f" (and {len(unknown) - 1} more)" if len(unknown) > 1 else ""
+            raise ValueError(f"config file {Path(path).name}: {unknown[0]}{more}")
+        return data
 
 
 def read_yaml(path: Path) -> dict[str, Any]:
@@ -414,6 +422,11 @@ def read_yaml(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"config file {path.name} must hold a mapping at the top")
     return data
+
+
+def env_warnings() -> list[str]:
+    """A message per ``HALLS_*`` environment variable that sets nothing (a misspelling)."""
+    return unknown_env(os.environ, Settings)
 
 
 def load_settings(config: Path | None = None, **overrides: Any) -> Settings:

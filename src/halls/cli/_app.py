@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 import click
 from pydantic import ValidationError
 
-from halls.config import Settings, load_settings
+from halls.config import Settings, env_warnings, load_settings
 from halls.errors import HallsError
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -89,7 +89,17 @@ def _translated() -> Iterator[None]:
         raise click.ClickException(exc.message) from None
 
 
+_warned_env = False
+
+
 def _settings(config: Path | None, data_dir: Path | None, **overrides: Any) -> Settings:
+    global _warned_env
+    if not _warned_env:
+        # A warning, not an error: the environment is shared with other
+        # programs and other halls versions, and must not stop a server.
+        _warned_env = True
+        for message in env_warnings():
+            click.echo(f"halls: warning: {message}", err=True)
     try:
         return load_settings(config, data_dir=data_dir, **overrides)
     except (ValueError, HallsError) as exc:

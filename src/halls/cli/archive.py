@@ -16,7 +16,8 @@ from pathlib import Path
 
 import click
 
-from halls.cli._app import _common, _memory, _settings, main
+from halls.cli._app import _common, _memory, _server, _settings, main
+from halls.cli.notes import import_notes
 from halls.models import ON_CONFLICT
 
 _PASSPHRASE_HELP = (
@@ -92,9 +93,11 @@ def export_cmd(
 
 @main.command("import")
 @_common
+@_server
+@click.argument("paths", nargs=-1, type=click.Path(path_type=Path))
 @click.option("--store", help="Store name (default: the configured store).")
 @click.option(
-    "--in", "source", required=True,
+    "--in", "source",
     type=click.Path(exists=True, dir_okay=False, path_type=Path), help="Archive file to read.",
 )  # fmt: skip
 @click.option(
@@ -102,21 +105,52 @@ def export_cmd(
     help="For a record whose id the store already holds.",
 )  # fmt: skip
 @click.option("--overwrite", is_flag=True, help="Import into a store that already holds records.")
-@click.option("--dry-run", is_flag=True, help="Check the archive and count; write nothing.")
+@click.option(
+    "--dry-run", is_flag=True, help="Count (and show) what would be written; write nothing."
+)
 @click.option("--reembed", is_flag=True, help="Embed again with the configured embedder.")
 @click.option("--passphrase", envvar="HALLS_PASSPHRASE", help=_PASSPHRASE_HELP)
+@click.option("--pinned", is_flag=True, help="Files: the memories never age out.")
 def import_cmd(
     config: Path | None,
     data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
+    paths: tuple[Path, ...],
     store: str | None,
-    source: Path,
+    source: Path | None,
     on_conflict: str,
     overwrite: bool,
     dry_run: bool,
     reembed: bool,
     passphrase: str | None,
+    pinned: bool,
 ) -> None:
-    """Import an archive; a damaged or altered archive (or a wrong passphrase) imports nothing."""
+    """Import agent memory files (PATHS), or a halls archive (--in).
+
+    PATHS are Markdown files (CLAUDE.md, AGENTS.md, MEMORY.md, notes), agent
+    rules files (.cursorrules) or directories of them: each list item or
+    paragraph becomes a short-term memory; importing again writes only new
+    or changed items. An archive that is damaged or altered (or a wrong
+    passphrase) imports nothing.
+    """
+    if paths and source is not None:
+        raise click.UsageError("give files to import or --in ARCHIVE, not both")
+    if paths:
+        archive_only = {"--on-conflict": on_conflict != "keep-existing", "--overwrite": overwrite,
+                        "--reembed": reembed}  # fmt: skip
+        used = [flag for flag, given in archive_only.items() if given]
+        if used:
+            raise click.UsageError(f"{used[0]} is for archives (--in), not files")
+        settings = _settings(config, data_dir)
+        import_notes(settings, data_dir, server_url, token, list(paths), store, dry_run, pinned)
+        return
+    if source is None:
+        raise click.UsageError("give files to import (CLAUDE.md, notes/) or --in ARCHIVE")
+    if server_url or pinned:
+        raise click.UsageError(
+            f"{'--server-url' if server_url else '--pinned'} is for files, not archives (--in)"
+        )
     from halls.service import archive_encrypted  # loads the store: only when used
 
     if not passphrase and archive_encrypted(source):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import gc
 import json
 import socket
@@ -34,11 +35,6 @@ from halls.models import SEARCH_TIERS
 @click.option("--port", type=int, help="Port to listen on (default 7420).")
 def serve(config: Path | None, data_dir: Path | None, host: str | None, port: int | None) -> None:
     """Run the HTTP API (and everything mounted on it)."""
-    import uvicorn
-
-    from halls.http import create_app
-    from halls.service import Memory
-
     server = {k: v for k, v in {"host": host, "port": port}.items() if v is not None}
     settings = _settings(config, data_dir, server=server or None)
     cfg = settings.server
@@ -53,6 +49,14 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
             "(HALLS_SERVER__RATE_LIMIT_PER_MINUTE) to limit each client",
             err=True,
         )
+    # Before the model loads and before "serving on" is printed: a taken
+    # port fails here in one line, not after a second of promise.
+    _check_port(cfg.host, cfg.port)
+    import uvicorn
+
+    from halls.http import create_app
+    from halls.service import Memory
+
     memory = Memory(settings)
     try:
         memory.open_stores()  # a wrong encryption key stops here, in one line
@@ -83,6 +87,34 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
     gc.collect()
     gc.freeze()
     uvicorn.run(app, host=cfg.host, port=cfg.port, log_level="info", access_log=cfg.access_log)
+
+
+def _check_port(host: str, port: int) -> None:
+    """Refuse, in one line, to serve on an address this process cannot bind.
+
+    Binds as uvicorn will (every address the host resolves to, with
+    SO_REUSEADDR), then lets go. A program that takes the port in the
+    second between this and uvicorn's bind still gets uvicorn's own error.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except socket.gaierror as exc:
+        raise click.ClickException(f"cannot listen on {host}: {exc.strerror}") from None
+    for family, kind, proto, _, address in infos:
+        with socket.socket(family, kind, proto) as sock:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            try:
+                sock.bind(address)
+            except OSError as exc:
+                if exc.errno != errno.EADDRINUSE:
+                    raise click.ClickException(
+                        f"cannot listen on {host}:{port}: {exc.strerror}"
+                    ) from None
+                who = "a halls server" if _halls_answers(host, port) else "another program"
+                raise click.ClickException(
+                    f"port {port} on {host} is already in use by {who}; choose another "
+                    "with --port or server.port (HALLS_SERVER__PORT)"
+                ) from None
 
 
 @main.command()

@@ -11,7 +11,7 @@ from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
 from halls import __version__
-from halls.http import errors
+from halls.http import apidocs, errors
 from halls.http.metrics import Metrics, RequestMetrics, RouteTemplates
 from halls.http.metrics import router as metrics_router
 from halls.http.middleware import BearerAuth, BodyLimit
@@ -52,7 +52,11 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
         version=__version__,
         description="The Halls of Memory: a local-first memory server for LLM agents.",
         lifespan=lifespan,
+        # Served by apidocs instead, from packaged assets rather than CDNs.
+        docs_url=None,
+        redoc_url=None,
     )
+    apidocs.install(app)
     app.state.memory = memory
     errors.install(app)
     for module in (short, near, journal, long, recall, system, context, consolidate_routes):

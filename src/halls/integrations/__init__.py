@@ -1,1 +1,1 @@
-"""Agent integrations: Claude Code hooks (install, uninstall, and what they run)."""
+"""Agent integrations: Claude Code hooks, and agent memory files read for ``halls import``."""
