@@ -10,9 +10,12 @@ import pytest
 from halls.consolidate.candidates import UNSURE
 from halls.consolidate.judge import (
     LABELS,
+    RETRACT,
+    UPDATE,
     LocalJudge,
     Pair,
     default_judge,
+    read,
     restates_change,
     same_change,
     synonyms,
@@ -273,6 +276,22 @@ def test_the_one_someone_sees_for_a_service_is_one_at_a_time(embedder) -> None:
     assert x[:, _SINGLE].tolist() == [1.0, 1.0, 1.0]
     got = judge.probabilities(x.copy()).argmax(axis=1)
     assert [LABELS[int(k)] for k in got] == ["update", "update", "update"]
+
+
+def test_an_ended_thing_is_the_cross_encoders_to_read(embedder) -> None:
+    """Where the later statement says something ended and the cross-encoder reads a
+    change, its reading stands, beside a word of addition too: the words alone read
+    this pair as one statement, in clustering and in reconciliation."""
+    earlier = "Pinecrest also wants a weekly status email every monday."
+    later = "Pinecrest said drop the weekly status emails, they'll just check the board."
+    items, _ = _pairs(embedder, [("update", earlier, later)])
+    (got,) = default_judge().judge(items)
+    assert got.label in ("update", "retract"), got
+    v = np.stack([items[0].earlier_vec, items[0].later_vec])
+    r = read(default_judge(), [earlier, later], v, np.array([0]), np.array([1]))
+    assert int(r.labels[0]) in (UPDATE, RETRACT)
+    words = default_judge(cross_pairs=0).judge(items)[0]
+    assert words.label == "same"  # what the words alone read
 
 
 def test_the_same_words_about_another_person_are_another_fact(embedder) -> None:
