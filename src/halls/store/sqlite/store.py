@@ -269,7 +269,7 @@ class SQLiteStore(ComposedStore):
     def add_flag(self, flag: ForgetFlag) -> None:
         with self._db.tx() as db:
             db.execute(
-                f"INSERT INTO forget_flags({rowmap.FLAG_COLUMNS}) VALUES ({marks(5)})",
+                f"INSERT INTO forget_flags({rowmap.FLAG_COLUMNS}) VALUES ({marks(7)})",
                 rowmap.flag_values(flag),
             )
 
