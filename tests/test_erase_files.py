@@ -18,11 +18,14 @@ from typing import Any
 import httpx
 import pytest
 
+from halls.config import StorageSettings
+from halls.store import open_backend
 from http_helpers import created
 
 pytestmark = pytest.mark.slow  # a server start and stop per path
 
 ADMIN = "files-admin-token-0123456789"
+KEY = "files-encryption-passphrase"
 S = {"store": "s"}
 
 
@@ -125,3 +128,24 @@ def test_deleted_marker_is_in_no_file_after_shutdown(server_factory: Any, path: 
     live.stop()
     assert _files_holding(live.data_dir, probe), "the kept record must still be on disk"
     assert _files_holding(live.data_dir, m) == {}
+
+
+@pytest.mark.parametrize("path", ["short", "near"])
+def test_encrypted_store_keeps_no_row_of_a_deleted_marker(server_factory: Any, path: str) -> None:
+    """SQLCipher: the files are ciphertext, so the decrypted rows (FTS5 shadow tables too) count."""
+    env = {"HALLS_SERVER__BEARER_TOKEN": ADMIN, "HALLS_STORAGE__ENCRYPTION_KEY": KEY}
+    live = server_factory(env=env)
+    c = live.client()
+    probe, m = _marker(), _marker()
+    created(c, "/short", "s", {"content": f"a probe that stays: {probe}"})
+    PATHS[path](c, m)
+    live.stop()
+    assert _files_holding(live.data_dir, probe) == {}  # encrypted: no plain text in a file
+    backend = open_backend(StorageSettings(encryption_key=KEY), live.data_dir)
+    store = backend.open("s", False)
+    try:
+        assert store.holds(probe[-16:])  # the check below can find a term's tail
+        assert not any(store.holds(piece.decode()) for piece in _pieces(m))
+    finally:
+        store.close()
+        backend.close()
