@@ -46,7 +46,7 @@ def _reconcile(
 ) -> tuple[HeuristicDecider, list[Known]]:
     """The heuristic decider and the one known fact ``l_1``, near the representative."""
     known = [Known("l_1", fact, float(fact_vec @ cand.vector), fact_vec)]
-    settings = SimpleNamespace(settings=cfg or ConsolidatorSettings())
+    settings = SimpleNamespace(settings=cfg or ConsolidatorSettings(), flag_classes={})
     return HeuristicDecider(settings), known  # type: ignore[arg-type]
 
 

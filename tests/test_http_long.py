@@ -109,7 +109,18 @@ def test_forget_records_a_flag_and_leaves_the_fact(server, store_name, chain) ->
     r = c.post(f"/long/{new_id_}/forget", params=p, json={"reason": "this is wrong"})
     assert r.status_code == 202, r.text
     flag = r.json()
-    assert set(flag) == {"id", "fact_id", "reason", "status", "created_at", "redactions"}
+    assert set(flag) == {
+        "id",
+        "fact_id",
+        "reason",
+        "status",
+        "created_at",
+        "redactions",
+        "flagged_by",
+        "admin",
+    }
+    # An open server: the caller is its operator, who may delete for good.
+    assert (flag["flagged_by"], flag["admin"]) == (None, True)
     assert flag["id"].startswith("f_")
     assert (flag["fact_id"], flag["reason"]) == (new_id_, "this is wrong")
     assert flag["status"] == "pending"

@@ -326,7 +326,14 @@ def test_briefs_and_flags(store: Store) -> None:
     assert store.list_briefs(10, 0) == [b2, b1]
     assert store.list_briefs(1, 1) == [b1]
 
-    f1 = ForgetFlag(id=new_id("flag"), fact_id="l_1", reason="wrong", created_at=at(0))
+    f1 = ForgetFlag(
+        id=new_id("flag"),
+        fact_id="l_1",
+        reason="wrong",
+        created_at=at(0),
+        flagged_by="agent-a",
+        admin=True,
+    )
     f2 = ForgetFlag(id=new_id("flag"), fact_id="l_2", reason="old", status="done", created_at=at(1))
     store.add_flag(f1)
     store.add_flag(f2)

@@ -278,6 +278,11 @@ class ForgetFlag(BaseModel):
     reason: str
     status: Literal["pending", "done"] = "pending"
     created_at: datetime
+    # Who flagged (the token's id; "cli"; None on an open server or in a
+    # library call), and whether they may delete for good: only an admin's
+    # flag purges; a writer's flag that would purge demotes instead.
+    flagged_by: str | None = None
+    admin: bool = False
     redactions = redaction_count("reason")
 
 

@@ -52,6 +52,8 @@ class Inputs:
     # one unit-length vector per unit.
     units: list[Unit] = field(default_factory=list)
     unit_vectors: np.ndarray = field(default_factory=lambda: np.zeros((0, 0), np.float32))
+    # Per pending flag id: its reason's class read by meaning (consolidate.reasons).
+    flag_classes: dict[str, str | None] = field(default_factory=dict)
 
 
 @dataclass

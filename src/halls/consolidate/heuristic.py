@@ -23,12 +23,13 @@ class HeuristicDecider:
     def __init__(self, inputs: Inputs, judge: Judge | None = None) -> None:
         self.cfg = inputs.settings
         self.judge = judge or default_judge(self.cfg.cross_pairs)
+        self.flag_classes = inputs.flag_classes
 
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
         return Verdict(reconcile(self.judge, self.cfg, cand, known), cand.text)
 
     def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]:
-        kind, why = forget_class(flag.reason, fact.content)
+        kind, why = forget_class(flag.reason, fact.content, self.flag_classes.get(flag.id))
         return kind, why, None
 
 

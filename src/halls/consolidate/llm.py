@@ -300,7 +300,7 @@ class LLMDecider(HeuristicDecider):
         return Verdict(decision, a.fact.strip(), f"decided by {self.client.model}")
 
     def forget(self, flag: ForgetFlag, fact: LongFact) -> tuple[str, str, str | None]:
-        kind, why = forget_class(flag.reason, fact.content)
+        kind, why = forget_class(flag.reason, fact.content, self.flag_classes.get(flag.id))
         if kind == "purge":
             return kind, why, "heuristic: PII detected; no model asked"
         try:

@@ -2,8 +2,10 @@
 
 A forget flag is acted on by class:
 
-- ``pii``: the reason names PII or a secret, or the fact's content matches a
-  detector below -> purge (the one true deletion);
+- ``pii``: the reason is about PII or a secret (read by meaning in
+  ``consolidate.reasons``; by the keyword lists below only when the
+  embedder fails), or the fact's content matches a detector below -> purge
+  (the one true deletion; a writer's flag demotes instead, ``plan``);
 - ``wrong``: the reason disputes the fact -> demote (kept for history);
 - ``stale``: the reason says it is out of date -> decay;
 - anything else -> demote, the reversible choice.
@@ -92,13 +94,17 @@ def classify_reason(reason: str) -> str | None:
     return None
 
 
-def forget_class(reason: str, content: str) -> tuple[str, str]:
-    """(class, why) for a flagged fact: purge, demote or decay."""
+def forget_class(reason: str, content: str, cls: str | None = None) -> tuple[str, str]:
+    """(class, why) for a flagged fact: purge, demote or decay.
+
+    ``cls`` is the reason's class as read by meaning (``consolidate.reasons``);
+    without one, the keyword lists above read the reason.
+    """
     found = detect(content)
     if found:
         kinds = ", ".join(sorted({f.kind for f in found}))
         return "purge", f"content contains {kinds}"
-    cls = classify_reason(reason)
+    cls = cls or classify_reason(reason)
     if cls == "pii":
         return "purge", "the reason names PII or a secret"
     if cls == "stale":

@@ -7,7 +7,8 @@ plan changes them (``_Pool``); changes without the evidence wait, and are
 read together at the end; then it ages out expired entries and closes open
 loops. Two decisions are delegated to a ``Decider``: how a candidate
 reconciles (and the text of the fact it yields), and which class a forget
-flag is. The heuristic decider (``heuristic``) answers from ``consensus``
+flag is; a flag that would purge demotes unless an admin made it
+(``_authorised``). The heuristic decider (``heuristic``) answers from ``consensus``
 and ``pii``; the LLM engine asks a model and falls back to these answers.
 """
 
@@ -339,7 +340,7 @@ def _flag_proposals(inputs: Inputs, decider: Decider, plan: Plan) -> set[str]:
             by_fact.setdefault(flag.fact_id, []).append(flag)
     for fact_id, flags in by_fact.items():
         fact = inputs.flagged[fact_id]
-        verdicts = [(decider.forget(f, fact), f) for f in flags]
+        verdicts = [(_authorised(decider.forget(f, fact), f), f) for f in flags]
         (kind, why, note), strongest = max(verdicts, key=lambda v: _STRENGTH[v[0][0]])
         values = [f.value for f in detect(fact.content)] if kind == "purge" else []
         if kind == "purge":
@@ -357,6 +358,19 @@ def _flag_proposals(inputs: Inputs, decider: Decider, plan: Plan) -> set[str]:
             )
         )
     return set(by_fact)
+
+
+_Verdict = tuple[str, str, str | None]  # (purge | demote | decay, why, engine note)
+
+
+def _authorised(verdict: _Verdict, flag: ForgetFlag) -> _Verdict:
+    """A purge is deletion for good: only an admin's flag may ask for one."""
+    kind, why, note = verdict
+    if kind != "purge" or flag.admin:
+        return verdict
+    # Demoted, not left as it was: it sinks below every active fact in
+    # recall at once, and an admin can still purge it (DELETE /long/{id}).
+    return "demote", f"{why}; a purge needs an admin's flag, so it is demoted", note
 
 
 def _age_out(inputs: Inputs, consumed: set[str], plan: Plan) -> None:

@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from halls.config import ConsolidatorSettings, RecallSettings
-from halls.consolidate import apply, distill
+from halls.consolidate import apply, distill, reasons
 from halls.consolidate.distill import Extractor, LocalExtractor
 from halls.consolidate.engine import Engine, EngineUnavailable, Inputs, Proposal
 from halls.consolidate.retire import retirements
@@ -171,6 +171,13 @@ class Runner:
             settings=self.cfg,
             units=units,
             unit_vectors=self._unit_vectors(units, vectors),
+            flag_classes=dict(
+                zip(
+                    [f.id for f in flags],
+                    reasons.classify([f.reason for f in flags], self.embed),
+                    strict=True,
+                )
+            ),
         )
 
     def _window(self, now: float) -> tuple[list[JournalEvent], list[Brief]]:

@@ -67,7 +67,7 @@ class BearerAuth:
             return
         set_grant(scope, grant)
         # The audit log records the token's id (never the token) for what follows.
-        with acting_as(grant.id):
+        with acting_as(grant.id, admin=grant.admin):
             await self.app(scope, receive, send)
 
 

@@ -89,7 +89,7 @@ class HallsMCP(FastMCP):
     ) -> Sequence[ContentBlock] | JSON:
         grant = self._check(name, arguments)
         try:
-            with acting_as(grant.id):
+            with acting_as(grant.id, admin=grant.admin):
                 return await super().call_tool(name, arguments)
         except ToolError as exc:
             cause = exc.__cause__

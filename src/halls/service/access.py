@@ -9,6 +9,8 @@ routes ask it through their ``store`` dependency, MCP tools in the server's
 - a read-only token may only read;
 - deletion for good (journal events, facts, stores, forget-about) and the
   audit log need ``admin``; ``server.bearer_token`` is an admin of every store.
+  A writer may flag a fact to forget, but the flag records the grant's
+  ``admin`` (``acting_as``) and a run purges only for an admin's flag.
 
 Tokens are compared as SHA-256 digests with ``hmac.compare_digest``, against
 every configured token whatever matches first, so the time taken tells

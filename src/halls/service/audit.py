@@ -39,17 +39,23 @@ GENESIS = "0" * 64
 
 # Who is asking, set by the adapter for the length of a request or command.
 actor: contextvars.ContextVar[str | None] = contextvars.ContextVar("halls_actor", default=None)
+# Whether they may delete for good (an admin token). Unset, the caller is the
+# operator (the CLI, a library call): they own the files anyway. A forget
+# flag records it, so that the run that acts on the flag purges only for an admin.
+actor_admin: contextvars.ContextVar[bool] = contextvars.ContextVar("halls_admin", default=True)
 
-__all__ = ["AuditLog", "acting_as", "actor"]
+__all__ = ["AuditLog", "acting_as", "actor", "actor_admin"]
 
 
 @contextmanager
-def acting_as(token_id: str | None) -> Iterator[None]:
-    """Attribute the mutations made inside to ``token_id``."""
+def acting_as(token_id: str | None, *, admin: bool = True) -> Iterator[None]:
+    """Attribute the mutations made inside to ``token_id``, an admin or not."""
     reset = actor.set(token_id)
+    reset_admin = actor_admin.set(admin)
     try:
         yield
     finally:
+        actor_admin.reset(reset_admin)
         actor.reset(reset)
 
 

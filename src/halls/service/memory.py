@@ -343,7 +343,10 @@ class Memory:
         return self._logged(store, action, self._records.pin_fact(id, pinned, store=store))
 
     def flag_forget(self, id: str, reason: str, *, store: str | None = None) -> ForgetFlag:
-        """Record a forget flag; the consolidator acts on it at its next run."""
+        """Record a forget flag; the consolidator acts on it at its next run.
+
+        The flag records the caller (``acting_as``): only an admin's flag purges.
+        """
         return self._logged(
             store, "long.flag", self._records.flag_forget(id, reason, store=store), [id]
         )

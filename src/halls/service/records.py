@@ -45,6 +45,7 @@ from halls.models import (
 )
 from halls.recall.entities import MENTIONS, mentions
 from halls.redact import redact, redact_value
+from halls.service.audit import actor, actor_admin
 from halls.service.stores import Stores
 from halls.store import changes as ch
 
@@ -388,6 +389,8 @@ class Records:
             fact_id=id,
             reason=_text(reason),  # a redaction mark still says PII (consolidate.pii)
             created_at=to_datetime(self.clock()),
+            flagged_by=actor.get(),
+            admin=actor_admin.get(),
         )
         s.add_flag(flag)
         return flag

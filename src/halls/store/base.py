@@ -89,7 +89,11 @@ class Records(Protocol):
     def get_short(self, id: str) -> ShortEntry | None: ...
     def list_short(self, limit: int, offset: int) -> list[ShortEntry]: ...
     def delete_short(self, id: str) -> bool:
-        """Delete the entry, its search rows and its edges; False if it was not there."""
+        """Delete the entry, its search rows and its edges; False if it was not there.
+
+        No byte of it may stay in the backend's files once this returns, beyond
+        what the backend's own vacuum reclaims (docs/reliability.md, Deletion).
+        """
         ...
 
     def update_short(self, entry: ShortEntry, vector: np.ndarray | None) -> bool:
@@ -111,7 +115,7 @@ class Records(Protocol):
         ...
 
     def delete_loop(self, id: str) -> bool:
-        """Delete the loop, its search rows and its edges; False if it was not there."""
+        """Delete the loop, its search rows and its edges, as ``delete_short``."""
         ...
 
     def add_fact(self, fact: LongFact, vector: np.ndarray) -> None:

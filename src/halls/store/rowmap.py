@@ -141,6 +141,8 @@ def flag_of(r: Row) -> ForgetFlag:
         reason=r["reason"],
         status=r["status"],
         created_at=to_datetime(r["created_at"]),
+        flagged_by=r["flagged_by"],
+        admin=bool(r["admin"]),
     )
 
 
@@ -301,11 +303,19 @@ def brief_values(brief: Brief) -> tuple[Any, ...]:
     )
 
 
-FLAG_COLUMNS = "id, fact_id, reason, status, created_at"
+FLAG_COLUMNS = "id, fact_id, reason, status, created_at, flagged_by, admin"
 
 
 def flag_values(flag: ForgetFlag) -> tuple[Any, ...]:
-    return (flag.id, flag.fact_id, flag.reason, flag.status, ts(flag.created_at))
+    return (
+        flag.id,
+        flag.fact_id,
+        flag.reason,
+        flag.status,
+        ts(flag.created_at),
+        flag.flagged_by,
+        flag.admin,
+    )
 
 
 RUN_COLUMNS = (

@@ -30,8 +30,9 @@ def register(tools: Tools) -> None:
         """Ask halls to forget a long-term fact that is wrong, outdated, or should never have
         been stored (personal data, a secret). Call it only when the user asks to forget or
         correct something, or when you find a secret in memory. It takes effect at the next
-        consolidation run: personal data and secrets are purged for good; wrong or disputed
-        facts are demoted and kept only as history. Returns the pending flag."""
+        consolidation run: personal data and secrets are purged for good if an admin token
+        flagged them (else demoted until an admin deletes them); wrong or disputed facts are
+        demoted and kept only as history. Returns the pending flag."""
         return await run(backend.flag_forget, id, reason, store=pick(store))
 
     @tools.tool(DESTROY, "admin")

@@ -227,10 +227,21 @@ def m003_edges_by_destination_and_kind() -> str:
     """
 
 
+def m004_flag_authority() -> str:
+    return """
+        -- Who flagged a fact, and whether they may delete for good: only an
+        -- admin's flag purges. A flag from before was anyone's: not an admin's.
+        ALTER TABLE halls.forget_flags
+            ADD COLUMN flagged_by text,
+            ADD COLUMN admin boolean NOT NULL DEFAULT false;
+    """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     m001_initial,
     m002_retention,
     m003_edges_by_destination_and_kind,
+    m004_flag_authority,
 ]
 
 

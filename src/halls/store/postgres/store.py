@@ -295,7 +295,7 @@ class PostgresStore(ComposedStore):
         with self._db.tx(self._id) as conn:
             conn.execute(
                 f"INSERT INTO halls.forget_flags(store, {rowmap.FLAG_COLUMNS}) "
-                f"VALUES ({marks(6, '%s')})",
+                f"VALUES ({marks(8, '%s')})",
                 (self._id, *rowmap.flag_values(flag)),
             )
 

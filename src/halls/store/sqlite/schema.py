@@ -251,6 +251,15 @@ def m007_edges_by_destination_and_kind() -> str:
     """
 
 
+def m008_flag_authority() -> str:
+    return """
+        -- Who flagged a fact, and whether they may delete for good: only an
+        -- admin's flag purges. A flag from before was anyone's: not an admin's.
+        ALTER TABLE forget_flags ADD COLUMN flagged_by TEXT;
+        ALTER TABLE forget_flags ADD COLUMN admin INTEGER NOT NULL DEFAULT 0;
+    """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     m001_initial,
     m002_consolidation,
@@ -259,6 +268,7 @@ MIGRATIONS: list[Callable[[], str]] = [
     m005_edges_are_the_sources,
     m_retention,
     m007_edges_by_destination_and_kind,
+    m008_flag_authority,
 ]
 
 

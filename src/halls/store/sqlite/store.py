@@ -115,8 +115,7 @@ class SQLiteStore(ComposedStore):
         return [rowmap.short_of(r) for r in found]
 
     def delete_short(self, id: str) -> bool:
-        with self._db.tx() as db:
-            return rows.delete_rows(db, "short", [id]) > 0
+        return self._erase("short", id)
 
     def update_short(self, entry: ShortEntry, vector: np.ndarray | None) -> bool:
         with self._db.tx() as db:
@@ -183,8 +182,21 @@ class SQLiteStore(ComposedStore):
             rows.set_active(db, loop.id, loop.status == "open", loop.topic)
 
     def delete_loop(self, id: str) -> bool:
+        return self._erase("near", id)
+
+    def _erase(self, table: str, id: str) -> bool:
+        """Delete one record so that no byte of it stays in the file or the WAL."""
         with self._db.tx() as db:
-            return rows.delete_rows(db, "near", [id]) > 0
+            gone = rows.delete_rows(db, table, [id]) > 0
+            if gone:
+                # An FTS5 delete only adds a tombstone: the terms stay in the
+                # older segments (lowercased, prefix-compressed: a word's
+                # tail) until they are merged. secure_delete (Database.connect)
+                # zeroes the pages the merge frees.
+                db.execute("INSERT INTO docs_fts(docs_fts) VALUES ('optimize')")
+        if gone:
+            self._db.truncate_wal()
+        return gone
 
     # -- long-term --
 
@@ -257,7 +269,7 @@ class SQLiteStore(ComposedStore):
     def add_flag(self, flag: ForgetFlag) -> None:
         with self._db.tx() as db:
             db.execute(
-                f"INSERT INTO forget_flags({rowmap.FLAG_COLUMNS}) VALUES ({marks(5)})",
+                f"INSERT INTO forget_flags({rowmap.FLAG_COLUMNS}) VALUES ({marks(7)})",
                 rowmap.flag_values(flag),
             )
 
