@@ -229,3 +229,28 @@ def test_what_people_say_of_others_in_a_conversation_stays_out(make_server, cloc
         run(c)
         clock.advance(DAY)
     assert c.get("/long", params=S).json() == []
+
+
+def test_a_retraction_retires_its_fact_and_is_no_evidence_for_it(make_server, clock) -> None:
+    """Issue 51's climbing gym: "I cancelled my climbing gym membership" retires the
+    membership the user stated on two days, and counts toward no active fact; the
+    user's other facts stay."""
+    c = make_server().client
+    days = [
+        ["I'm a member at the climbing gym on Elm Street", "My sister Ana lives in Porto"],
+        ["i'm a member of the Elm Street climbing gym", "my sister Ana lives in Porto"],
+        ["I cancelled my climbing gym membership"],
+    ]
+    ids: list[list[str]] = []
+    for n, said in enumerate(days):
+        ids.append(
+            journal(c, [{"content": t, "role": "user", "session_id": f"d{n}"} for t in said])
+        )
+        run(c)
+        clock.advance(DAY)
+    facts = c.get("/long", params={**S, "status": "active"}).json()
+    assert [f["content"] for f in facts] == ["The user's sister Ana lives in Porto."], facts
+    cancelled = ids[2][0]
+    assert all(cancelled not in f["derived_from"] for f in facts)
+    retired = [f for f in c.get("/long", params=S).json() if "climbing gym" in f["content"]]
+    assert [f["status"] for f in retired] == ["superseded"], retired
