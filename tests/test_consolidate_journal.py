@@ -16,6 +16,8 @@ import pytest
 
 from clock_server import DAY, FakeClock, InProcessServer, serve
 from halls import Memory, Settings
+from halls.consolidate.distill import LocalExtractor, Utterance
+from halls.consolidate.speaker import USER
 
 S = {"store": "s"}
 EMAIL = "ana.lima@example.org"
@@ -254,3 +256,39 @@ def test_a_retraction_retires_its_fact_and_is_no_evidence_for_it(make_server, cl
     assert all(cancelled not in f["derived_from"] for f in facts)
     retired = [f for f in c.get("/long", params=S).json() if "climbing gym" in f["content"]]
     assert [f["status"] for f in retired] == ["superseded"], retired
+
+
+def test_a_pronoun_is_resolved_across_a_session(make_server, clock) -> None:
+    """Issue 51: "she" in the user's next message is the one person the message before
+    named, so what is said of her on two days becomes a fact about her by name; a
+    "she" with two people named before stays unresolved and makes no fact."""
+    c = make_server().client
+    days = [
+        ["My sister Ana moved to Porto last year", "she works at the Santo Antonio hospital"],
+        ["Ana says hi", "She works at Santo Antonio hospital, nights mostly"],
+    ]
+    for n, said in enumerate(days):
+        journal(c, [{"content": t, "role": "user", "session_id": f"d{n}"} for t in said])
+        run(c)
+        clock.advance(DAY)
+    facts = [f["content"] for f in c.get("/long", params={**S, "status": "active"}).json()]
+    assert any(f.startswith("Ana works at") and "hospital" in f for f in facts), facts
+    assert not any(f.lower().startswith(("she ", "he ")) for f in facts), facts
+
+
+def test_a_pronoun_with_two_people_before_it_is_not_resolved() -> None:
+    """The user's previous message names the person "he" or "she" is, if just one."""
+    got = LocalExtractor().extract(
+        [
+            Utterance("My mum Rita and my dad Joe visited", USER),
+            Utterance("she loves orchids", USER),
+        ]
+    )
+    assert got == [["The user's mum Rita and the user's dad Joe visited."], []]
+    got = LocalExtractor().extract(
+        [
+            Utterance("my brother-in-law Stefan is coming over", USER),
+            Utterance("he loves orchids", USER),
+        ]
+    )
+    assert got[1] == ["Stefan loves orchids."]

@@ -36,6 +36,7 @@ from datetime import datetime
 from typing import Protocol
 
 from halls.consolidate.extract import statements
+from halls.consolidate.segment import sentences
 from halls.consolidate.speaker import USER, speaker_of
 from halls.models import Brief, JournalEvent, ShortEntry
 
@@ -78,7 +79,14 @@ class LocalExtractor:
     name = "rules"
 
     def extract(self, batch: Sequence[Utterance]) -> list[list[str]]:
-        return [[s.text for s in statements(u.text, u.speaker)] for u in batch]
+        out: list[list[str]] = []
+        for n, u in enumerate(batch):
+            # A speaker's turn right before is where a "she" may be named.
+            last = batch[n - 1] if n else None
+            same = last is not None and u.speaker is not None and last.speaker == u.speaker
+            before = sentences(last.text) if last is not None and same else []
+            out.append([s.text for s in statements(u.text, u.speaker, before)])
+        return out
 
 
 def utterance(text: str, metadata: dict[str, object], role: str | None = None) -> Utterance | None:

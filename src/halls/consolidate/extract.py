@@ -61,6 +61,13 @@ act), never a list of known sentences:
    tests again", is evidence only: ``standalone``). A sentence that opens
    with a past or progressive verb and no subject leaves out "I"
    ("booked the flights" -> "The user booked the flights").
+
+   A sentence of a dialogue that opens with "he" or "she" speaks of the one
+   person the speaker named just before (the sentences before it in the turn,
+   or the speaker's previous turn of the session right before it: ``before``),
+   and is told of them by name ("My sister Ana lives in Porto. She works at a
+   hospital." -> "Ana works at a hospital."); with no one or several named
+   there, it still points outside itself and is dropped.
    - a sentence with fewer than ``MIN_CONTENT_WORDS`` content words (words
      that are not function words, pronouns, formula words or intensifiers):
      "I love it." carries nothing once its pronoun is gone.
@@ -90,6 +97,7 @@ sentence, what statement it makes (``statement``) and gathers a text's
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from halls.consolidate import voices
@@ -112,6 +120,7 @@ from halls.consolidate.speaker import USER, speaker_of
 from halls.consolidate.third_person import third_person
 
 MIN_CONTENT_WORDS = 2
+CONTEXT = 3  # sentences before one that opens with "he" or "she" where its person is named
 
 # A sentence whose subject is left out opens with a verb, modal or predicate
 # ("Glad I could help", "Gonna keep going", "Gives me a visual"): its subject
@@ -274,14 +283,39 @@ _BACK = frozenset(
 )
 
 
-def statements(text: str, speaker: str | None = None) -> list[Statement]:
-    """The statements of ``text``; a leading speaker label names the speaker when none is given."""
+# A sentence that opens with "he" or "she" speaks of someone named just before.
+_HE_SHE = re.compile(r"(?i)^(he|she)(?:(\'s been)|(\'s)|(\'d)|(\'ll))?\b")
+_EXPANDED = {2: " has been", 3: " is", 4: " would", 5: " will"}
+
+
+def _resolved(sentence: str, before: Sequence[str], speaker: str) -> str:
+    """``sentence`` with a leading "he" or "she" put as the one person the sentences
+    ``before`` it name (not the speaker); as it was if they name none or several."""
+    m = _HE_SHE.match(sentence)
+    if m is None or not before:
+        return sentence
+    named = [p for p in voices.people(" ".join(before)) if p.lower() != speaker.lower()]
+    if len(named) != 1:
+        return sentence
+    verb = next((_EXPANDED[g] for g in _EXPANDED if m.group(g)), "")
+    return f"{named[0]}{verb}{sentence[m.end() :]}"
+
+
+def statements(
+    text: str, speaker: str | None = None, before: Sequence[str] = ()
+) -> list[Statement]:
+    """The statements of ``text``; a leading speaker label names the speaker when none is
+    given. ``before`` are the sentences the speaker said just before (their previous
+    turn of the session): a sentence that opens with "he" or "she" is of the one person
+    they and the sentences before it in ``text`` name, if just one."""
     if speaker is None:
         speaker, text = speaker_of(text)
     if speaker is None:
         return _note(text)
     out: list[Statement] = []
+    said = list(before)[-CONTEXT:]
     for sentence in sentences(text):
+        sentence, said = _resolved(sentence, said, speaker), [*said, sentence][-CONTEXT:]
         for part in clauses(sentence) if speaker is not None else [sentence]:
             kept = statement(part, speaker)
             if kept:

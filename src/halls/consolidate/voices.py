@@ -77,3 +77,27 @@ def elided_subject(sentence: str) -> str | None:
     if any(c.dep_ in _SUBJECTS for c in verb.children):
         return None
     return "I am" if verb.tag_ == "VBG" else "I"
+
+
+# Entities that name no person: a proper noun in one of these is a place, a firm, a date.
+_NOT_PEOPLE = frozenset(
+    ("GPE", "LOC", "FAC", "ORG", "NORP", "PRODUCT", "EVENT", "WORK_OF_ART", "LANGUAGE", "DATE")
+)
+
+
+def people(text: str) -> list[str]:
+    """The people a text names, each once, in order: spaCy's ``PERSON`` entities, and
+    proper nouns it puts in no other entity (the small model misses "Ana" in "my sister
+    Ana")."""
+    doc = _parse(text)
+    named = [e.text for e in doc.ents if e.label_ == "PERSON"]
+    run: list[str] = []  # consecutive proper nouns are one name ("Ana Lima")
+    for t in [*doc, None]:
+        person = t is not None and t.ent_type_ not in (*_NOT_PEOPLE, "PERSON")
+        if t is not None and person and t.pos_ == "PROPN" and t.is_title:
+            run.append(t.text)
+            continue
+        if run:
+            named.append(" ".join(run))
+            run = []
+    return list(dict.fromkeys(named))
