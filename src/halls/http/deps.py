@@ -53,7 +53,8 @@ StoreParam = Annotated[
 
 def _store(action: Action) -> Callable[..., Awaitable[str | None]]:
     async def checked(request: Request, store: StoreParam = None) -> str | None:
-        name = check_store_name(store) if store is not None else None
+        # "?store=" (empty) is the default store, as documented.
+        name = check_store_name(store) if store else None
         memory: Memory = request.app.state.memory
         grant_of(request).check(name or memory.settings.default_store, action)
         return name
