@@ -43,10 +43,11 @@ GrantDep = Annotated[Grant, Depends(get_grant)]
 StoreParam = Annotated[
     str | None,
     Query(
-        description="Store name; default: the configured store.",
+        description="Store name; absent or empty: the configured default store.",
         # Documented, not enforced here: the service refuses a bad name with
-        # 400 invalid_store_name, the same answer on every interface.
-        json_schema_extra={"pattern": STORE_NAME_PATTERN},
+        # 400 invalid_store_name, the same answer on every interface. Empty
+        # is the default store, as no parameter is.
+        json_schema_extra={"pattern": f"^$|{STORE_NAME_PATTERN}"},
     ),
 ]
 
