@@ -7,9 +7,13 @@ time, and neither is the empty string. Numbers stop at the OpenAPI maximum.
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
+import httpx
 import pytest
+from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 from http_helpers import assert_error, created, post, snapshot
 
@@ -106,3 +110,32 @@ def test_documented_forms_are_taken(server: Any, store_name: str) -> None:
     ):
         got = created(c, "/short", store_name, {"content": "when", "occurred_at": value})
         assert got["occurred_at"] == iso, value
+
+
+def test_mcp_journal_refuses_the_same_times(server: Any, store: str) -> None:
+    """Over MCP (the official client), journal with any refused time is a tool error."""
+
+    async def work(session: ClientSession) -> list[str]:
+        texts = []
+        for value in [*NUMERIC_LOOKALIKES, *NOT_TIMES]:
+            args = {"events": [{"content": "x", "occurred_at": value}], "store": store}
+            result = await session.call_tool("journal", args)
+            assert result.isError, (value, result)
+            texts.append(result.content[0].text)  # type: ignore[union-attr]
+        return texts
+
+    c = server.client()
+    before = snapshot(c, store)
+    texts = asyncio.run(_mcp(f"{server.url}/mcp", work))
+    assert all("occurred_at must be ISO-8601 or unix seconds" in t for t in texts), texts
+    assert snapshot(c, store) == before
+
+
+async def _mcp(url: str, work: Any) -> Any:
+    async with (
+        httpx.AsyncClient(timeout=60) as client,
+        streamable_http_client(url, http_client=client) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        return await work(session)
