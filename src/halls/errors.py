@@ -99,10 +99,15 @@ class DamagedRecord(HallsError):
     halls checked it); listings, searches and exports skip it, and it can be deleted."""
 
     code = "damaged_record"
+    id: str = ""
 
-    def __init__(self, id: str) -> None:
-        super().__init__(f"record {id} is stored in a form halls cannot serve; delete it")
-        self.id = id
+    @classmethod
+    def of(cls, id: str) -> DamagedRecord:
+        # The constructor takes a message, as every HallsError's does, so that
+        # halls.client can rebuild it from an error body.
+        err = cls(f"record {id} is stored in a form halls cannot serve; delete it")
+        err.id = id
+        return err
 
 
 __all__ = [

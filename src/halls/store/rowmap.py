@@ -69,9 +69,9 @@ def metadata_of(row: Row) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
-        raise DamagedRecord(row["id"]) from None
+        raise DamagedRecord.of(row["id"]) from None
     if not isinstance(value, dict) or not readable(value):
-        raise DamagedRecord(row["id"])
+        raise DamagedRecord.of(row["id"])
     return value
 
 
