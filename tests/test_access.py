@@ -218,11 +218,18 @@ def test_mcp_tools_keep_to_the_grant(live) -> None:
     async def as_reader(session: ClientSession) -> dict[str, bool]:
         write = await session.call_tool("remember", {"content": "read only", "store": "a"})
         run = await session.call_tool("consolidate", {"action": "run", "store": "a"})
+        dry = await session.call_tool("consolidate", {"action": "dry_run", "store": "a"})
         read = await session.call_tool("recall", {"query": "memory", "store": "a"})
+        # status reads, as GET /consolidate/status does for the same token.
+        status = await session.call_tool("consolidate", {"action": "status", "store": "a"})
+        plain = await session.call_tool("consolidate", {"store": "a"})  # status by default
         return {
             "write": write.isError and "read-only" in write.content[0].text,  # type: ignore[union-attr]
             "run": run.isError,
+            "dry": dry.isError,
             "read": not read.isError,
+            "status": not status.isError and "mode" in status.content[0].text,  # type: ignore[union-attr]
+            "default": not plain.isError,
         }
 
     async def as_store_admin(session: ClientSession) -> bool:
@@ -260,3 +267,25 @@ def test_bad_token_entries_are_refused_at_load(entry: dict[str, Any], complaint:
         Settings(server={"tokens": [entry]})
     with pytest.raises(ValidationError, match="used twice"):
         Settings(server={"bearer_token": ADMIN, "tokens": [{"id": "bearer_token", "token": ADMIN}]})
+
+
+def _samples(text: str, name: str) -> list[str]:
+    return [line for line in text.splitlines() if line.startswith(name)]
+
+
+def test_metrics_show_a_token_of_some_stores_only_what_concerns_them(live) -> None:
+    """A store-a token sees its own stores open and no server-wide series; the admin all."""
+    admin = live.client()
+    for store in ("a", "b"):
+        assert admin.get("/stats", params={"store": store}).status_code == 200
+    everything = admin.get("/metrics").text
+    assert float(_samples(everything, "halls_stores_open ")[0].split()[1]) >= 2
+    assert _samples(everything, "halls_http_requests_total")
+    assert _samples(everything, "halls_consolidation_runs_total")
+    for token in (A_TOKEN, A_READER):
+        text = live.client(token=token).get("/metrics").text
+        assert _samples(text, "halls_stores_open ") == ["halls_stores_open 1.0"], text
+        assert not _samples(text, "halls_http_request"), text
+        assert not _samples(text, "halls_consolidation_runs"), text
+        assert _samples(text, "halls_build_info")
+        assert 'store="b"' not in text

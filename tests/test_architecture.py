@@ -30,6 +30,7 @@ CORE = (
     "halls.embed",
     "halls.models",
     "halls.errors",
+    "halls.storable",
     "halls.redact",
     "halls.consolidate",
     "halls.nlp",
@@ -45,6 +46,8 @@ ADAPTER_MAY_IMPORT = (
     "halls.service",
     "halls.models",
     "halls.errors",
+    # What a store can hold: the edge refuses it in a body or tool arguments.
+    "halls.storable",
     "halls.config",
     "halls.client",
 )

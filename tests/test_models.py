@@ -30,7 +30,6 @@ JAN2 = 1704164645.0  # 2024-01-02T03:04:05Z
         "2024-01-02T05:04:05+02:00",
         "2024-01-01T22:04:05-05:00",
         "2024-01-02T03:04:05",  # naive means UTC
-        " 2024-01-02T03:04:05Z ",
         "2024-01-02 03:04:05",
         1704164645,
         1704164645.0,
@@ -52,10 +51,11 @@ def test_parse_time_keeps_fractions_and_dates() -> None:
     assert parse_time("2024-01-02") == 1704153600.0
 
 
-def test_parse_time_empty_is_none() -> None:
-    """None and the empty string mean 'not given'."""
+def test_parse_time_none_is_none() -> None:
+    """None means 'not given'; 0 and -0.0 are the epoch, not 'not given'."""
     assert parse_time(None) is None
-    assert parse_time("") is None
+    assert parse_time(0) == 0.0 and parse_time("0") == 0.0
+    assert str(parse_time(-0.0)) == "0.0"
 
 
 @pytest.mark.parametrize(
@@ -75,6 +75,20 @@ def test_parse_time_empty_is_none() -> None:
         float("nan"),
         float("inf"),
         "nan",
+        # Not unix seconds as documented (the digits of a JSON number), nor ISO-8601.
+        "",
+        " 5",
+        "5 ",
+        "+5",
+        "-0",
+        "0005",
+        "1e9",
+        "1_000",
+        "\u0665",  # ARABIC-INDIC DIGIT FIVE
+        "\u0662\u0660\u0662\u0664-01-02",
+        " 2024-01-02T03:04:05Z ",
+        "5\n",
+        253402300799.00003,  # above the OpenAPI maximum
         "9999-12-31T23:59:59-05:00",  # past year 9999 once in UTC
         "0001-01-01T00:00:00+01:00",  # before year 1 once in UTC
     ],

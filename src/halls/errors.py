@@ -15,8 +15,9 @@ MCP) translate these at the edge. The core never speaks in HTTP codes::
     │   └── AlreadyExists     a record with that id is already stored
     ├── EmbeddingFailed       the embedder could not embed (remote down, ...)
     ├── ConsolidationFailed   a consolidation run aborted (its engine is down, ...)
-    └── StoreUnavailable      the storage backend failed (busy, disk full, corrupt, ...)
-        └── EncryptionError   a store the encryption key does not open (or no SQLCipher)
+    ├── StoreUnavailable      the storage backend failed (busy, disk full, corrupt, ...)
+    │   └── EncryptionError   a store the encryption key does not open (or no SQLCipher)
+    └── DamagedRecord         one stored record cannot be served (lists skip it)
 
 Messages are written for the user who sent the request: they never carry
 file paths or stack traces.
@@ -93,10 +94,27 @@ class EncryptionError(StoreUnavailable):
     code = "encryption_error"
 
 
+class DamagedRecord(HallsError):
+    """A stored record that cannot be read back whole (e.g. metadata written before
+    halls checked it); listings, searches and exports skip it, and it can be deleted."""
+
+    code = "damaged_record"
+    id: str = ""
+
+    @classmethod
+    def of(cls, id: str) -> DamagedRecord:
+        # The constructor takes a message, as every HallsError's does, so that
+        # halls.client can rebuild it from an error body.
+        err = cls(f"record {id} is stored in a form halls cannot serve; delete it")
+        err.id = id
+        return err
+
+
 __all__ = [
     "AlreadyExists",
     "Conflict",
     "ConsolidationFailed",
+    "DamagedRecord",
     "EmbedderMismatch",
     "EmbeddingFailed",
     "Forbidden",

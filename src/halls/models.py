@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from halls.errors import InvalidInput
 from halls.redact import redaction_count
+from halls.storable import check_text
 
 # Every enumeration of the domain has its one source here: a Literal for the
 # types, and the tuple of its values (``get_args``) for validation, HTTP
@@ -120,26 +121,40 @@ def check_page(limit: int, offset: int) -> tuple[int, int]:
     return limit, offset
 
 
+# Unix seconds as text: the digits a JSON number would have (no sign, no
+# leading zero, no exponent, ASCII only), up to 11 before the point. float()
+# alone would also take " 5", "+5", "-0", "1_000", "1e9" or Arabic-Indic digits.
+UNIX_SECONDS_PATTERN = r"^(0|[1-9][0-9]{0,10})(\.[0-9]+)?$"
+_UNIX_SECONDS = re.compile(UNIX_SECONDS_PATTERN)
+# The last second of 9999 (the OpenAPI maximum): later is not a datetime.
+MAX_UNIX_SECONDS = 253402300799
+
+
 def parse_time(value: Any, field: str = "time") -> float | None:
-    """Accept ISO-8601 (naive means UTC) or unix seconds; return unix seconds."""
-    if value is None or value == "":
+    """Accept ISO-8601 (naive means UTC) or unix seconds; return unix seconds.
+
+    ``None`` is no time. Anything else must be one, exactly as documented
+    (docs/http-api.md, Conventions): an empty or padded string is refused,
+    not read as "none" or as a number.
+    """
+    if value is None:
         return None
     if isinstance(value, datetime):
         dt = value
     elif isinstance(value, bool):
         raise InvalidInput(f"{field} must be ISO-8601 or unix seconds")
     elif isinstance(value, int | float):
-        if not (0 <= float(value) < 253402300800):
+        if not (0 <= float(value) <= MAX_UNIX_SECONDS):
             raise InvalidInput(f"{field} is out of range")
-        return float(value)
+        return float(value) + 0.0  # -0.0 is 0.0
     elif isinstance(value, str):
-        text = value.strip()
+        if _UNIX_SECONDS.fullmatch(value):
+            return parse_time(float(value), field)
+        # ISO-8601 is ASCII: fromisoformat would read other scripts' digits.
+        if not value.isascii() or value != value.strip() or not value[:1].isdigit():
+            raise InvalidInput(f"{field} must be ISO-8601 or unix seconds")
         try:
-            return parse_time(float(text), field)
-        except ValueError:
-            pass
-        try:
-            dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+            dt = datetime.fromisoformat(value.replace("Z", "+00:00"))
         except ValueError:
             raise InvalidInput(f"{field} must be ISO-8601 or unix seconds") from None
     else:
@@ -149,7 +164,7 @@ def parse_time(value: Any, field: str = "time") -> float | None:
     ts = dt.timestamp()
     # An offset can push year 1 or 9999 outside what datetime can hold in UTC,
     # which would fail later, on the way out, as a server error.
-    if not (-62135596800 <= ts < 253402300800):
+    if not (-62135596800 <= ts < MAX_UNIX_SECONDS + 1):
         raise InvalidInput(f"{field} is out of range")
     return ts
 
@@ -179,7 +194,7 @@ def check_content(content: str, field: str = "content") -> str:
         raise InvalidInput(f"{field} must not be empty")
     if len(content) > MAX_CONTENT_CHARS:
         raise InvalidInput(f"{field} is longer than {MAX_CONTENT_CHARS} characters")
-    return content
+    return check_text(content, field)
 
 
 class Record(BaseModel):

@@ -71,6 +71,9 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
         # limit guard them exactly as they guard the API.
         app.router.routes.extend(mcp.streamable_http_app().routes)
 
+    # Innermost: an unexpected error is answered inside the app, so the
+    # client's keep-alive connection stays usable (halls.http.errors.CatchAll).
+    app.add_middleware(errors.CatchAll)
     # Added innermost first: the body limit runs inside auth, so an
     # unauthenticated client cannot make the server buffer a large body.
     app.add_middleware(

@@ -43,17 +43,19 @@ GrantDep = Annotated[Grant, Depends(get_grant)]
 StoreParam = Annotated[
     str | None,
     Query(
-        description="Store name; default: the configured store.",
+        description="Store name; absent or empty: the configured default store.",
         # Documented, not enforced here: the service refuses a bad name with
-        # 400 invalid_store_name, the same answer on every interface.
-        json_schema_extra={"pattern": STORE_NAME_PATTERN},
+        # 400 invalid_store_name, the same answer on every interface. Empty
+        # is the default store, as no parameter is.
+        json_schema_extra={"pattern": f"^$|{STORE_NAME_PATTERN}"},
     ),
 ]
 
 
 def _store(action: Action) -> Callable[..., Awaitable[str | None]]:
     async def checked(request: Request, store: StoreParam = None) -> str | None:
-        name = check_store_name(store) if store is not None else None
+        # "?store=" (empty) is the default store, as documented.
+        name = check_store_name(store) if store else None
         memory: Memory = request.app.state.memory
         grant_of(request).check(name or memory.settings.default_store, action)
         return name

@@ -18,12 +18,15 @@ from fastapi.responses import JSONResponse
 from fastapi.routing import APIRoute
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from halls import errors as e
+from halls.http.schemas import INVALID_TEXT
 
 log = logging.getLogger("halls.http")
 
 STATUS: list[tuple[type[e.HallsError], int]] = [
+    (e.DamagedRecord, 500),
     (e.InvalidInput, 400),
     (e.Forbidden, 403),
     (e.NotFound, 404),
@@ -63,6 +66,10 @@ RESPONSES: dict[int | str, dict[str, Any]] = {
 
 
 RETRY_AFTER_SECONDS = 1
+UNREADABLE_BODY = (
+    "the request body is not valid JSON (or not readable as JSON: invalid UTF-8, "
+    "nested too deep, or a number too long)"
+)
 EXHAUSTED = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOSPC})
 
 
@@ -110,6 +117,10 @@ def install(app: FastAPI) -> None:
         errs = exc.errors()
         if any(err.get("type") == "json_invalid" for err in errs):
             return error_response(400, "invalid_json", "the request body is not valid JSON")
+        text = [err for err in errs if err.get("type") == INVALID_TEXT]
+        if text:
+            # What the service refuses with invalid_input, refused the same way here.
+            return error_response(400, "invalid_input", str(text[0].get("msg")))
         message = "; ".join(_describe(err) for err in errs[:5])
         return error_response(422, "invalid_request", message)
 
@@ -117,6 +128,11 @@ def install(app: FastAPI) -> None:
     async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         codes = {404: "not_found", 405: "method_not_allowed", 413: "too_large"}
         message = exc.detail if isinstance(exc.detail, str) else "request failed"
+        if exc.status_code == 400:
+            # FastAPI's answer to a body json.loads could not read at all
+            # (invalid UTF-8, nesting past the recursion limit, an integer
+            # over 4300 digits): to a client, a body that is not JSON.
+            return error_response(400, "invalid_json", UNREADABLE_BODY)
         headers = dict(exc.headers or {})
         if exc.status_code == 405:
             # RFC 9110: a 405 names what the resource does answer, i.e. every
@@ -127,16 +143,59 @@ def install(app: FastAPI) -> None:
         )
 
     @app.exception_handler(Exception)
-    async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
-        if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno in EXHAUSTED):
-            # Out of descriptors, memory or disk somewhere no store translated
-            # it: a resource that comes back, so 503 and when to retry.
-            log.warning("resource exhausted on %s %s: %s", request.method, request.url.path, exc)
-            return error_response(
-                503,
-                "unavailable",
-                "the server is out of a resource (files, memory, disk); try again",
-                **{"Retry-After": str(RETRY_AFTER_SECONDS)},
-            )
-        log.exception("unhandled error on %s %s", request.method, request.url.path)
-        return error_response(500, "internal", "internal error; see the server log")
+    async def _last_resort(request: Request, exc: Exception) -> JSONResponse:
+        # Reached only from outside CatchAll (a middleware's own bug).
+        # Starlette raises the error again after this answer, and the server
+        # then drops the connection: say so, so the client does not reuse it.
+        response = unexpected(request.method, request.url.path, exc)
+        response.headers["Connection"] = "close"
+        return response
+
+
+def unexpected(method: str, path: str, exc: BaseException) -> JSONResponse:
+    """The answer to an error nothing translated: logged here, never echoed."""
+    if isinstance(exc, MemoryError) or (isinstance(exc, OSError) and exc.errno in EXHAUSTED):
+        # Out of descriptors, memory or disk somewhere no store translated
+        # it: a resource that comes back, so 503 and when to retry.
+        log.warning("resource exhausted on %s %s: %s", method, path, exc)
+        return error_response(
+            503,
+            "unavailable",
+            "the server is out of a resource (files, memory, disk); try again",
+            **{"Retry-After": str(RETRY_AFTER_SECONDS)},
+        )
+    log.error("unhandled error on %s %s", method, path, exc_info=exc)
+    return error_response(500, "internal", "internal error; see the server log")
+
+
+class CatchAll:
+    """Answer an unexpected error here, inside the app, and keep the connection.
+
+    An ``Exception`` handler runs in Starlette's outermost middleware, which
+    raises the error again after answering; uvicorn then closes the
+    keep-alive connection without ``Connection: close``, and the client's
+    next request on it fails (ECONNRESET). Caught here, it ends with the
+    answer. An error after the answer has begun cannot be answered, and is
+    left to the server.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracked(message: Message) -> None:
+            nonlocal started
+            started = started or message["type"] == "http.response.start"
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracked)
+        except Exception as exc:
+            if started:
+                raise
+            await unexpected(scope["method"], scope["path"], exc)(scope, receive, send)

@@ -107,25 +107,42 @@ class Metrics:
         self.requests.labels(method, route, str(status)).inc()
         self.duration.labels(route).observe(seconds)
 
-    def render(self, opens: Callable[[str], bool] = lambda _: True) -> bytes:
-        """The exposition, with only the per-store series of the stores ``opens`` allows."""
-        return generate_latest(_StoresShown(self.registry, opens))
+    def render(self, opens: Callable[[str], bool] | None = None) -> bytes:
+        """The exposition: all of it, or only what concerns the stores ``opens`` allows."""
+        registry = self.registry if opens is None else _StoresShown(self.registry, opens)
+        return generate_latest(registry)
+
+
+# Series about the whole server, no store named: another tenant's traffic.
+SERVER_WIDE = frozenset(
+    {"halls_http_requests", "halls_http_request_duration_seconds", "halls_consolidation_runs"}
+)
 
 
 class _StoresShown:
-    """A registry view without the per-store samples of stores a token does not open."""
+    """A registry view for a token of some stores: their series, nothing server-wide.
+
+    ``halls_stores_open`` counts only its stores that are open.
+    """
 
     def __init__(self, registry: CollectorRegistry, opens: Callable[[str], bool]) -> None:
         self.registry = registry
         self.opens = opens
 
     def collect(self) -> Iterable[Metric]:
-        for family in self.registry.collect():
+        families = [f for f in self.registry.collect() if f.name not in SERVER_WIDE]
+        shown: set[str] = set()
+        for family in families:
             family.samples = [
                 s
                 for s in family.samples
                 if "store" not in s.labels or self.opens(s.labels["store"])
             ]
+            if family.name == "halls_memories":
+                shown.update(s.labels["store"] for s in family.samples)
+        for family in families:
+            if family.name == "halls_stores_open":
+                family.samples = [s._replace(value=len(shown)) for s in family.samples]
             yield family
 
 
@@ -200,5 +217,6 @@ router = APIRouter(tags=["system"])
 def metrics(request: Request, grant: GrantDep) -> Response:
     """Prometheus text exposition format."""
     # A sync handler: the store counts are SQLite reads, kept off the event loop.
-    body = request.app.state.metrics.render(grant.opens)
+    # A token of every store sees it all; one of some stores only theirs.
+    body = request.app.state.metrics.render(None if grant.stores is None else grant.opens)
     return Response(body, media_type=CONTENT_TYPE_LATEST)

@@ -9,16 +9,31 @@ from __future__ import annotations
 import re
 from typing import Annotated, Any
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, WithJsonSchema
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    WithJsonSchema,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
 
+from halls.errors import InvalidInput
 from halls.models import (
     MAX_CONTENT_CHARS,
+    MAX_UNIX_SECONDS,
     SEARCH_TIERS,
     STORE_NAME_PATTERN,
     TRIGGER_TYPES,
+    UNIX_SECONDS_PATTERN,
     Category,
     Retriever,
 )
+from halls.storable import check_strings
+
+# The validation error type of a lone surrogate, answered 400 invalid_input.
+INVALID_TEXT = "invalid_text"
 
 # "\\S": blank text is refused too (documented; the service checks it, 400).
 NOT_BLANK: dict[str, Any] = {"pattern": r"\S"}
@@ -30,7 +45,7 @@ Phrases: Any = Field(
 )
 
 
-_SECONDS = re.compile(r"[0-9]{1,11}(\.[0-9]+)?")
+_SECONDS = re.compile(UNIX_SECONDS_PATTERN)
 
 
 def _not_bool(value: Any) -> Any:
@@ -38,10 +53,9 @@ def _not_bool(value: Any) -> Any:
     if isinstance(value, bool):
         raise ValueError("must be ISO-8601 or unix seconds")
     # Unix seconds as text (the CLI sends them so) are plain digits, as the
-    # schema says: not "1e9", "+5" or "1_000", which float() would take.
-    if isinstance(value, str) and value and value[0] not in "0123456789":
-        return value
-    if isinstance(value, str) and value and not _SECONDS.fullmatch(value):
+    # schema says: not "1e9", "+5", " 5", "0005" or "1_000", which float()
+    # would take.
+    if isinstance(value, str) and not _SECONDS.fullmatch(value):
         try:
             float(value)
         except ValueError:
@@ -70,10 +84,14 @@ _ISO_TIME: dict[str, Any] = {
 }
 _TIME_SCHEMA: dict[str, Any] = {
     "anyOf": [
-        {"type": "number", "minimum": 0, "maximum": 253402300799, "description": "unix seconds"},
+        {
+            "type": "number",
+            "minimum": 0,
+            "maximum": MAX_UNIX_SECONDS,
+            "description": "unix seconds",
+        },
         _ISO_TIME,
-        {"type": "string", "pattern": "^[0-9]{1,11}(\\.[0-9]+)?$", "description": "unix seconds"},
-        {"type": "string", "maxLength": 0, "description": "empty: none"},
+        {"type": "string", "pattern": UNIX_SECONDS_PATTERN, "description": "unix seconds"},
         {"type": "null"},
     ]
 }
@@ -88,6 +106,18 @@ class _Body(BaseModel):
     # An unknown field is most often a typo ("contnet"): refuse it loudly.
     # Strict: 0 is not false, "5" is not 5; the body means what the schema says.
     model_config = ConfigDict(extra="forbid", strict=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unicode(cls, data: Any) -> Any:
+        # JSON may escape a lone surrogate ("\udfff"); no store or response
+        # can encode one. Refused first, wherever it is in the body (a 400,
+        # as the service refuses it: see halls.http.errors).
+        try:
+            check_strings(data, "")
+        except InvalidInput as exc:
+            raise PydanticCustomError(INVALID_TEXT, "{message}", {"message": exc.message}) from None
+        return data
 
 
 class ShortIn(_Body):

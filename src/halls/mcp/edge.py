@@ -9,7 +9,7 @@ details, never as a stack trace.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from mcp.server.fastmcp import FastMCP
@@ -18,9 +18,10 @@ from mcp.types import ContentBlock
 from pydantic import ValidationError
 from starlette.requests import Request
 
-from halls.errors import HallsError
+from halls.errors import HallsError, InvalidInput
 from halls.mcp.backend import JSON
 from halls.service import Action, Grant, acting_as
+from halls.storable import check_strings
 
 log = logging.getLogger("halls.mcp")
 
@@ -40,7 +41,7 @@ class HallsMCP(FastMCP):
     """FastMCP with halls' access check and error translation at the edge."""
 
     # What each tool needs of the caller's grant on its store (set by build_server).
-    actions: dict[str, Action]
+    actions: dict[str, Action | Callable[[dict[str, Any]], Action]]
     default_store: str | None = None
 
     def _grant(self) -> Grant:
@@ -63,6 +64,8 @@ class HallsMCP(FastMCP):
         action = self.actions.get(name)
         if action is None:
             return grant  # an unknown tool: the SDK answers it
+        if callable(action):  # what it needs depends on what it is asked
+            action = action(arguments)
         store = arguments.get("store") or self.default_store
         if store is not None and not isinstance(store, str):
             raise ToolError(f"invalid arguments for {name}: store must be a string")
@@ -87,6 +90,12 @@ class HallsMCP(FastMCP):
     async def call_tool(
         self, name: str, arguments: dict[str, Any]
     ) -> Sequence[ContentBlock] | JSON:
+        try:
+            # A lone surrogate (a "\udfff" escape) anywhere in the arguments:
+            # no store or answer can encode it.
+            check_strings(arguments, "")
+        except InvalidInput as exc:
+            raise ToolError(f"invalid arguments for {name}: {exc.message}") from None
         grant = self._check(name, arguments)
         try:
             with acting_as(grant.id, admin=grant.admin):

@@ -47,6 +47,7 @@ from halls.recall.entities import MENTIONS, mentions
 from halls.redact import redact, redact_value
 from halls.service.audit import actor, actor_admin
 from halls.service.stores import Stores
+from halls.storable import check_metadata, check_text
 from halls.store import changes as ch
 
 MAX_BATCH = 1000
@@ -57,25 +58,24 @@ def check_category(category: str | None) -> None:
         raise InvalidInput(f"category must be one of {', '.join(CATEGORIES)}")
 
 
-def _screened(value: Any) -> tuple[dict[str, Any], int]:
+def _screened(value: Any, field: str = "metadata") -> tuple[dict[str, Any], int]:
     """Metadata (a JSON object) with every string value in it redacted, and the count."""
     if value is None:
         return {}, 0
-    if not isinstance(value, dict):
-        raise InvalidInput("metadata must be a JSON object")
-    return redact_value(value)
+    # Checked before redaction: what the store cannot hold is refused, never stored.
+    return redact_value(check_metadata(value, field))
 
 
-def _metadata(value: Any) -> dict[str, Any]:
-    return _screened(value)[0]
+def _metadata(value: Any, field: str = "metadata") -> dict[str, Any]:
+    return _screened(value, field)[0]
 
 
-def _text(value: str) -> str:
-    return redact(value)[0]
+def _text(value: str, field: str) -> str:
+    return redact(check_text(value, field))[0]
 
 
-def _maybe(value: str | None) -> str | None:
-    return None if value is None else _text(value)
+def _maybe(value: str | None, field: str) -> str | None:
+    return None if value is None else _text(value, field)
 
 
 class Records:
@@ -135,15 +135,17 @@ class Records:
         for n, item in enumerate(items):
             where = f"items[{n}]." if len(items) > 1 else ""
             check_content(item.content, f"{where}content")
-            occurred = parse_time(item.occurred_at, f"{where}occurred_at") or now
+            occurred = parse_time(item.occurred_at, f"{where}occurred_at")
+            if occurred is None:  # not ``or``: 0 is 1970, not "now"
+                occurred = now
             entries.append(
                 ShortEntry(
                     id=new_id("short"),
-                    content=_text(item.content),
-                    topic=_maybe(item.topic),
-                    source=_maybe(item.source),
+                    content=_text(item.content, f"{where}content"),
+                    topic=_maybe(item.topic, f"{where}topic"),
+                    source=_maybe(item.source, f"{where}source"),
                     pinned=item.pinned,
-                    metadata=_metadata(item.metadata),
+                    metadata=_metadata(item.metadata, f"{where}metadata"),
                     created_at=to_datetime(now),
                     occurred_at=to_datetime(occurred),
                     expires_at=None if item.pinned else to_datetime(now + ttl),
@@ -187,13 +189,13 @@ class Records:
             if not isinstance(upd["content"], str):
                 raise InvalidInput("content must be a string")
             check_content(upd["content"], "content")
-            upd["content"] = _text(upd["content"])
+            upd["content"] = _text(upd["content"], "content")
         if "pinned" in upd and not isinstance(upd["pinned"], bool):
             raise InvalidInput("pinned must be true or false")
         if "topic" in upd and upd["topic"] is not None and not isinstance(upd["topic"], str):
             raise InvalidInput("topic must be a string or null")
         if "topic" in upd:
-            upd["topic"] = _maybe(upd["topic"])
+            upd["topic"] = _maybe(upd["topic"], "topic")
         if "metadata" in upd:
             upd["metadata"] = _metadata(upd["metadata"])
         if "pinned" in upd and upd["pinned"] != old.pinned:
@@ -239,13 +241,13 @@ class Records:
         if trigger_type == "topic" and not (trigger_value or topic):
             raise InvalidInput("a topic trigger needs trigger_value or topic")
         if trigger_type != "time":  # a time trigger's value is the ISO time made above
-            trigger_value = _maybe(trigger_value)
-        intent = _text(intent)
+            trigger_value = _maybe(trigger_value, "trigger_value")
+        intent = _text(intent, "intent")
         now = self.clock()
         loop = OpenLoop(
             id=new_id("near"),
             intent=intent,
-            topic=_maybe(topic),
+            topic=_maybe(topic, "topic"),
             trigger_type=trigger_type,  # type: ignore[arg-type]
             trigger_value=trigger_value,
             expires_at=to_datetime(parse_time(expires_at, "expires_at")),
@@ -311,8 +313,13 @@ class Records:
             where = f"items[{n}]." if len(events) > 1 else ""
             check_content(event.content, f"{where}content")
             text, hidden = redact(event.content)
-            metadata, in_metadata = _screened(event.metadata)
-            occurred = parse_time(event.occurred_at, f"{where}occurred_at") or now
+            for name in ("role", "session_id"):
+                if getattr(event, name) is not None:
+                    check_text(getattr(event, name), f"{where}{name}")
+            metadata, in_metadata = _screened(event.metadata, f"{where}metadata")
+            occurred = parse_time(event.occurred_at, f"{where}occurred_at")
+            if occurred is None:  # not ``or``: 0 is 1970, not "now"
+                occurred = now
             out.append(
                 JournalEvent(
                     id=new_id("journal"),
@@ -387,7 +394,7 @@ class Records:
         flag = ForgetFlag(
             id=new_id("flag"),
             fact_id=id,
-            reason=_text(reason),  # a redaction mark still says PII (consolidate.pii)
+            reason=_text(reason, "reason"),  # a redaction mark still says PII (consolidate.pii)
             created_at=to_datetime(self.clock()),
             flagged_by=actor.get(),
             admin=actor_admin.get(),
@@ -418,10 +425,10 @@ class Records:
         # loops and statements that were.
         brief = Brief(
             id=new_id("brief"),
-            summary=_text(summary),
-            promote_hints=[_text(v) for v in promote_hints],
-            completed_intents=[_text(v) for v in completed_intents],
-            noise=[_text(v) for v in noise],
+            summary=_text(summary, "summary"),
+            promote_hints=[_text(v, "promote_hints") for v in promote_hints],
+            completed_intents=[_text(v, "completed_intents") for v in completed_intents],
+            noise=[_text(v, "noise") for v in noise],
             created_at=to_datetime(self.clock()),
         )
         self._stores.open(store, create=True).add_brief(brief)

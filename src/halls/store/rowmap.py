@@ -10,9 +10,11 @@ back byte for byte as it was written, whatever the backend), and a fact's
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
-from typing import Any
+import logging
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
+from halls.errors import DamagedRecord
 from halls.models import (
     Action,
     Brief,
@@ -24,8 +26,12 @@ from halls.models import (
     ShortEntry,
     to_datetime,
 )
+from halls.storable import readable
+
+log = logging.getLogger("halls.store")
 
 Row = Mapping[str, Any]
+T = TypeVar("T")
 
 
 def ts(value: Any) -> float | None:
@@ -50,6 +56,44 @@ def loads_or_none(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
+def metadata_of(row: Row) -> dict[str, Any]:
+    """A record's metadata, or ``DamagedRecord`` if it cannot be served.
+
+    Writes are checked (``halls.storable``), but a store may hold metadata
+    written before they were: a lone surrogate, or nesting deeper than a
+    serializer recurses. Refusing the one record keeps its store readable.
+    """
+    text = row["metadata"]
+    if text == "{}":
+        return {}
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        raise DamagedRecord.of(row["id"]) from None
+    if not isinstance(value, dict) or not readable(value):
+        raise DamagedRecord.of(row["id"])
+    return value
+
+
+def readable_rows(rows: Iterable[Row], convert: Callable[[Row], T]) -> tuple[list[T], list[int]]:
+    """The records of ``rows`` and the positions they came from, damaged records skipped."""
+    records: list[T] = []
+    kept: list[int] = []
+    for n, row in enumerate(rows):
+        try:
+            records.append(convert(row))
+        except DamagedRecord as err:
+            log.warning("skipped %s: it cannot be served; delete it", err.id)
+            continue
+        kept.append(n)
+    return records, kept
+
+
+def each(rows: Iterable[Row], convert: Callable[[Row], T]) -> list[T]:
+    """The records of ``rows``, damaged records skipped (logged)."""
+    return readable_rows(rows, convert)[0]
+
+
 def fact_searchable(fact: LongFact) -> bool:
     """Active and demoted facts are searched by default; superseded and retired are history."""
     return fact.status in ("active", "demoted")
@@ -65,7 +109,7 @@ def short_of(row: Row) -> ShortEntry:
         topic=row["topic"],
         source=row["source"],
         pinned=bool(row["pinned"]),
-        metadata=loads(row["metadata"]),
+        metadata=metadata_of(row),
         created_at=to_datetime(row["created_at"]),
         occurred_at=to_datetime(row["occurred_at"]),
         expires_at=to_datetime(row["expires_at"]),
@@ -82,7 +126,7 @@ def loop_of(row: Row) -> OpenLoop:
         expires_at=to_datetime(row["expires_at"]),
         status=row["status"],
         closed_at=to_datetime(row["closed_at"]),
-        metadata=loads(row["metadata"]),
+        metadata=metadata_of(row),
         created_at=to_datetime(row["created_at"]),
         occurred_at=to_datetime(row["occurred_at"]),
     )
@@ -103,7 +147,7 @@ def fact_of(row: Row) -> LongFact:
         supersedes=row["supersedes"],
         superseded_by=row["superseded_by"],
         derived_from=loads(row["derived_from"]),
-        metadata=loads(row["metadata"]),
+        metadata=metadata_of(row),
         created_at=to_datetime(row["created_at"]),
         occurred_at=to_datetime(row["occurred_at"]),
     )
@@ -117,7 +161,7 @@ def journal_of(r: Row) -> JournalEvent:
         session_id=r["session_id"],
         redactions=r["redactions"],
         topic=r["topic"],
-        metadata=json.loads(r["metadata"]),
+        metadata=metadata_of(r),
         created_at=to_datetime(r["created_at"]),
         occurred_at=to_datetime(r["occurred_at"]),
     )

@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 from fastapi import APIRouter
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from halls.http.deps import MemoryDep, ReadStore
-from halls.http.schemas import Integer
+from halls.http.schemas import Integer, _Body
 from halls.models import MAX_CONTENT_CHARS
 from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
 
 router = APIRouter(tags=["context"])
 
 
-class ContextIn(BaseModel):
-    model_config = ConfigDict(extra="forbid", strict=True)
-
+class ContextIn(_Body):
     query: str | None = Field(
         default=None,
         max_length=MAX_CONTENT_CHARS,

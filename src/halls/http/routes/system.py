@@ -66,7 +66,8 @@ def audit(
     offset: Offset = 0,
 ) -> dict[str, list[dict[str, Any]]]:
     """The audit log, newest first: of one store (its admin), or of all (an admin of all)."""
-    if store is None:
+    if not store:  # "?store=" (empty) is the same as none
+        store = None
         if not grant.global_admin:
             raise Forbidden("the whole audit log needs an admin token of every store")
     else:

@@ -13,7 +13,10 @@ from halls.mcp.tools.base import DESTROY, READ, Store, Tools, run
 def register(tools: Tools) -> None:
     backend, pick = tools.backend, tools.pick
 
-    @tools.tool(DESTROY)
+    # status reads, as GET /consolidate/status does; dry_run and run need write.
+    @tools.tool(
+        DESTROY, lambda args: "read" if args.get("action", "status") == "status" else "write"
+    )
     async def consolidate(
         action: Annotated[
             Literal["status", "dry_run", "run"],

@@ -55,7 +55,8 @@ class Declared:
 
     fn: Callable[..., Any]
     annotations: ToolAnnotations
-    action: Action
+    # A function of the call's arguments when the tool both reads and writes.
+    action: Action | Callable[[dict[str, Any]], Action]
 
 
 class Tools:
@@ -67,7 +68,9 @@ class Tools:
         self.declared: dict[str, Declared] = {}
 
     def tool(
-        self, annotations: ToolAnnotations, action: Action | None = None
+        self,
+        annotations: ToolAnnotations,
+        action: Action | Callable[[dict[str, Any]], Action] | None = None,
     ) -> Callable[[Callable[..., Any]], Any]:
         def register(fn: Callable[..., Any]) -> Any:
             # Only reads are read-only; every other tool writes (or deletes: admin).

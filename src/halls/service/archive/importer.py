@@ -39,6 +39,7 @@ from halls.models import (
 from halls.service.archive.format import SEARCHABLE, decode_vector, read_archive
 from halls.service.archive.progress import Ticker
 from halls.service.stores import Stores
+from halls.storable import READ_DEPTH, problem
 from halls.store import changes as ch
 from halls.store.base import Store
 
@@ -131,6 +132,10 @@ def _parse(obj: dict[str, Any], line: int, dim: int | None) -> _Item:
         model = _MODELS.get(kind)
         if model is None:
             raise InvalidArchive(f"line {line} of the archive is of an unknown kind {kind!r}")
+        wrong = problem(obj["record"], READ_DEPTH)
+        if wrong is not None:
+            # Imported, it would be skipped by every read: refused whole instead.
+            raise InvalidArchive(f"line {line} of the archive: its {kind} record {wrong}")
         value = model.model_validate(obj["record"])
         if kind in _ID_KIND:
             check_id(value.id, _ID_KIND[kind])

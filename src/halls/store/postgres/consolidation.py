@@ -197,8 +197,9 @@ class Consolidation:
                 "ORDER BY s.occurred_at, s.id",
                 (self._store,),
             )
-        entries = [rowmap.short_of(r) for r in found]
-        return entries, [r["consolidated_into"] for r in found], vectors
+        entries, kept = rowmap.readable_rows(found, rowmap.short_of)
+        found = [found[n] for n in kept]
+        return entries, [r["consolidated_into"] for r in found], vectors[kept]
 
     def facts_with_vectors(self, status: str) -> tuple[list[LongFact], np.ndarray]:
         with self._db.read() as conn:
@@ -208,7 +209,8 @@ class Consolidation:
                 "JOIN halls.docs d ON d.store = f.store AND d.item_id = f.id ORDER BY f.id",
                 (self._store, status),
             )
-        return [rowmap.fact_of(r) for r in found], vectors
+        facts, kept = rowmap.readable_rows(found, rowmap.fact_of)
+        return facts, vectors[kept]
 
     def open_loops_with_vectors(self) -> tuple[list[OpenLoop], np.ndarray]:
         with self._db.read() as conn:
@@ -219,7 +221,8 @@ class Consolidation:
                 "WHERE n.store = %s AND n.status = 'open' ORDER BY n.id",
                 (self._store,),
             )
-        return [rowmap.loop_of(r) for r in found], vectors
+        loops, kept = rowmap.readable_rows(found, rowmap.loop_of)
+        return loops, vectors[kept]
 
     def journal_since(self, since: float | None) -> list[JournalEvent]:
         with self._db.read() as conn:
@@ -227,7 +230,7 @@ class Consolidation:
                 "SELECT * FROM halls.journal WHERE store = %s AND created_at >= %s ORDER BY seq",
                 (self._store, since or 0.0),
             )
-            return [rowmap.journal_of(r) for r in found]
+            return rowmap.each(found, rowmap.journal_of)
 
     def briefs_since(self, since: float | None) -> list[Brief]:
         # >=, not >: a brief stamped in the same instant as the last run is

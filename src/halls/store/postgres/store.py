@@ -138,7 +138,7 @@ class PostgresStore(ComposedStore):
             "SELECT * FROM halls.short WHERE store = %s ORDER BY id DESC LIMIT %s OFFSET %s",
             (self._id, limit, offset),
         )
-        return [rowmap.short_of(r) for r in found]
+        return rowmap.each(found, rowmap.short_of)
 
     def _delete(self, table: str, id: str) -> bool:
         with self._db.tx(self._id) as conn:
@@ -204,7 +204,7 @@ class PostgresStore(ComposedStore):
             "ORDER BY id DESC LIMIT %s OFFSET %s",
             (self._id, status or None, status, limit, offset),
         )
-        return [rowmap.loop_of(r) for r in found]
+        return rowmap.each(found, rowmap.loop_of)
 
     def update_loop(self, loop: OpenLoop) -> None:
         with self._db.tx(self._id) as conn:
@@ -243,7 +243,7 @@ class PostgresStore(ComposedStore):
             "AND (%s::text IS NULL OR l.category = %s) ORDER BY l.id DESC LIMIT %s OFFSET %s",
             (self._id, status or None, status, category or None, category, limit, offset),
         )
-        return [rowmap.fact_of(r) for r in found]
+        return rowmap.each(found, rowmap.fact_of)
 
     def update_fact(self, fact: LongFact) -> None:
         with self._db.tx(self._id) as conn:
@@ -251,7 +251,7 @@ class PostgresStore(ComposedStore):
 
     def fact_chain(self, id: str) -> list[LongFact]:
         found = self._all(_CHAIN, {"id": id, "store": self._id})  # type: ignore[arg-type]
-        return [rowmap.fact_of(r) for r in found]
+        return rowmap.each(found, rowmap.fact_of)
 
     # -- journal --
 
@@ -272,7 +272,7 @@ class PostgresStore(ComposedStore):
             "SELECT * FROM halls.journal WHERE store = %s ORDER BY seq DESC LIMIT %s OFFSET %s",
             (self._id, limit, offset),
         )
-        return [rowmap.journal_of(r) for r in found]
+        return rowmap.each(found, rowmap.journal_of)
 
     # -- briefs and forget flags --
 
@@ -319,13 +319,13 @@ class PostgresStore(ComposedStore):
             for table, wanted in by_table.items():
                 if table == "long":
                     sql = f"{rows.FACTS} WHERE l.store = %s AND l.id = ANY(%s)"
-                    out.update(
-                        (r["id"], rowmap.fact_of(r)) for r in cur.execute(sql, (self._id, wanted))
-                    )
+                    found = cur.execute(sql, (self._id, wanted))
+                    out.update((f.id, f) for f in rowmap.each(found, rowmap.fact_of))
                     continue
                 convert = rowmap.short_of if table == "short" else rowmap.loop_of
                 sql = f"SELECT * FROM halls.{table} WHERE store = %s AND id = ANY(%s)"
-                out.update((r["id"], convert(r)) for r in cur.execute(sql, (self._id, wanted)))
+                found = cur.execute(sql, (self._id, wanted))
+                out.update((r.id, r) for r in rowmap.each(found, convert))
         return out
 
     # -- reinforcement --

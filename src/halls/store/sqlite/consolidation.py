@@ -177,7 +177,8 @@ class Consolidation:
             )
             .fetchall()
         )
-        entries = [rowmap.short_of(r) for r in found]
+        entries, kept = rowmap.readable_rows(found, rowmap.short_of)
+        found = [found[n] for n in kept]
         return entries, [r["consolidated_into"] for r in found], rows.matrix(found)
 
     def facts_with_vectors(self, status: str) -> tuple[list[LongFact], np.ndarray]:
@@ -190,7 +191,8 @@ class Consolidation:
             )
             .fetchall()
         )
-        return [rowmap.fact_of(r) for r in found], rows.matrix(found)
+        facts, kept = rowmap.readable_rows(found, rowmap.fact_of)
+        return facts, rows.matrix([found[n] for n in kept])
 
     def open_loops_with_vectors(self) -> tuple[list[OpenLoop], np.ndarray]:
         found = (
@@ -201,13 +203,14 @@ class Consolidation:
             )
             .fetchall()
         )
-        return [rowmap.loop_of(r) for r in found], rows.matrix(found)
+        loops, kept = rowmap.readable_rows(found, rowmap.loop_of)
+        return loops, rows.matrix([found[n] for n in kept])
 
     def journal_since(self, since: float | None) -> list[JournalEvent]:
         found = self._db.reader().execute(
             "SELECT * FROM journal WHERE created_at >= ? ORDER BY seq", (since or 0.0,)
         )
-        return [rowmap.journal_of(r) for r in found]
+        return rowmap.each(found, rowmap.journal_of)
 
     def briefs_since(self, since: float | None) -> list[Brief]:
         # >=, not >: a brief stamped in the same instant as the last run is

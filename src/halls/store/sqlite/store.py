@@ -112,7 +112,7 @@ class SQLiteStore(ComposedStore):
         found = self._db.reader().execute(
             "SELECT * FROM short ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
         )
-        return [rowmap.short_of(r) for r in found]
+        return rowmap.each(found, rowmap.short_of)
 
     def delete_short(self, id: str) -> bool:
         return self._erase("short", id)
@@ -171,7 +171,7 @@ class SQLiteStore(ComposedStore):
         found = self._db.reader().execute(
             sql + " ORDER BY id DESC LIMIT ? OFFSET ?", (*args, limit, offset)
         )
-        return [rowmap.loop_of(r) for r in found]
+        return rowmap.each(found, rowmap.loop_of)
 
     def update_loop(self, loop: OpenLoop) -> None:
         with self._db.tx() as db:
@@ -222,7 +222,7 @@ class SQLiteStore(ComposedStore):
             f"{rows.FACTS} WHERE {' AND '.join(where)} ORDER BY l.id DESC LIMIT ? OFFSET ?",
             (*args, limit, offset),
         )
-        return [rowmap.fact_of(r) for r in found]
+        return rowmap.each(found, rowmap.fact_of)
 
     def update_fact(self, fact: LongFact) -> None:
         with self._db.tx() as db:
@@ -230,7 +230,7 @@ class SQLiteStore(ComposedStore):
 
     def fact_chain(self, id: str) -> list[LongFact]:
         found = self._db.reader().execute(_CHAIN, (id, id)).fetchall()
-        return [rowmap.fact_of(r) for r in found]
+        return rowmap.each(found, rowmap.fact_of)
 
     # -- journal --
 
@@ -249,7 +249,7 @@ class SQLiteStore(ComposedStore):
         found = self._db.reader().execute(
             "SELECT * FROM journal ORDER BY seq DESC LIMIT ? OFFSET ?", (limit, offset)
         )
-        return [rowmap.journal_of(r) for r in found]
+        return rowmap.each(found, rowmap.journal_of)
 
     # -- briefs and forget flags --
 
@@ -292,11 +292,13 @@ class SQLiteStore(ComposedStore):
             for chunk in chunks(wanted):
                 if table == "long":
                     sql = f"{rows.FACTS} WHERE l.id IN ({marks(chunk)})"
-                    out.update((r["id"], rowmap.fact_of(r)) for r in db.execute(sql, chunk))
+                    out.update(
+                        (f.id, f) for f in rowmap.each(db.execute(sql, chunk), rowmap.fact_of)
+                    )
                     continue
                 convert = rowmap.short_of if table == "short" else rowmap.loop_of
                 sql = f"SELECT * FROM {table} WHERE id IN ({marks(chunk)})"
-                out.update((r["id"], convert(r)) for r in db.execute(sql, chunk))
+                out.update((r.id, r) for r in rowmap.each(db.execute(sql, chunk), convert))
         return out
 
     # -- reinforcement --
