@@ -22,7 +22,7 @@ def server(api_server: LiveServer) -> LiveServer:
 
 
 HIT_KEYS = {
-    "id", "tier", "content", "topic", "metadata", "occurred_at", "created_at", "score",
+    "id", "tier", "content", "topic", "metadata", "occurred_at", "created_at", "score", "relevance",
     "score_detail",
 }  # fmt: skip
 # The parts every score breakdown shows; retrievers may add more (context, episode).

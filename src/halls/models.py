@@ -292,6 +292,10 @@ class Hit(BaseModel):
     occurred_at: datetime
     created_at: datetime
     score: float
+    # The estimated probability, in [0, 1], that the search found a memory
+    # relevant to the query (halls.recall.relevance): one figure per search,
+    # from its best raw scores. Unlike the score it can say that none is.
+    relevance: float
     score_detail: dict[str, float | int | str | None]
 
 

@@ -14,6 +14,7 @@ import click
 from halls.cli._app import main
 from halls.errors import HallsError
 from halls.models import RETRIEVERS
+from halls.recall.relevance import DEFAULT_MIN_RELEVANCE
 
 # -- benchmarks: `halls bench NAME`; each benchmark is one subcommand of this group --
 
@@ -151,6 +152,19 @@ def bench_perf(
 )
 @click.option("--limit-conversations", type=click.IntRange(1), help="Use the first N only.")
 @click.option("--limit-questions", type=click.IntRange(1), help="Ask at most N per conversation.")
+@click.option(
+    "--foreign",
+    is_flag=True,
+    help="Also ask each store the other conversations' questions and general-knowledge ones, "
+    "and report the share that gets no hit.",
+)
+@click.option(
+    "--min-relevance",
+    default=DEFAULT_MIN_RELEVANCE,
+    show_default=True,
+    type=click.FloatRange(0.0, 1.0),
+    help="The threshold the thresholded figures are at.",
+)
 @click.option("--url", help="Measure this running server (new stores); default: start one.")
 @click.option("--token", help="Bearer token for --url.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
@@ -159,11 +173,17 @@ def bench_locomo(
     retriever: str,
     limit_conversations: int | None,
     limit_questions: int | None,
+    foreign: bool,
+    min_relevance: float,
     url: str | None,
     token: str | None,
     out: Path | None,
 ) -> None:
-    """Recall@k and nDCG on LoCoMo, through a live server's HTTP API."""
+    """Recall@k and nDCG on LoCoMo, through a live server's HTTP API.
+
+    Scored on every hit, and (the last row) on the hits whose relevance
+    clears --min-relevance: what the server returns at that threshold.
+    """
     from contextlib import nullcontext
 
     from rich.console import Console
@@ -184,6 +204,8 @@ def bench_locomo(
                     limit_questions=limit_questions,
                     token=token,
                     progress=progress,
+                    foreign=foreign,
+                    min_relevance=min_relevance,
                 )
     except HallsError as exc:
         raise click.ClickException(exc.message) from None
@@ -204,6 +226,14 @@ def bench_locomo(
         f"ingest: {ingest['turns_per_second']} turns/s; search over HTTP: "
         f"p50 {lat.get('p50_ms')} ms, p95 {lat.get('p95_ms')} ms"
     )
+    if foreign:
+        f = result["foreign"]
+        click.echo(
+            f"no hit at relevance >= {min_relevance:g}: "
+            f"other conversations' questions {f['foreign']['no_hit']:.1%} of {f['foreign']['n']}, "
+            f"general knowledge {f['general']['no_hit']:.1%} of {f['general']['n']}, "
+            f"both {f['overall']['no_hit']:.1%}"
+        )
     if out is not None:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         click.echo(f"wrote {out}", err=True)

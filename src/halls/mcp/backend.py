@@ -29,6 +29,7 @@ from pydantic_core import to_jsonable_python
 from halls.client import HallsClient, error_from_wire
 from halls.errors import Conflict, InvalidInput
 from halls.models import NewJournal
+from halls.recall.relevance import DEFAULT_MIN_RELEVANCE
 
 if TYPE_CHECKING:  # the service (store, indexes) loads only where a LocalBackend is built
     from halls.service import Memory
@@ -61,6 +62,7 @@ class Backend(Protocol):
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
+        min_relevance: float = DEFAULT_MIN_RELEVANCE,
     ) -> JSON:
         """``{"results": [hits], "due": [loops due for this query]}``, as ``POST /search``."""
         ...
@@ -186,9 +188,15 @@ class LocalBackend:
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
+        min_relevance: float = DEFAULT_MIN_RELEVANCE,
     ) -> JSON:
         found = self.memory.recall(
-            query, store=store, n_results=n_results, tiers=tiers, topic=topic
+            query,
+            store=store,
+            n_results=n_results,
+            tiers=tiers,
+            topic=topic,
+            min_relevance=min_relevance,
         )
         return _json(found)
 
@@ -343,8 +351,15 @@ class RemoteBackend:
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
+        min_relevance: float = DEFAULT_MIN_RELEVANCE,
     ) -> JSON:
-        body = {"query": query, "n_results": n_results, "tiers": tiers, "topic": topic}
+        body = {
+            "query": query,
+            "n_results": n_results,
+            "tiers": tiers,
+            "topic": topic,
+            "min_relevance": min_relevance,
+        }
         return self._call("POST", "/search", store, body)
 
     def context(
