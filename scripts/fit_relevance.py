@@ -220,6 +220,8 @@ def main() -> None:
     if args.write:
         out = {
             "command": "python scripts/fit_relevance.py --data PATH/locomo_dev.json --write",
+            # The model whose cosines these are (halls' default embedder).
+            "embedder": "all-MiniLM-L6-v2",
             "data": "LoCoMo dev (conv-26, conv-30, conv-41, conv-42, conv-43), halls bench "
             "locomo --foreign: each store's own questions (categories 1-4) against the other "
             "conversations' questions asked of it, weighed equally",

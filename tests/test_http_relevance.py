@@ -178,3 +178,16 @@ def test_mcp_recall_abstains(server: LiveServer, project: str) -> None:
     assert len(got["every"].structuredContent["results"]) == 5
     assert got["bad"].isError and "min_relevance" in got["bad"].content[0].text
     assert "knows nothing" not in got["doc"] and "min_relevance" in got["doc"]
+
+
+def test_searches_the_model_cannot_judge_are_not_thresholded(
+    server: LiveServer, project: str
+) -> None:
+    """The bm25 retriever has no cosine: its hits have no relevance, and all come back."""
+    with server.client() as c:
+        hits = _search(c, project, query="invoices PostgreSQL", retriever="bm25").json()["results"]
+        dense = _search(c, project, query=UNRELATED, retriever="dense").json()["results"]
+    assert hits and hits[0]["content"] == PROJECT[0]
+    assert all(h["relevance"] is None for h in hits)
+    # The dense retriever is judged (by its cosine alone): still no hit.
+    assert dense == []

@@ -47,14 +47,22 @@ def ask(
     """The hits of one search, every one (``min_relevance`` 0), not counted as recalled."""
     body = {"query": question, "n_results": n_results, "reinforce": False, "min_relevance": 0.0}
     response = client.post("/search", params={"store": store}, json=body)
-    return check(response, 200, "search")["results"]  # type: ignore[no-any-return]
+    return check(response, 200, "search")["results"]
+
+
+def clears(relevance: float | None, min_relevance: float) -> bool:
+    """Whether the server returns a hit of this relevance at ``min_relevance``.
+
+    None (an embedder the model was not fitted for) filters nothing.
+    """
+    return relevance is None or relevance >= min_relevance
 
 
 def no_hit_share(asked: Sequence[dict[str, Any]], min_relevance: float) -> float:
     """The share of questions none of whose hits reach ``min_relevance``."""
     if not asked:
         return 0.0
-    silent = sum(all(f[-1] < min_relevance for f in q["hits"]) for q in asked)
+    silent = sum(not any(clears(f[-1], min_relevance) for f in q["hits"]) for q in asked)
     return round(silent / len(asked), 4)
 
 

@@ -254,7 +254,9 @@ def run(
                 scores = score_ranking(ranked, q.evidence)
                 rows.append((q.category, scores))
                 kept = [
-                    d for d, h in zip(ranked, hits, strict=True) if h["relevance"] >= min_relevance
+                    d
+                    for d, h in zip(ranked, hits, strict=True)
+                    if foreign_mod.clears(h["relevance"], min_relevance)
                 ]
                 kept_rows.append((q.category, score_ranking(kept, q.evidence)))
                 per_question.append(

@@ -14,7 +14,7 @@ import click
 from halls.cli._app import main
 from halls.errors import HallsError
 from halls.models import RETRIEVERS
-from halls.recall.relevance import DEFAULT_MIN_RELEVANCE
+from halls.service import DEFAULT_MIN_RELEVANCE
 
 # -- benchmarks: `halls bench NAME`; each benchmark is one subcommand of this group --
 

@@ -26,7 +26,7 @@ from halls.cli._app import (
 from halls.config import Settings
 from halls.errors import HallsError
 from halls.models import SEARCH_TIERS
-from halls.recall.relevance import DEFAULT_MIN_RELEVANCE
+from halls.service import DEFAULT_MIN_RELEVANCE
 
 
 @main.command()
@@ -181,11 +181,16 @@ def recall(
         click.echo(f"no memories found (none with relevance >= {min_relevance:g})", err=True)
     for hit in hits:
         click.echo(
-            f"{hit['score']:.3f}  {hit['relevance']:.2f}  {hit['tier']:<5}  {hit['id']}  "
+            f"{hit['score']:.3f}  {_relevance(hit['relevance'])}  {hit['tier']:<5}  {hit['id']}  "
             f"{hit['content']}"
         )
     for loop in due:
         click.echo(f"due    near   {loop['id']}  {loop['intent']}  ({loop['reason']})")
+
+
+def _relevance(value: float | None) -> str:
+    # None: the store's embedder is not the one relevance was fitted for.
+    return "  -  " if value is None else f"{value:.2f}"
 
 
 def _list_stores(

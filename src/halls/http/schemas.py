@@ -19,7 +19,7 @@ from halls.models import (
     Category,
     Retriever,
 )
-from halls.recall.relevance import DEFAULT_MIN_RELEVANCE
+from halls.service import DEFAULT_MIN_RELEVANCE
 
 # "\\S": blank text is refused too (documented; the service checks it, 400).
 NOT_BLANK: dict[str, Any] = {"pattern": r"\S"}

@@ -29,7 +29,7 @@ from pydantic_core import to_jsonable_python
 from halls.client import HallsClient, error_from_wire
 from halls.errors import Conflict, InvalidInput
 from halls.models import NewJournal
-from halls.recall.relevance import DEFAULT_MIN_RELEVANCE
+from halls.service import DEFAULT_MIN_RELEVANCE
 
 if TYPE_CHECKING:  # the service (store, indexes) loads only where a LocalBackend is built
     from halls.service import Memory

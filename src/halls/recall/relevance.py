@@ -8,7 +8,7 @@ answer. ``relevance`` is an absolute figure, from the raw scores of the
 store's closest memories to the query:
 
 - the best cosine of the query's embedding with any memory the dense
-  search found (0 with the ``bm25`` retriever);
+  search found;
 - ln(1 + the best BM25) of any memory the full-text search found (0 when
   no memory holds a query word, and with the ``dense`` retriever).
 
@@ -29,7 +29,10 @@ against 0.810, on the fitting data), where this one costs under 1.
 The coefficients, the command that produced them and the held-out figures
 are in ``data/relevance.json``. Search returns its hits only when their
 relevance is at least ``min_relevance`` (``DEFAULT_MIN_RELEVANCE`` unless
-asked otherwise): a query the store cannot answer gets no hit.
+asked otherwise): a query the store cannot answer gets no hit. A search the
+model cannot judge (the ``bm25`` retriever, which has no cosine; an
+embedder other than the one it was fitted for) has no relevance (None)
+and is not thresholded.
 """
 
 from __future__ import annotations
@@ -51,6 +54,12 @@ class Model:
     best_bm25: float
     # The threshold chosen on the fitting folds (see the data file).
     min_relevance: float
+    # The embedding model whose cosines it was fitted on (any backend).
+    embedder: str
+
+    def fits(self, embedder: str) -> bool:
+        """True for an embedder named as the fitted model (``all-MiniLM-L6-v2/onnx-...``)."""
+        return embedder == self.embedder or embedder.startswith(self.embedder + "/")
 
     def relevance(self, best_cosine: float, best_bm25: float) -> float:
         z = (
@@ -73,18 +82,31 @@ def features_bm25(bm25: float | None) -> float:
 def _load() -> Model:
     raw = json.loads(resources.files("halls.recall").joinpath("data/relevance.json").read_text())
     c = raw["coefficients"]
-    return Model(c["intercept"], c["best_cosine"], c["best_bm25"], raw["min_relevance"])
+    return Model(
+        c["intercept"], c["best_cosine"], c["best_bm25"], raw["min_relevance"], raw["embedder"]
+    )
 
 
 MODEL = _load()
 DEFAULT_MIN_RELEVANCE = MODEL.min_relevance
 
 
-def scored(hits: list[Hit], best_cosine: float, best_bm25: float) -> list[Hit]:
-    """``hits`` with their relevance set; the search's bests join their ``score_detail``."""
+def applies(embedder: str, retriever: str) -> bool:
+    """Whether the model can judge a search by this embedder and retriever.
+
+    Another embedder's cosines are on another scale, and the ``bm25``
+    retriever has no cosine at all: their searches get no relevance (None),
+    and so no threshold.
+    """
+    return MODEL.fits(embedder) and retriever != "bm25"
+
+
+def scored(hits: list[Hit], best_cosine: float, best_bm25: float, judged: bool) -> list[Hit]:
+    """``hits`` with their relevance set (None unless ``judged``: see ``applies``);
+    the search's bests join their ``score_detail``."""
     if not hits:
         return hits
-    p = round(MODEL.relevance(best_cosine, best_bm25), 4)
+    p = round(MODEL.relevance(best_cosine, best_bm25), 4) if judged else None
     best = {"best_cosine": round(best_cosine, 4), "best_bm25": round(best_bm25, 4)}
     return [
         h.model_copy(update={"relevance": p, "score_detail": {**h.score_detail, **best}})

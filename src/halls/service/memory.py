@@ -423,7 +423,8 @@ class Memory:
         hits = search(
             s, self.embedder, self.settings.recall, query, filt, n_results, retriever, now
         )
-        hits = [h for h in hits if h.relevance >= min_relevance]
+        # A relevance of None (an embedder the model was not fitted for) filters nothing.
+        hits = [h for h in hits if h.relevance is None or h.relevance >= min_relevance]
         if reinforce:
             cfg = self.settings.recall
             top = [h.id for h in hits[: cfg.reinforce_top]]
@@ -459,6 +460,7 @@ class Memory:
         about when no query is known yet: memories mentioning it come first, and
         topic loops on it fire. The relevant memories are the search hits that
         clear ``min_relevance`` (as ``search``): none for an unrelated query.
+        With a project and no query, they are the hits that name the project.
         """
         check_min_relevance(min_relevance)
         if (
@@ -471,17 +473,23 @@ class Memory:
         s = self._stores.open(store)
         facts = s.list_facts("active", CONTEXT_POOL, 0)
         loops = s.list_loops("open", CONTEXT_POOL, 0)
+        asked = query is not None and query.strip() != ""
         hits = (
             self.search(
                 about,
                 store=store,
                 n_results=CONTEXT_RECALLS,
                 reinforce=False,
-                min_relevance=min_relevance,
+                # A project name alone is a name, not a question: the
+                # relevance was fitted on questions, and a memory is about
+                # the project when it names it (a full-text match).
+                min_relevance=min_relevance if asked else 0.0,
             )
             if about
             else []
         )
+        if about and not asked:
+            hits = [h for h in hits if h.score_detail.get("bm25") is not None]
         block = assemble(
             facts=facts,
             loops=loops,

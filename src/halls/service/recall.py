@@ -98,7 +98,8 @@ def search(
         hits = merge(hits, rank(more, now, cfg, n_results, substance=full), n_results)
         candidates = candidates + more
     # Each hit's calibrated relevance: its raw scores beside the best of the search.
-    return relevance.scored(below_facts(hits, candidates), norm.best_cosine, norm.best_bm25)
+    judged = relevance.applies(embedder.name, retriever)
+    return relevance.scored(below_facts(hits, candidates), norm.best_cosine, norm.best_bm25, judged)
 
 
 def _candidates(

@@ -9,8 +9,7 @@ from pydantic import Field
 from halls.mcp.backend import JSON
 from halls.mcp.tools.base import READ, Store, Tools, run
 from halls.models import MAX_CONTENT_CHARS, SearchTier
-from halls.recall.relevance import DEFAULT_MIN_RELEVANCE
-from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from halls.service import DEFAULT_BUDGET, DEFAULT_MIN_RELEVANCE, MAX_BUDGET, MIN_BUDGET
 
 
 def _compact_hit(hit: JSON) -> JSON:
