@@ -14,7 +14,6 @@ import click
 from halls.cli._app import main
 from halls.errors import HallsError
 from halls.models import RETRIEVERS
-from halls.service import DEFAULT_MIN_RELEVANCE
 
 # -- benchmarks: `halls bench NAME`; each benchmark is one subcommand of this group --
 
@@ -160,10 +159,8 @@ def bench_perf(
 )
 @click.option(
     "--min-relevance",
-    default=DEFAULT_MIN_RELEVANCE,
-    show_default=True,
     type=click.FloatRange(0.0, 1.0),
-    help="The threshold the thresholded figures are at.",
+    help="The threshold the thresholded figures are at. Default: the service's (0.1).",
 )
 @click.option("--url", help="Measure this running server (new stores); default: start one.")
 @click.option("--token", help="Bearer token for --url.")
@@ -174,7 +171,7 @@ def bench_locomo(
     limit_conversations: int | None,
     limit_questions: int | None,
     foreign: bool,
-    min_relevance: float,
+    min_relevance: float | None,
     url: str | None,
     token: str | None,
     out: Path | None,
@@ -190,7 +187,10 @@ def bench_locomo(
     from rich.table import Table
 
     from halls.bench import locomo, perf
+    from halls.service import DEFAULT_MIN_RELEVANCE
 
+    if min_relevance is None:
+        min_relevance = DEFAULT_MIN_RELEVANCE
     try:
         conversations = locomo.load(data)[:limit_conversations]
         with _progress() as (bar, progress):

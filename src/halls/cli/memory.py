@@ -26,7 +26,6 @@ from halls.cli._app import (
 from halls.config import Settings
 from halls.errors import HallsError
 from halls.models import SEARCH_TIERS
-from halls.service import DEFAULT_MIN_RELEVANCE
 
 
 @main.command()
@@ -129,10 +128,9 @@ def remember(
 @click.option("--tier", "tiers", multiple=True, help=f"{', '.join(SEARCH_TIERS)}; repeatable.")
 @click.option(
     "--min-relevance",
-    default=DEFAULT_MIN_RELEVANCE,
-    show_default=True,
     type=click.FloatRange(0.0, 1.0),
-    help="Show hits only if the search's relevance (0 to 1) is at least this; 0 shows them all.",
+    help="Show hits only if the search's relevance (0 to 1) is at least this; 0 shows them "
+    "all. Default: the service's (0.1).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
 def recall(
@@ -144,7 +142,7 @@ def recall(
     store: str | None,
     n_results: int,
     tiers: tuple[str, ...],
-    min_relevance: float,
+    min_relevance: float | None,
     as_json: bool,
 ) -> None:
     """Search every tier for QUERY; print the ranked hits, then the open loops due for it.
@@ -159,8 +157,9 @@ def recall(
             "query": query,
             "n_results": n_results,
             "tiers": list(tiers) or None,
-            "min_relevance": min_relevance,
         }
+        if min_relevance is not None:  # else the server's default
+            body["min_relevance"] = min_relevance
         with remote, _translated():
             found = remote.call("POST", "/search", store, body)
     else:
@@ -170,7 +169,7 @@ def recall(
                 store=store,
                 n_results=n_results,
                 tiers=tiers or None,
-                min_relevance=min_relevance,
+                **({} if min_relevance is None else {"min_relevance": min_relevance}),
             )
             found = recalled.model_dump(mode="json")
     hits, due = found["results"], found["due"]
@@ -178,7 +177,7 @@ def recall(
         click.echo(json.dumps(hits, indent=2))
         return
     if not hits:
-        click.echo(f"no memories found (none with relevance >= {min_relevance:g})", err=True)
+        click.echo("no memories found (--min-relevance 0 shows the closest)", err=True)
     for hit in hits:
         click.echo(
             f"{hit['score']:.3f}  {_relevance(hit['relevance'])}  {hit['tier']:<5}  {hit['id']}  "

@@ -29,7 +29,6 @@ from pydantic_core import to_jsonable_python
 from halls.client import HallsClient, error_from_wire
 from halls.errors import Conflict, InvalidInput
 from halls.models import NewJournal
-from halls.service import DEFAULT_MIN_RELEVANCE
 
 if TYPE_CHECKING:  # the service (store, indexes) loads only where a LocalBackend is built
     from halls.service import Memory
@@ -62,7 +61,7 @@ class Backend(Protocol):
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
-        min_relevance: float = DEFAULT_MIN_RELEVANCE,
+        min_relevance: float | None = None,
     ) -> JSON:
         """``{"results": [hits], "due": [loops due for this query]}``, as ``POST /search``."""
         ...
@@ -188,15 +187,12 @@ class LocalBackend:
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
-        min_relevance: float = DEFAULT_MIN_RELEVANCE,
+        min_relevance: float | None = None,
     ) -> JSON:
+        # None: the service's default threshold.
+        chosen = {} if min_relevance is None else {"min_relevance": min_relevance}
         found = self.memory.recall(
-            query,
-            store=store,
-            n_results=n_results,
-            tiers=tiers,
-            topic=topic,
-            min_relevance=min_relevance,
+            query, store=store, n_results=n_results, tiers=tiers, topic=topic, **chosen
         )
         return _json(found)
 
@@ -351,15 +347,11 @@ class RemoteBackend:
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
-        min_relevance: float = DEFAULT_MIN_RELEVANCE,
+        min_relevance: float | None = None,
     ) -> JSON:
-        body = {
-            "query": query,
-            "n_results": n_results,
-            "tiers": tiers,
-            "topic": topic,
-            "min_relevance": min_relevance,
-        }
+        body: JSON = {"query": query, "n_results": n_results, "tiers": tiers, "topic": topic}
+        if min_relevance is not None:  # else the server's default threshold
+            body["min_relevance"] = min_relevance
         return self._call("POST", "/search", store, body)
 
     def context(
