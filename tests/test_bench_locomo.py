@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from halls.bench import locomo
+from halls.bench import foreign, locomo
 
 # A small conversation in LoCoMo's format, written for these tests (with the
 # real data's defects: joined and malformed evidence ids, category 5, a
@@ -159,3 +159,38 @@ def test_cli_refuses_a_missing_data_file(tmp_path: Path) -> None:
     assert run.returncode == 1
     assert "no LoCoMo data" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+def test_foreign_questions_are_asked_of_every_other_store(server) -> None:
+    """--foreign: each store gets the other conversations' and the general-knowledge questions."""
+    conversations = locomo.load(_data())
+    for conv in conversations:
+        conv.sample_id = f"{conv.sample_id}-foreign-{id(conv)}"
+    result = locomo.run(server.url, conversations, foreign=True)
+    general = foreign.general_questions()
+    assert len(general) == len(set(general)) == 50
+    asked = result["foreign_questions"]
+    own = [len(c.questions) for c in conversations]
+    summary = result["foreign"]
+    assert summary["foreign"]["n"] == own[1] + own[0]  # each store, the other's questions
+    assert summary["general"]["n"] == 50 * len(conversations)
+    for q in asked:
+        # A foreign question is never asked of its own conversation's store.
+        assert q["kind"] == "general" or q["source"] != q["conversation"]
+        assert len(q["hits"]) <= foreign.N_RESULTS
+    # The share is that of questions none of whose hits clears the threshold.
+    t = result["min_relevance"]
+    silent = [q for q in asked if q["kind"] == "general" and all(h[-1] < t for h in q["hits"])]
+    assert summary["general"]["no_hit"] == round(len(silent) / summary["general"]["n"], 4)
+    # Questions about cooking or the Qin dynasty: a store of two friends' chat knows nothing.
+    assert summary["general"]["no_hit"] >= 0.8
+    kept, every = result["scores_at_min_relevance"]["overall"], result["scores"]["overall"]
+    assert kept["recall@10"] <= every["recall@10"]
+    assert locomo.table_rows(result)[-1][0] == f"overall >= {t:g}"
+
+
+def test_no_hit_share_counts_a_search_the_model_cannot_judge_as_answered() -> None:
+    rows = [{"hits": [[0.5, 2.0, 0.5, 2.0, 0.05]]}, {"hits": [[0.5, 2.0, 0.5, 2.0, None]]}]
+    assert foreign.no_hit_share(rows, 0.1) == 0.5
+    assert foreign.no_hit_share(rows, 0.0) == 0.0
+    assert foreign.no_hit_share([], 0.1) == 0.0

@@ -82,8 +82,10 @@ def test_promoted_facts_carry_categories_that_lists_search_and_context_use(
 
     listed = c.get("/long", params={**S, "category": "preference"}).json()
     assert [f["id"] for f in listed] == [pref["id"]]
+    # A vague query on purpose (min_relevance 0: every hit): the category filters.
     hits = c.post("/search", params=S, json={"query": "paths and databases",
-                                            "category": "fact"}).json()["results"]  # fmt: skip
+                                            "category": "fact",
+                                            "min_relevance": 0}).json()["results"]  # fmt: skip
     assert [h["id"] for h in hits] == [plain["id"]]
     for bad in ("/long", "/search"):
         r = (

@@ -57,6 +57,7 @@ def hit(content: str, id: str | None = None, tier: str = "short") -> Hit:
         occurred_at=NOW,
         created_at=NOW,
         score=0.5,
+        relevance=0.5,
         score_detail={},
     )
 

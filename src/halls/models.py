@@ -312,6 +312,12 @@ class Hit(BaseModel):
     occurred_at: datetime
     created_at: datetime
     score: float
+    # The estimated probability, in [0, 1], that the search found a memory
+    # relevant to the query (halls.recall.relevance): one figure per search,
+    # from its best raw scores. Unlike the score it can say that none is.
+    # None when the model cannot judge the search (the bm25 retriever, or an
+    # embedder other than the one it was fitted for): then nothing is filtered.
+    relevance: float | None
     score_detail: dict[str, float | int | str | None]
 
 

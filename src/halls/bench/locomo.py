@@ -8,6 +8,12 @@ when the turn shared a picture; the session's date-time as ``occurred_at``;
 the turn's ``dia_id`` in metadata), and every question with evidence in
 categories 1-4 one ``POST /search``. Scoring is a pure function
 (:func:`score_ranking`), so that it can be tested without a server.
+
+Each question is asked with ``min_relevance`` 0, and scored twice: on every
+hit, and on the hits whose relevance reaches ``min_relevance`` (the
+default's, unless given), which is what the server returns at that
+threshold (its test is per hit, on the same ranking). With ``foreign``, each
+store is also asked questions it cannot answer (``halls.bench.foreign``).
 """
 
 from __future__ import annotations
@@ -24,9 +30,11 @@ from typing import Any
 
 import httpx
 
+from halls.bench import foreign as foreign_mod
 from halls.bench.perf import BenchError, latency_summary, machine
 from halls.errors import InvalidInput
 from halls.models import RETRIEVERS
+from halls.recall.relevance import DEFAULT_MIN_RELEVANCE
 
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 KS = (1, 5, 10, 20)
@@ -189,6 +197,8 @@ def run(
     limit_questions: int | None = None,
     token: str | None = None,
     progress: Progress | None = None,
+    foreign: bool = False,
+    min_relevance: float = DEFAULT_MIN_RELEVANCE,
 ) -> dict[str, Any]:
     """Ingest every conversation into its own store, ask its questions, score them."""
     if retriever not in RETRIEVERS:
@@ -201,6 +211,7 @@ def run(
     n_questions = sum(len(q) for q in asked)
     report = progress or (lambda phase, done, total: None)
     rows: list[tuple[int, dict[str, float]]] = []
+    kept_rows: list[tuple[int, dict[str, float]]] = []
     per_question: list[dict[str, Any]] = []
     latencies: list[float] = []
     with httpx.Client(base_url=url, headers=headers, timeout=120) as client:
@@ -233,6 +244,7 @@ def run(
                     "n_results": N_RESULTS,
                     "retriever": retriever,
                     "reinforce": False,
+                    "min_relevance": 0.0,
                 }
                 t0 = time.perf_counter()
                 response = client.post("/search", params=store, json=body)
@@ -241,6 +253,12 @@ def run(
                 ranked = [str(h["metadata"].get("dia_id")) for h in hits]
                 scores = score_ranking(ranked, q.evidence)
                 rows.append((q.category, scores))
+                kept = [
+                    d
+                    for d, h in zip(ranked, hits, strict=True)
+                    if foreign_mod.clears(h["relevance"], min_relevance)
+                ]
+                kept_rows.append((q.category, score_ranking(kept, q.evidence)))
                 per_question.append(
                     {
                         "conversation": conv.sample_id,
@@ -248,11 +266,17 @@ def run(
                         "question": q.question,
                         "evidence": list(q.evidence),
                         "top": ranked[:10],
+                        # [dia_id, cosine, bm25, best cosine, best bm25,
+                        # relevance] of every hit, for scripts/fit_relevance.py.
+                        "hits": [
+                            [d, *foreign_mod.features(h)] for d, h in zip(ranked, hits, strict=True)
+                        ],
                         **scores,
                     }
                 )
                 done += 1
                 report("search", done, n_questions)
+        asked_foreign = _foreign(client, conversations, asked, report) if foreign else []
     skipped: dict[str, int] = {}
     for conv in conversations:
         for key, value in conv.skipped.items():
@@ -270,17 +294,65 @@ def run(
         },
         "search_latency": latency_summary(latencies) if latencies else {},
         "scores": aggregate(rows),
+        "min_relevance": min_relevance,
+        "scores_at_min_relevance": aggregate(kept_rows),
+        **(
+            {
+                "foreign": foreign_mod.summary(asked_foreign, min_relevance),
+                "foreign_questions": asked_foreign,
+            }
+            if foreign
+            else {}
+        ),
         "machine": machine(),
         "per_question": per_question,
     }
+
+
+def _foreign(
+    client: httpx.Client,
+    conversations: Sequence[Conversation],
+    asked: Sequence[Sequence[Question]],
+    report: Progress,
+) -> list[dict[str, Any]]:
+    """Each store asked the other conversations' questions and the general-knowledge ones."""
+    general = foreign_mod.general_questions()
+    plan = []
+    for i, conv in enumerate(conversations):
+        store = STORE_PREFIX + (conv.sample_id or "sample")
+        for j, other in enumerate(conversations):
+            if j != i:
+                plan += [
+                    (conv.sample_id, store, "foreign", other.sample_id, q.question)
+                    for q in asked[j]
+                ]
+        plan += [(conv.sample_id, store, "general", "general", q) for q in general]
+    out = []
+    for done, (sample, store, kind, source, question) in enumerate(plan, start=1):
+        hits = foreign_mod.ask(client, store, question, foreign_mod.N_RESULTS, _check)
+        out.append(
+            {
+                "conversation": sample,
+                "kind": kind,
+                "source": source,
+                "question": question,
+                "hits": [foreign_mod.features(h) for h in hits],
+            }
+        )
+        report("foreign", done, len(plan))
+    return out
 
 
 TABLE_METRICS = (*(f"recall@{k}" for k in KS), f"ndcg@{NDCG_AT}")
 
 
 def table_rows(result: dict[str, Any]) -> list[tuple[str, ...]]:
-    """One row per category and overall: name, n, then each metric."""
-    return [
+    """One row per category and overall: name, n, then each metric; last,
+    overall again on the hits that clear ``min_relevance``."""
+    rows = [
         (name, str(s["n"]), *(f"{s[m]:.3f}" for m in TABLE_METRICS))
         for name, s in result["scores"].items()
     ]
+    kept = result["scores_at_min_relevance"]["overall"]
+    label = f"overall >= {result['min_relevance']:g}"
+    return [*rows, (label, str(kept["n"]), *(f"{kept[m]:.3f}" for m in TABLE_METRICS))]

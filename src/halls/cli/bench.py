@@ -151,6 +151,17 @@ def bench_perf(
 )
 @click.option("--limit-conversations", type=click.IntRange(1), help="Use the first N only.")
 @click.option("--limit-questions", type=click.IntRange(1), help="Ask at most N per conversation.")
+@click.option(
+    "--foreign",
+    is_flag=True,
+    help="Also ask each store the other conversations' questions and general-knowledge ones, "
+    "and report the share that gets no hit.",
+)
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0.0, 1.0),
+    help="The threshold the thresholded figures are at. Default: the service's (0.1).",
+)
 @click.option("--url", help="Measure this running server (new stores); default: start one.")
 @click.option("--token", help="Bearer token for --url.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
@@ -159,18 +170,27 @@ def bench_locomo(
     retriever: str,
     limit_conversations: int | None,
     limit_questions: int | None,
+    foreign: bool,
+    min_relevance: float | None,
     url: str | None,
     token: str | None,
     out: Path | None,
 ) -> None:
-    """Recall@k and nDCG on LoCoMo, through a live server's HTTP API."""
+    """Recall@k and nDCG on LoCoMo, through a live server's HTTP API.
+
+    Scored on every hit, and (the last row) on the hits whose relevance
+    clears --min-relevance: what the server returns at that threshold.
+    """
     from contextlib import nullcontext
 
     from rich.console import Console
     from rich.table import Table
 
     from halls.bench import locomo, perf
+    from halls.service import DEFAULT_MIN_RELEVANCE
 
+    if min_relevance is None:
+        min_relevance = DEFAULT_MIN_RELEVANCE
     try:
         conversations = locomo.load(data)[:limit_conversations]
         with _progress() as (bar, progress):
@@ -184,6 +204,8 @@ def bench_locomo(
                     limit_questions=limit_questions,
                     token=token,
                     progress=progress,
+                    foreign=foreign,
+                    min_relevance=min_relevance,
                 )
     except HallsError as exc:
         raise click.ClickException(exc.message) from None
@@ -204,6 +226,14 @@ def bench_locomo(
         f"ingest: {ingest['turns_per_second']} turns/s; search over HTTP: "
         f"p50 {lat.get('p50_ms')} ms, p95 {lat.get('p95_ms')} ms"
     )
+    if foreign:
+        f = result["foreign"]
+        click.echo(
+            f"no hit at relevance >= {min_relevance:g}: "
+            f"other conversations' questions {f['foreign']['no_hit']:.1%} of {f['foreign']['n']}, "
+            f"general knowledge {f['general']['no_hit']:.1%} of {f['general']['n']}, "
+            f"both {f['overall']['no_hit']:.1%}"
+        )
     if out is not None:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         click.echo(f"wrote {out}", err=True)

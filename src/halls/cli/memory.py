@@ -158,6 +158,12 @@ def remember(
 @click.option("--store", help="Store name (default: the configured store).")
 @click.option("-n", "--n-results", default=5, show_default=True, type=int)
 @click.option("--tier", "tiers", multiple=True, help=f"{', '.join(SEARCH_TIERS)}; repeatable.")
+@click.option(
+    "--min-relevance",
+    type=click.FloatRange(0.0, 1.0),
+    help="Show hits only if the search's relevance (0 to 1) is at least this; 0 shows them "
+    "all. Default: the service's (0.1).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the hits as JSON.")
 def recall(
     config: Path | None,
@@ -168,29 +174,54 @@ def recall(
     store: str | None,
     n_results: int,
     tiers: tuple[str, ...],
+    min_relevance: float | None,
     as_json: bool,
 ) -> None:
-    """Search every tier for QUERY; print the ranked hits, then the open loops due for it."""
+    """Search every tier for QUERY; print the ranked hits, then the open loops due for it.
+
+    Each line: score, relevance (the estimated probability that the search
+    found a memory relevant to QUERY), tier, id, text.
+    """
     settings = _settings(config, data_dir)
     remote = _remote(settings, data_dir, server_url, token)
     if remote is not None:
-        body = {"query": query, "n_results": n_results, "tiers": list(tiers) or None}
+        body = {
+            "query": query,
+            "n_results": n_results,
+            "tiers": list(tiers) or None,
+        }
+        if min_relevance is not None:  # else the server's default
+            body["min_relevance"] = min_relevance
         with remote, _translated():
             found = remote.call("POST", "/search", store, body)
     else:
         with _memory(settings) as memory:
-            recalled = memory.recall(query, store=store, n_results=n_results, tiers=tiers or None)
+            recalled = memory.recall(
+                query,
+                store=store,
+                n_results=n_results,
+                tiers=tiers or None,
+                **({} if min_relevance is None else {"min_relevance": min_relevance}),
+            )
             found = recalled.model_dump(mode="json")
     hits, due = found["results"], found["due"]
     if as_json:
         click.echo(json.dumps(hits, indent=2))
         return
     if not hits:
-        click.echo("no memories found", err=True)
+        click.echo("no memories found (--min-relevance 0 shows the closest)", err=True)
     for hit in hits:
-        click.echo(f"{hit['score']:.3f}  {hit['tier']:<5}  {hit['id']}  {hit['content']}")
+        click.echo(
+            f"{hit['score']:.3f}  {_relevance(hit['relevance'])}  {hit['tier']:<5}  {hit['id']}  "
+            f"{hit['content']}"
+        )
     for loop in due:
         click.echo(f"due    near   {loop['id']}  {loop['intent']}  ({loop['reason']})")
+
+
+def _relevance(value: float | None) -> str:
+    # None: the store's embedder is not the one relevance was fitted for.
+    return "  -  " if value is None else f"{value:.2f}"
 
 
 def _list_stores(

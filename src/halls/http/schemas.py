@@ -30,6 +30,7 @@ from halls.models import (
     Category,
     Retriever,
 )
+from halls.service import DEFAULT_MIN_RELEVANCE
 from halls.storable import check_strings
 
 # The validation error type of a lone surrogate, answered 400 invalid_input.
@@ -73,6 +74,16 @@ def _integer(value: Any) -> Any:
 
 
 Integer = Annotated[int, BeforeValidator(_integer)]
+
+# A number in [0, 1] (an integer 0 or 1 too: strict floats take ints); NaN
+# fails the bounds. Anything else is a 422 that changes nothing.
+MinRelevance = Field(
+    default=DEFAULT_MIN_RELEVANCE,
+    ge=0.0,
+    le=1.0,
+    description="Return the hits only if their relevance (the estimated probability that the "
+    "search found a memory relevant to the query) is at least this; 0 returns every hit.",
+)
 
 
 # As documented; parse_time is what decides (400 invalid_input otherwise).
@@ -240,6 +251,7 @@ class SearchIn(_Body):
     reinforce: bool = True
     # Only long-term facts of this category.
     category: Category | None = None
+    min_relevance: float = MinRelevance
 
 
 class StoreIn(_Body):

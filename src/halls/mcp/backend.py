@@ -61,6 +61,7 @@ class Backend(Protocol):
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
+        min_relevance: float | None = None,
     ) -> JSON:
         """``{"results": [hits], "due": [loops due for this query]}``, as ``POST /search``."""
         ...
@@ -186,9 +187,12 @@ class LocalBackend:
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
+        min_relevance: float | None = None,
     ) -> JSON:
+        # None: the service's default threshold.
+        chosen = {} if min_relevance is None else {"min_relevance": min_relevance}
         found = self.memory.recall(
-            query, store=store, n_results=n_results, tiers=tiers, topic=topic
+            query, store=store, n_results=n_results, tiers=tiers, topic=topic, **chosen
         )
         return _json(found)
 
@@ -343,8 +347,11 @@ class RemoteBackend:
         n_results: int,
         tiers: list[str] | None,
         topic: str | None,
+        min_relevance: float | None = None,
     ) -> JSON:
-        body = {"query": query, "n_results": n_results, "tiers": tiers, "topic": topic}
+        body: JSON = {"query": query, "n_results": n_results, "tiers": tiers, "topic": topic}
+        if min_relevance is not None:  # else the server's default threshold
+            body["min_relevance"] = min_relevance
         return self._call("POST", "/search", store, body)
 
     def context(

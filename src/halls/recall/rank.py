@@ -108,6 +108,8 @@ def _hit(w: _Weighed) -> Hit:
         occurred_at=r.occurred_at,
         created_at=r.created_at,
         score=w.score,
+        # Set by halls.recall.relevance.scored, from the whole search's bests.
+        relevance=0.0,
         score_detail={
             "bm25_rank": c.bm25_rank,
             "bm25": None if c.bm25 is None else round(c.bm25, 4),

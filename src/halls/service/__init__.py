@@ -4,6 +4,8 @@ Adapters import from here (and from ``halls.models``, ``halls.errors``,
 ``halls.config``), never from the store, recall or consolidate packages.
 """
 
+# The default threshold of recall's calibrated relevance (halls.recall.relevance).
+from halls.recall.relevance import DEFAULT_MIN_RELEVANCE
 from halls.service.access import Action, Grant, Tokens
 from halls.service.archive import ImportReport, archive_encrypted
 from halls.service.audit import AuditLog, acting_as
@@ -15,6 +17,7 @@ from halls.service.stores import check_store_name
 
 __all__ = [
     "DEFAULT_BUDGET",
+    "DEFAULT_MIN_RELEVANCE",
     "MAX_BUDGET",
     "MIN_BUDGET",
     "Action",

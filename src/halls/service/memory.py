@@ -57,6 +57,7 @@ from halls.models import (
     check_page,
     parse_time,
 )
+from halls.recall.relevance import DEFAULT_MIN_RELEVANCE, check_min_relevance
 from halls.service.archive import Archives, ImportReport, Progress
 from halls.service.audit import AuditLog
 from halls.service.dreams import Dreams, RunOutcomes
@@ -388,17 +389,23 @@ class Memory:
         retriever: str = "full",
         reinforce: bool = True,
         category: str | None = None,
+        min_relevance: float = DEFAULT_MIN_RELEVANCE,
     ) -> list[Hit]:
         """Hybrid search across tiers, merged by one explained score.
 
         ``retriever`` is "full" (fused BM25 and dense, with conversation
         context), "fused" (without context), "bm25" or "dense" alone. The best
         ``recall.reinforce_top`` hits count as recalled unless ``reinforce`` is
-        False (an inspection or an evaluation, not a use of memory).
+        False (an inspection or an evaluation, not a use of memory). The hits
+        are returned only if their ``relevance`` (the estimated probability
+        that the search found a memory relevant to the query,
+        ``halls.recall.relevance``) is at least ``min_relevance``: none when
+        the store knows nothing about the query. 0 returns them all.
         """
         check_content(query, "query")
         if not 1 <= n_results <= 100:
             raise InvalidInput("n_results must be between 1 and 100")
+        check_min_relevance(min_relevance)
         if retriever not in RETRIEVERS:
             raise InvalidInput(f"retriever must be one of {', '.join(RETRIEVERS)}")
         chosen = tuple(dict.fromkeys(tiers)) if tiers else SEARCH_TIERS
@@ -419,6 +426,8 @@ class Memory:
         hits = search(
             s, self.embedder, self.settings.recall, query, filt, n_results, retriever, now
         )
+        # A relevance of None (an embedder the model was not fitted for) filters nothing.
+        hits = [h for h in hits if h.relevance is None or h.relevance >= min_relevance]
         if reinforce:
             cfg = self.settings.recall
             top = [h.id for h in hits[: cfg.reinforce_top]]
@@ -446,13 +455,17 @@ class Memory:
         query: str | None = None,
         project: str | None = None,
         budget_tokens: int = DEFAULT_BUDGET,
+        min_relevance: float = DEFAULT_MIN_RELEVANCE,
     ) -> ContextBlock:
         """A token-budgeted block for a system prompt: due loops, recalls, top facts.
 
         ``project`` (e.g. the working directory's name) is what the session is
         about when no query is known yet: memories mentioning it come first, and
-        topic loops on it fire.
+        topic loops on it fire. The relevant memories are the search hits that
+        clear ``min_relevance`` (as ``search``): none for an unrelated query.
+        With a project and no query, they are the hits that name the project.
         """
+        check_min_relevance(min_relevance)
         if (
             isinstance(budget_tokens, bool)
             or not isinstance(budget_tokens, int)
@@ -463,11 +476,23 @@ class Memory:
         s = self._stores.open(store)
         facts = s.list_facts("active", CONTEXT_POOL, 0)
         loops = s.list_loops("open", CONTEXT_POOL, 0)
+        asked = query is not None and query.strip() != ""
         hits = (
-            self.search(about, store=store, n_results=CONTEXT_RECALLS, reinforce=False)
+            self.search(
+                about,
+                store=store,
+                n_results=CONTEXT_RECALLS,
+                reinforce=False,
+                # A project name alone is a name, not a question: the
+                # relevance was fitted on questions, and a memory is about
+                # the project when it names it (a full-text match).
+                min_relevance=min_relevance if asked else 0.0,
+            )
             if about
             else []
         )
+        if about and not asked:
+            hits = [h for h in hits if h.score_detail.get("bm25") is not None]
         block = assemble(
             facts=facts,
             loops=loops,

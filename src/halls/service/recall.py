@@ -20,7 +20,16 @@ import numpy as np
 from halls.config import RecallSettings
 from halls.embed import Embedder
 from halls.models import Hit, Match, SearchFilter
-from halls.recall import Candidate, feedback, neighbours, query_terms, rank, spread, weigh
+from halls.recall import (
+    Candidate,
+    feedback,
+    neighbours,
+    query_terms,
+    rank,
+    relevance,
+    spread,
+    weigh,
+)
 from halls.recall.fusion import Normaliser, Signals, fuse, signals, with_cosines
 from halls.recall.neighbours import Boost
 from halls.recall.rank import below_facts, merge
@@ -84,11 +93,13 @@ def search(
     candidates = _candidates(s, first, found, boost, query, cfg, full, linked)
     hits = rank(candidates, now, cfg, n_results, substance=full)
     rest = weigh.worth_reading(best, first, reach, hits, n_results)
-    if not rest:
-        return below_facts(hits, candidates)
-    more = _candidates(s, rest, found, boost, query, cfg, full, linked)
-    hits = merge(hits, rank(more, now, cfg, n_results, substance=full), n_results)
-    return below_facts(hits, candidates + more)
+    if rest:
+        more = _candidates(s, rest, found, boost, query, cfg, full, linked)
+        hits = merge(hits, rank(more, now, cfg, n_results, substance=full), n_results)
+        candidates = candidates + more
+    # Each hit's calibrated relevance: its raw scores beside the best of the search.
+    judged = relevance.applies(embedder.name, retriever)
+    return relevance.scored(below_facts(hits, candidates), norm.best_cosine, norm.best_bm25, judged)
 
 
 def _candidates(

@@ -6,7 +6,7 @@ from fastapi import APIRouter
 from pydantic import Field
 
 from halls.http.deps import MemoryDep, ReadStore
-from halls.http.schemas import Integer, _Body
+from halls.http.schemas import Integer, MinRelevance, _Body
 from halls.models import MAX_CONTENT_CHARS
 from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
 
@@ -26,11 +26,16 @@ class ContextIn(_Body):
         "topic loops come first.",
     )
     budget_tokens: Integer = Field(default=DEFAULT_BUDGET, ge=MIN_BUDGET, le=MAX_BUDGET)
+    min_relevance: float = MinRelevance
 
 
 @router.post("/context", response_model=ContextBlock)
 def context(memory: MemoryDep, store: ReadStore, body: ContextIn | None = None) -> ContextBlock:
     body = body or ContextIn()
     return memory.context(
-        store=store, query=body.query, project=body.project, budget_tokens=body.budget_tokens
+        store=store,
+        query=body.query,
+        project=body.project,
+        budget_tokens=body.budget_tokens,
+        min_relevance=body.min_relevance,
     )

@@ -9,11 +9,11 @@ from pydantic import Field
 from halls.mcp.backend import JSON
 from halls.mcp.tools.base import READ, Store, Tools, run
 from halls.models import MAX_CONTENT_CHARS, SearchTier
-from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET
+from halls.service import DEFAULT_BUDGET, DEFAULT_MIN_RELEVANCE, MAX_BUDGET, MIN_BUDGET
 
 
 def _compact_hit(hit: JSON) -> JSON:
-    keep = ("id", "tier", "content", "topic", "occurred_at", "score")
+    keep = ("id", "tier", "content", "topic", "occurred_at", "score", "relevance")
     return {k: hit.get(k) for k in keep}
 
 
@@ -47,17 +47,35 @@ def register(tools: Tools) -> None:
             ),
         ] = None,
         topic: Annotated[str | None, Field(description="Only memories with this topic.")] = None,
+        min_relevance: Annotated[
+            float,
+            Field(
+                ge=0.0,
+                le=1.0,
+                description="Return hits only if the search's relevance is at least this (0 to "
+                "1); 0 shows the closest memories even when none seems relevant.",
+            ),
+        ] = DEFAULT_MIN_RELEVANCE,
         store: Store = None,
     ) -> JSON:
-        """Search memory. Call it before answering anything that may depend on the past: the
-        user's preferences, earlier decisions, names, project facts, what was said in a previous
+        """Search memory. Call it before answering anything that may depend on the past: the user's
+        preferences, earlier decisions, names, project facts, what was said in a previous
         session. One query searches short-term notes, open loops and long-term facts at once, by
-        words and by meaning; hits come best first, each with a score. Phrase the query as the
-        question you need answered. No hits means halls knows nothing about it: say so rather
-        than guess. `due` lists open loops due now (their time came, or the query touches their
+        words and by meaning; hits come best first, each with a score (it orders the hits) and
+        the search's relevance (the estimated probability, 0 to 1, that the store holds a memory
+        relevant to the query). Hits are returned only when it clears min_relevance. Phrase the
+        query as the question you need answered. No hits means no memory seemed relevant: say
+        you do not remember rather than guess (or retry with min_relevance 0 to see the closest
+        ones). `due` lists open loops due now (their time came, or the query touches their
         topic): act on them, then complete_intent or cancel_intent."""
         found = await run(
-            backend.search, query, store=pick(store), n_results=n_results, tiers=tiers, topic=topic
+            backend.search,
+            query,
+            store=pick(store),
+            n_results=n_results,
+            tiers=tiers,
+            topic=topic,
+            min_relevance=min_relevance,
         )
         return {
             "results": [_compact_hit(h) for h in found["results"]],
@@ -88,11 +106,12 @@ def register(tools: Tools) -> None:
         ] = None,
         store: Store = None,
     ) -> JSON:
-        """Get a compact memory briefing: open loops that are due now, memories relevant to
-        `query`, and the most important long-term facts, deduplicated and within budget_tokens.
-        Call it once at the start of a session or a new task (pass the user's first request as
-        query when you have it), and again when the subject changes sharply. Read the text; act
-        on due loops. Returns the text, the ids of the memories in it, and its token count."""
+        """Get a compact memory briefing: open loops that are due now, memories relevant to `query`
+        (only those likely relevant: none when nothing is), and the most important long-term
+        facts, deduplicated and within budget_tokens. Call it once at the start of a session or
+        a new task (pass the user's first request as query when you have it), and again when the
+        subject changes sharply. Read the text; act on due loops. Returns the text, the ids of
+        the memories in it, and its token count."""
         return await run(
             backend.context,
             store=pick(store),
