@@ -10,7 +10,9 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+import httpx
 from mcp import ClientSession
+from mcp.client.streamable_http import streamable_http_client
 
 TOOLS = {
     "remember",
@@ -178,3 +180,15 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
     backup = await call(session, "backup_store", path=str(folder / "copy.sqlite3"), store=copy)
     assert backup["bytes"] == (folder / "copy.sqlite3").stat().st_size > 0
     return {"short": entry["id"], "near": loop["id"], "journal": logged["ids"][0]}
+
+
+async def over_http(url: str, work: Any, token: str | None = None) -> Any:
+    """``await work(session)`` in one MCP session over streamable HTTP at ``url``."""
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    async with (
+        httpx.AsyncClient(headers=headers, timeout=60) as client,
+        streamable_http_client(url, http_client=client) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        return await work(session)

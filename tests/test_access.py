@@ -12,14 +12,13 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import yaml
 from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from conftest import LiveServer, start_server
 from http_helpers import assert_error, created, snapshot
+from mcp_scenario import over_http
 from test_http_auth import concrete, endpoints
 
 ADMIN = "admin-token-0123456789abcdef"
@@ -178,16 +177,6 @@ def test_store_list_metrics_and_hashed_tokens_show_only_the_grant(live) -> None:
     assert all(t not in log for t in (ADMIN, A_TOKEN, A_READER, A_ADMIN, HASHED))
 
 
-async def _mcp(url: str, token: str, work: Any) -> Any:
-    async with (
-        httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as client,
-        streamable_http_client(url, http_client=client) as (read, write, _),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        return await work(session)
-
-
 def test_mcp_tools_keep_to_the_grant(live) -> None:
     """Over MCP: a store-a token cannot read, write or consolidate b; read-only cannot write."""
 
@@ -239,12 +228,12 @@ def test_mcp_tools_keep_to_the_grant(live) -> None:
 
     admin = live.client()
     before = snapshot(admin, "b")
-    got = asyncio.run(_mcp(f"{live.url}/mcp", A_TOKEN, as_agent))
+    got = asyncio.run(over_http(f"{live.url}/mcp", as_agent, A_TOKEN))
     assert all(got.values()), got
     assert snapshot(admin, "b") == before
-    reader = asyncio.run(_mcp(f"{live.url}/mcp", A_READER, as_reader))
+    reader = asyncio.run(over_http(f"{live.url}/mcp", as_reader, A_READER))
     assert all(reader.values()), reader
-    assert asyncio.run(_mcp(f"{live.url}/mcp", A_ADMIN, as_store_admin))
+    assert asyncio.run(over_http(f"{live.url}/mcp", as_store_admin, A_ADMIN))
 
 
 @pytest.mark.parametrize(

@@ -18,10 +18,10 @@ import httpx
 import pytest
 import yaml
 from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from conftest import LiveServer, start_server
 from http_helpers import created
+from mcp_scenario import over_http
 
 ADMIN = "authority-admin-token-0123456789"
 WRITER = "authority-writer-token-0123456789"
@@ -82,18 +82,15 @@ def test_writer_flag_demotes_and_admin_flag_purges_over_http(live: LiveServer) -
 
 
 async def _mcp(url: str, token: str, calls: list[tuple[str, dict[str, Any]]]) -> list[Any]:
-    async with (
-        httpx.AsyncClient(headers={"Authorization": f"Bearer {token}"}, timeout=60) as client,
-        streamable_http_client(url, http_client=client) as (read, write, _),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
+    async def work(session: ClientSession) -> list[Any]:
         out = []
         for tool, args in calls:
             r = await session.call_tool(tool, args)
             assert not r.isError, r.content
             out.append(json.loads(r.content[0].text))  # type: ignore[union-attr]
         return out
+
+    return await over_http(url, work, token)  # type: ignore[no-any-return]
 
 
 def test_writer_flag_demotes_and_admin_flag_purges_over_mcp(live: LiveServer) -> None:

@@ -16,12 +16,12 @@ import httpx
 import pytest
 from click.testing import CliRunner
 from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from conftest import LiveServer
 from halls.cli import main
 from halls.recall.relevance import DEFAULT_MIN_RELEVANCE
 from http_helpers import assert_error, counts
+from mcp_scenario import over_http
 
 PROJECT = [
     "The billing service stores invoices in PostgreSQL 16 on the db-billing-01 host.",
@@ -145,16 +145,6 @@ def test_cli_recall_min_relevance(server: LiveServer, project: str, tmp_path: Pa
     assert bad.exit_code == 2 and "min-relevance" in bad.stderr
 
 
-async def _mcp(url: str, work: Any) -> Any:
-    async with (
-        httpx.AsyncClient(timeout=60) as client,
-        streamable_http_client(url, http_client=client) as (read, write, _),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        return await work(session)
-
-
 def test_mcp_recall_abstains(server: LiveServer, project: str) -> None:
     """The MCP recall tool, with the official client: no hit for an unrelated question."""
 
@@ -171,7 +161,7 @@ def test_mcp_recall_abstains(server: LiveServer, project: str) -> None:
         out["doc"] = next(t for t in listed.tools if t.name == "recall").description
         return out
 
-    got = asyncio.run(_mcp(f"{server.url}/mcp", work))
+    got = asyncio.run(over_http(f"{server.url}/mcp", work))
     assert got["unrelated"].structuredContent["results"] == []
     related = got["related"].structuredContent["results"]
     assert related[0]["content"] == PROJECT[0] and related[0]["relevance"] >= DEFAULT_MIN_RELEVANCE

@@ -10,12 +10,11 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-import httpx
 import pytest
 from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 
 from http_helpers import assert_error, created, post, snapshot
+from mcp_scenario import over_http
 
 # What float() reads but the docs refuse (422), and what is no time at all (400).
 NUMERIC_LOOKALIKES = ["+5", " 5", "5 ", "5\n", "-0", "0005", "\u0665", "1e9", "1_000", "nan"]
@@ -126,16 +125,6 @@ def test_mcp_journal_refuses_the_same_times(server: Any, store: str) -> None:
 
     c = server.client()
     before = snapshot(c, store)
-    texts = asyncio.run(_mcp(f"{server.url}/mcp", work))
+    texts = asyncio.run(over_http(f"{server.url}/mcp", work))
     assert all("occurred_at must be ISO-8601 or unix seconds" in t for t in texts), texts
     assert snapshot(c, store) == before
-
-
-async def _mcp(url: str, work: Any) -> Any:
-    async with (
-        httpx.AsyncClient(timeout=60) as client,
-        streamable_http_client(url, http_client=client) as (read, write, _),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        return await work(session)
