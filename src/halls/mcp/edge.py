@@ -15,6 +15,7 @@ from typing import Any
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ContentBlock
+from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 from starlette.requests import Request
 
@@ -39,9 +40,32 @@ def _describe(err: ValidationError) -> str:
 class HallsMCP(FastMCP):
     """FastMCP with halls' access check and error translation at the edge."""
 
-    # What each tool needs of the caller's grant on its store (set by build_server).
+    # What each tool needs of the caller's grant on its store (set by build_server),
+    # and the values of its `action` argument that only read.
     actions: dict[str, Action]
+    reads: dict[str, frozenset[str]]
     default_store: str | None = None
+
+    def _needs(self, name: str, arguments: dict[str, Any]) -> Action | None:
+        """What a call of ``name`` with ``arguments`` needs of the caller's grant."""
+        if arguments.get("action") in self.reads.get(name, ()):
+            return "read"
+        return self.actions.get(name)
+
+    def _may_list(self, name: str, grant: Grant) -> bool:
+        """Whether ``grant`` may call ``name`` at all (on a store it opens)."""
+        action = self.actions.get(name)
+        if action == "admin" and not grant.admin:
+            return False
+        if grant.read_only and action != "read" and not self.reads.get(name):
+            return False
+        return name not in FILE_TOOLS or grant.global_admin
+
+    async def list_tools(self) -> list[MCPTool]:
+        # A tool the caller cannot use is not listed: its schema would cost
+        # the agent tokens on every turn for nothing but a refusal.
+        grant = self._grant()
+        return [t for t in await super().list_tools() if self._may_list(t.name, grant)]
 
     def _grant(self) -> Grant:
         """The grant the HTTP server resolved for this call; stdio is the local user's own."""
@@ -60,7 +84,7 @@ class HallsMCP(FastMCP):
     def _check(self, name: str, arguments: dict[str, Any]) -> Grant:
         """The caller's grant, after checking it allows this call (else a tool error)."""
         grant = self._grant()
-        action = self.actions.get(name)
+        action = self._needs(name, arguments)
         if action is None:
             return grant  # an unknown tool: the SDK answers it
         store = arguments.get("store") or self.default_store

@@ -49,13 +49,12 @@ def register(tools: Tools) -> None:
         topic: Annotated[str | None, Field(description="Only memories with this topic.")] = None,
         store: Store = None,
     ) -> JSON:
-        """Search memory. Call it before answering anything that may depend on the past: the
-        user's preferences, earlier decisions, names, project facts, what was said in a previous
-        session. One query searches short-term notes, open loops and long-term facts at once, by
-        words and by meaning; hits come best first, each with a score. Phrase the query as the
-        question you need answered. No hits means halls knows nothing about it: say so rather
-        than guess. `due` lists open loops due now (their time came, or the query touches their
-        topic): act on them, then complete_intent or cancel_intent."""
+        """Search memory: short-term notes, open loops and long-term facts at once, by words
+        and by meaning, best first. Call it before answering anything that may depend on the
+        past: the user's preferences, earlier decisions, names, project facts. Phrase the query
+        as the question you need answered. No hits: halls knows nothing about it, so say so
+        rather than guess. `due` lists open loops due now: act on them, then settle them with
+        `loops`."""
         found = await run(
             backend.search, query, store=pick(store), n_results=n_results, tiers=tiers, topic=topic
         )
@@ -88,11 +87,10 @@ def register(tools: Tools) -> None:
         ] = None,
         store: Store = None,
     ) -> JSON:
-        """Get a compact memory briefing: open loops that are due now, memories relevant to
-        `query`, and the most important long-term facts, deduplicated and within budget_tokens.
-        Call it once at the start of a session or a new task (pass the user's first request as
-        query when you have it), and again when the subject changes sharply. Read the text; act
-        on due loops. Returns the text, the ids of the memories in it, and its token count."""
+        """A compact memory briefing within budget_tokens: open loops due now, memories
+        relevant to `query`, the most important long-term facts. Call it once at the start of a
+        session or task (pass the user's first request as query), and again when the subject
+        changes sharply. Act on due loops. Returns the text, the ids in it, its token count."""
         return await run(
             backend.context,
             store=pick(store),
