@@ -185,3 +185,47 @@ def test_without_tokens_every_caller_is_the_admin(server: LiveServer, store_name
 def test_the_all_profile_costs_more_than_the_budget(all_server: LiveServer) -> None:
     """The bound above is not slack: the full surface would not fit it."""
     assert tokens(listed(all_server, ADMIN)) > AGENT_BUDGET
+
+
+def test_a_read_only_token_may_call_the_actions_that_read(all_server: LiveServer) -> None:
+    """`loops` list, `memory` get and list, `consolidate` status (its default) and runs: yes;
+    their writing actions: refused as read-only, and nothing changes."""
+    with all_server.client() as admin:
+        created = admin.post("/short", params={"store": "a"}, json={"content": "Ana uses vim"})
+        assert created.status_code == 201, created.text
+        short = created.json()["id"]
+
+    async def work(session: ClientSession) -> dict[str, str]:
+        out = {}
+        for tool, args in (
+            ("loops", {"action": "list"}),
+            ("memory", {"action": "get", "id": short}),
+            ("memory", {"action": "list", "tier": "short"}),
+            ("consolidate", {}),
+            ("consolidate", {"action": "runs"}),
+            ("loops", {"action": "add", "intent": "ask Ana about emacs"}),
+            ("memory", {"action": "pin", "id": short}),
+            ("memory", {"action": "update", "id": short, "content": "Ana uses emacs"}),
+            ("consolidate", {"action": "run"}),
+        ):
+            result = await session.call_tool(tool, {**args, "store": "a"})
+            key = f"{tool} {args.get('action', '')}".strip()
+            out[key] = result.content[0].text if result.isError else "ok"  # type: ignore[union-attr]
+        return out
+
+    got = asyncio.run(_session(f"{all_server.url}/mcp", READER, work))
+    assert got == {
+        "loops list": "ok",
+        "memory get": "ok",
+        "memory list": "ok",
+        "consolidate": "ok",
+        "consolidate runs": "ok",
+        "loops add": "this token is read-only",
+        "memory pin": "this token is read-only",
+        "memory update": "this token is read-only",
+        "consolidate run": "this token is read-only",
+    }
+    with all_server.client() as admin:
+        entry = admin.get(f"/short/{short}", params={"store": "a"}).json()
+        assert (entry["content"], entry["pinned"]) == ("Ana uses vim", False)
+        assert admin.get("/near", params={"store": "a"}).json() == []

@@ -44,11 +44,14 @@ class HallsMCP(FastMCP):
     # and the values of its `action` argument that only read.
     actions: dict[str, Action]
     reads: dict[str, frozenset[str]]
+    # The `action` a call that names none gets (consolidate: status, a read).
+    default_actions: dict[str, str]
     default_store: str | None = None
 
     def _needs(self, name: str, arguments: dict[str, Any]) -> Action | None:
         """What a call of ``name`` with ``arguments`` needs of the caller's grant."""
-        if arguments.get("action") in self.reads.get(name, ()):
+        action = arguments.get("action", self.default_actions.get(name))
+        if action in self.reads.get(name, ()):
             return "read"
         return self.actions.get(name)
 

@@ -107,6 +107,7 @@ def build_server(
     mcp._mcp_server.version = __version__
     mcp.actions = {}
     mcp.reads = {}
+    mcp.default_actions = {}
     mcp.default_store = default_store
 
     declared = Tools(backend, default_store)
@@ -124,4 +125,7 @@ def build_server(
             listed.parameters = _lean(listed.parameters)
         mcp.actions[name] = tool.action
         mcp.reads[name] = tool.reads
+        action = inspect.signature(tool.fn).parameters.get("action")
+        if action is not None and isinstance(action.default, str):
+            mcp.default_actions[name] = action.default
     return mcp
