@@ -183,8 +183,11 @@ def start_server(
 
 @pytest.fixture(scope="session")
 def sqlite_live_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
-    """One live server (SQLite) for the session; tests keep apart by using their own store."""
-    live = start_server(tmp_path_factory.mktemp("live") / "data")
+    """One live server (SQLite) for the session; tests keep apart by using their own store.
+
+    It serves every MCP tool (``mcp.tools: all``), so that the MCP tests cover them all.
+    """
+    live = start_server(tmp_path_factory.mktemp("live") / "data", env={"HALLS_MCP__TOOLS": "all"})
     yield live
     live.stop()
 

@@ -14,18 +14,11 @@ import httpx
 from mcp import ClientSession
 from mcp.client.streamable_http import streamable_http_client
 
-TOOLS = {
-    "remember",
-    "remember_for_later",
-    "complete_intent",
-    "cancel_intent",
-    "recall",
-    "context",
+# The default profile (mcp.tools: agent), and what `all` adds.
+AGENT_TOOLS = {"remember", "recall", "context", "loops", "memory", "flag_forget", "submit_brief"}
+ADMIN_TOOLS = {
     "journal",
-    "submit_brief",
-    "flag_forget",
     "consolidate",
-    "list_open_loops",
     "stats",
     "forget_about",
     "delete_memory",
@@ -35,6 +28,7 @@ TOOLS = {
     "import_store",
     "backup_store",
 }
+TOOLS = AGENT_TOOLS | ADMIN_TOOLS
 SECRET = "mcp archive passphrase"
 MEMORY = "Dana keeps the staging database password in the team vault, never in .env files"
 LOOP = "Ask Dana whether the quarterly tax filing went through"
@@ -55,11 +49,15 @@ async def error(session: ClientSession, tool: str, **args: Any) -> str:
     return text
 
 
-async def exercise(session: ClientSession, store: str) -> dict[str, str]:
-    """List, remember, recall, note a loop, get context, fail cleanly; return the ids."""
+async def exercise(session: ClientSession, store: str, profile: str = "all") -> dict[str, str]:
+    """List, remember, recall, note a loop, get context, fail cleanly; return the ids.
+
+    ``profile`` is the server's ``mcp.tools``: the admin's tools are exercised
+    only where it serves them (``all``).
+    """
     listed = await session.list_tools()
     tools = {t.name: t for t in listed.tools}
-    assert set(tools) == TOOLS
+    assert set(tools) == (TOOLS if profile == "all" else AGENT_TOOLS)
     assert tools["recall"].annotations.readOnlyHint is True  # type: ignore[union-attr]
     assert tools["flag_forget"].annotations.destructiveHint is True  # type: ignore[union-attr]
     assert tools["remember"].annotations.readOnlyHint is False  # type: ignore[union-attr]
@@ -72,7 +70,7 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
     assert hits["results"][0]["id"] == entry["id"]
 
     loop = await call(
-        session, "remember_for_later", intent=LOOP, trigger_type="session", store=store
+        session, "loops", action="add", intent=LOOP, trigger_type="session", store=store
     )
     assert loop["id"].startswith("n_") and loop["status"] == "open"
 
@@ -82,12 +80,12 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
         (loop["id"], "raised at the start of a session")
     ]
     dropped = await call(
-        session, "remember_for_later", intent="Send Dana the vault audit", store=store
+        session, "loops", action="add", intent="Send Dana the vault audit", store=store
     )
-    cancelled = await call(session, "cancel_intent", id=dropped["id"], store=store)
+    cancelled = await call(session, "loops", action="cancel", id=dropped["id"], store=store)
     assert cancelled["status"] == "cancelled" and cancelled["closed_at"]
     assert "already cancelled" in await error(
-        session, "complete_intent", id=dropped["id"], store=store
+        session, "loops", action="complete", id=dropped["id"], store=store
     )
 
     block = await call(session, "context", query="staging database password", store=store)
@@ -95,33 +93,31 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
     assert {entry["id"], loop["id"]} <= set(block["ids"])
     assert 0 < block["tokens"] <= 400
 
-    loops = await call(session, "list_open_loops", store=store)
+    loops = await call(session, "loops", action="list", store=store)
     assert [x["id"] for x in loops["loops"]] == [loop["id"]]
+    assert "intent" in await error(session, "loops", action="add", store=store)
+    assert "id" in await error(session, "loops", action="cancel", store=store)
 
     # Bad arguments: a tool error with a message that names the problem.
     assert "n_results" in await error(session, "recall", query="x", n_results=0, store=store)
     assert "query" in await error(session, "recall", store=store)
-    assert "not a valid near id" in await error(session, "complete_intent", id="x", store=store)
-    assert "trigger_value" in await error(
-        session, "remember_for_later", intent="renew the cert", trigger_type="time", store=store
+    assert "not a valid near id" in await error(
+        session, "loops", action="complete", id="x", store=store
     )
-    assert "invalid store name" in await error(session, "stats", store="Bad Name!")
+    assert "trigger_value" in await error(
+        session,
+        "loops",
+        action="add",
+        intent="renew the cert",
+        trigger_type="time",
+        store=store,
+    )
+    assert "invalid store name" in await error(session, "recall", query="x", store="Bad Name!")
     assert "budget_tokens" in await error(session, "context", budget_tokens=10, store=store)
 
-    done = await call(session, "complete_intent", id=loop["id"], store=store)
+    done = await call(session, "loops", action="complete", id=loop["id"], store=store)
     assert done["status"] == "done"
-    assert (await call(session, "list_open_loops", store=store))["loops"] == []
-    logged = await call(
-        session,
-        "journal",
-        store=store,
-        events=[
-            {"content": "user: deploy with key sk-live-0123456789abcdefghijklmnop", "role": "user"},
-            {"content": "assistant: deployed", "role": "assistant", "session_id": "s1"},
-        ],
-    )
-    assert len(logged["ids"]) == 2 and all(i.startswith("j_") for i in logged["ids"])
-    assert "content" in await error(session, "journal", store=store, events=[{"role": "user"}])
+    assert (await call(session, "loops", action="list", store=store))["loops"] == []
     brief = await call(
         session,
         "submit_brief",
@@ -136,7 +132,61 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
     assert "no long-term fact" in await error(
         session, "flag_forget", id=missing, reason="wrong", store=store
     )
+    await records(session, store, entry["id"], loop["id"])
+    ids = {"short": entry["id"], "near": loop["id"]}
+    if profile == "all":
+        ids["journal"] = await admin(session, store)
+    return ids
 
+
+async def records(session: ClientSession, store: str, short: str, loop: str) -> None:
+    """The `memory` tool: one record by id, corrected, pinned; a tier's newest."""
+    got = await call(session, "memory", action="get", id=short, store=store)
+    assert got["content"] == MEMORY and got["pinned"] is False
+    assert (await call(session, "memory", action="get", id=loop, store=store))["intent"] == LOOP
+    fixed = MEMORY.replace("team vault", "company vault")
+    changed = await call(
+        session, "memory", action="update", id=short, content=fixed, topic="vault", store=store
+    )
+    assert changed["content"] == fixed and changed["topic"] == "vault"
+    pinned = await call(session, "memory", action="pin", id=short, store=store)
+    assert pinned["pinned"] is True and pinned["expires_at"] is None
+    notes = await call(session, "memory", action="list", tier="short", store=store)
+    assert [(n["id"], n["content"]) for n in notes["short"]] == [(short, fixed)]
+    unpinned = await call(session, "memory", action="unpin", id=short, store=store)
+    assert unpinned["pinned"] is False and unpinned["expires_at"]
+    restored = await call(session, "memory", action="update", id=short, content=MEMORY, store=store)
+    assert restored["content"] == MEMORY and restored["topic"] == "vault"
+    assert (await call(session, "memory", action="list", store=store))["long"] == []
+    missing = "l_" + "0" * 26
+    assert "no long-term fact" in await error(
+        session, "memory", action="get", id=missing, store=store
+    )
+    assert "no long-term fact" in await error(
+        session, "memory", action="pin", id=missing, store=store
+    )
+    assert "not the id" in await error(session, "memory", action="get", id="x_1", store=store)
+    assert "content or topic" in await error(
+        session, "memory", action="update", id=short, store=store
+    )
+    assert "needs an id" in await error(session, "memory", action="pin", store=store)
+    assert "action" in await error(session, "memory", action="delete", id=short, store=store)
+
+
+async def admin(session: ClientSession, store: str) -> str:
+    """The `all` profile's tools: journal, consolidation, numbers, archives; the journal id."""
+    assert "invalid store name" in await error(session, "stats", store="Bad Name!")
+    logged = await call(
+        session,
+        "journal",
+        store=store,
+        events=[
+            {"content": "user: deploy with key sk-live-0123456789abcdefghijklmnop", "role": "user"},
+            {"content": "assistant: deployed", "role": "assistant", "session_id": "s1"},
+        ],
+    )
+    assert len(logged["ids"]) == 2 and all(i.startswith("j_") for i in logged["ids"])
+    assert "content" in await error(session, "journal", store=store, events=[{"role": "user"}])
     status = await call(session, "consolidate", store=store)
     assert status["store"] == store and status["last_run"] is None
     preview = await call(session, "consolidate", action="dry_run", store=store)
@@ -179,7 +229,12 @@ async def exercise(session: ClientSession, store: str) -> dict[str, str]:
     )
     backup = await call(session, "backup_store", path=str(folder / "copy.sqlite3"), store=copy)
     assert backup["bytes"] == (folder / "copy.sqlite3").stat().st_size > 0
-    return {"short": entry["id"], "near": loop["id"], "journal": logged["ids"][0]}
+    runs = (await call(session, "consolidate", action="runs", store=store))["runs"]
+    assert ran["id"] in [r["id"] for r in runs]
+    reverted = await call(session, "consolidate", action="revert", id=ran["id"], store=store)
+    assert reverted["id"] == ran["id"] and reverted["reverted_at"]
+    assert "run's id" in await error(session, "consolidate", action="revert", store=store)
+    return str(logged["ids"][0])
 
 
 async def over_http(url: str, work: Any, token: str | None = None) -> Any:

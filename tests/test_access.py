@@ -34,6 +34,7 @@ STORELESS = {"/healthz", "/metrics", "/stores"}
 
 def _config(tmp: Path) -> Path:
     cfg = {
+        "mcp": {"tools": "all"},
         "server": {
             "bearer_token": ADMIN,
             "tokens": [
@@ -46,7 +47,7 @@ def _config(tmp: Path) -> Path:
                     "stores": ["a", "c"],
                 },
             ],
-        }
+        },
     }
     path = tmp / "halls.yaml"
     path.write_text(yaml.safe_dump(cfg))
@@ -188,7 +189,7 @@ def test_mcp_tools_keep_to_the_grant(live) -> None:
             ("stats", {}),
             ("context", {}),
             ("consolidate", {"action": "run"}),
-            ("list_open_loops", {}),
+            ("loops", {"action": "list"}),
             ("forget_about", {"subject": "memory"}),
             ("delete_store", {}),
             ("export_store", {"path": "export.jsonl"}),

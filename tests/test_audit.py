@@ -40,6 +40,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
             ],
         },
         "consolidator": {"mode": "external"},
+        "mcp": {"tools": "all"},
     }
     (tmp / "halls.yaml").write_text(yaml.safe_dump(cfg))
     server = start_server(tmp / "data", args=["--config", str(tmp / "halls.yaml")])

@@ -20,8 +20,8 @@ def _sections() -> dict[str, str]:
 
 
 def test_every_tool_and_argument_is_documented() -> None:
-    """Each tool has a section naming each of its arguments; no section names a missing tool."""
-    tools = asyncio.run(build_server(None).list_tools())  # type: ignore[arg-type]
+    """Each tool of `all` has a section naming each argument; no section names a missing tool."""
+    tools = asyncio.run(build_server(None, tools="all").list_tools())  # type: ignore[arg-type]
     sections = _sections()
     assert set(sections) == {t.name for t in tools}
     for tool in tools:
@@ -50,12 +50,22 @@ def test_mcp_sample_json_is_valid_and_points_at_the_endpoint() -> None:
     assert urls and all(u == "http://127.0.0.1:7420/mcp" for u in urls)
 
 
-def _tool_names() -> list[str]:
-    return [t.name for t in asyncio.run(build_server(None).list_tools())]  # type: ignore[arg-type]
+def _tool_names(profile: str = "agent") -> list[str]:
+    server = build_server(None, tools=profile)  # type: ignore[arg-type]
+    return [t.name for t in asyncio.run(server.list_tools())]
 
 
 # "19 tools", "11 MCP tools", "nineteen tools": any count of tools a page states.
-_WORDS = {"ten": 10, "eleven": 11, "twelve": 12, "fifteen": 15, "eighteen": 18, "nineteen": 19}
+_WORDS = {
+    "seven": 7,
+    "ten": 10,
+    "eleven": 11,
+    "twelve": 12,
+    "fifteen": 15,
+    "seventeen": 17,
+    "eighteen": 18,
+    "nineteen": 19,
+}
 _COUNT = re.compile(r"\b(\d+|" + "|".join(_WORDS) + r")\s+(?:MCP\s+)?tools\b", re.I)
 
 
@@ -72,21 +82,28 @@ def readme_tool_list(readme: str) -> list[str]:
 
 
 def test_readme_and_docs_state_the_servers_tool_count_and_names() -> None:
-    """README and docs state the server's real tool count; the README lists every tool."""
-    names = _tool_names()
+    """Every count of tools a page states is a profile's real one; the README lists them all.
+
+    The README names the default (`agent`) profile's tools first, then what
+    `all` adds.
+    """
+    agent, everything = _tool_names("agent"), _tool_names("all")
     pages = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md"))]
     counts = {
         str(p.relative_to(REPO)): stated_tool_counts(p.read_text(encoding="utf-8")) for p in pages
     }
     assert sum(counts.values(), []), "no page states how many tools there are"
-    assert {p: c for p, c in counts.items() if any(n != len(names) for n in c)} == {}
+    real = {len(agent), len(everything)}
+    assert {p: c for p, c in counts.items() if any(n not in real for n in c)} == {}
     listed = readme_tool_list((REPO / "README.md").read_text(encoding="utf-8"))
-    assert sorted(listed) == sorted(names)
+    assert listed[: len(agent)] == agent
+    assert sorted(listed) == sorted(everything)
 
 
 def test_a_wrong_tool_count_or_list_is_caught() -> None:
     """The checks above fail on a page that says 11 tools or leaves one out (synthetic text)."""
     assert stated_tool_counts("It has 11 MCP tools, or eleven tools.") == [11, 11]
+    assert 11 not in {len(_tool_names("agent")), len(_tool_names("all"))}
     readme = "## Use it from a coding agent (MCP)\n\nIts 2 tools: `remember`, `recall` (reference"
     assert readme_tool_list(readme) == ["remember", "recall"]
-    assert sorted(readme_tool_list(readme)) != sorted(_tool_names())
+    assert sorted(readme_tool_list(readme)) != sorted(_tool_names("all"))

@@ -37,10 +37,14 @@ async def _stdio(args: list[str], log: Path, work: Any, env: dict[str, str] | No
 
 
 def test_mcp_stdio_on_a_data_dir(tmp_path: Path, embedder: Any) -> None:
-    """`halls mcp --data-dir D`: the whole session works, and the memory lands in D."""
+    """`halls mcp --data-dir D`: the agent's session works, and the memory lands in D."""
     data = tmp_path / "data"
     ids = asyncio.run(
-        _stdio(["--data-dir", str(data)], tmp_path / "mcp.log", lambda s: exercise(s, "agent"))
+        _stdio(
+            ["--data-dir", str(data)],
+            tmp_path / "mcp.log",
+            lambda s: exercise(s, "agent", profile="agent"),
+        )
     )
     with Memory(Settings(data_dir=data), embedder=embedder) as memory:
         assert memory.get_short(ids["short"], store="agent").content == MEMORY
@@ -63,10 +67,12 @@ def test_mcp_stdio_default_store_option(tmp_path: Path, embedder: Any) -> None:
 
 
 def test_mcp_stdio_proxies_to_a_server(server: Any, store_name: str, tmp_path: Path) -> None:
-    """`halls mcp --server-url`: the same session, with the live server owning the store."""
+    """`halls mcp --server-url --tools all`: every tool, the live server owning the store."""
     ids = asyncio.run(
         _stdio(
-            ["--server-url", server.url], tmp_path / "mcp.log", lambda s: exercise(s, store_name)
+            ["--server-url", server.url, "--tools", "all"],
+            tmp_path / "mcp.log",
+            lambda s: exercise(s, store_name),
         )
     )
     with server.client() as http:
@@ -81,7 +87,7 @@ def test_mcp_stdio_proxy_reports_a_dead_server(tmp_path: Path) -> None:
     url = f"http://127.0.0.1:{free_port()}"
 
     async def work(session: ClientSession) -> str:
-        return await error(session, "stats")
+        return await error(session, "recall", query="anything")
 
     message = asyncio.run(_stdio(["--server-url", url], tmp_path / "mcp.log", work))
     assert message == f"cannot reach the halls server at {url}; is `halls serve` running?"

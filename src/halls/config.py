@@ -295,6 +295,11 @@ class McpSettings(BaseModel):
     # Serve MCP (streamable HTTP) on the same server, behind the same bearer token.
     enabled: bool = True
     path: str = Field(default="/mcp", pattern=r"^/[A-Za-z0-9._~/-]*[A-Za-z0-9._~-]$")
+    # The tools served (stdio and HTTP): "agent", the few an agent needs on
+    # every turn (each listed tool's schema costs it tokens on every turn), or
+    # "all", adding the store's upkeep and the admin's tools. Either way a
+    # caller is listed only the tools its token allows.
+    tools: Literal["agent", "all"] = "agent"
 
 
 class ConsolidatorSettings(BaseModel):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Literal
 
 import click
 
@@ -25,12 +26,18 @@ DEFAULT_SERVER_URL = "http://127.0.0.1:7420"
     "--token", envvar="HALLS_TOKEN", help="Bearer token for --server-url (env HALLS_TOKEN)."
 )
 @click.option("--store", help="Store used when a tool call names none.")
+@click.option(
+    "--tools",
+    type=click.Choice(["agent", "all"]),
+    help="Which tools to serve (default: the mcp.tools setting, itself 'agent').",
+)
 def mcp_command(
     config: Path | None,
     data_dir: Path | None,
     server_url: str | None,
     token: str | None,
     store: str | None,
+    tools: Literal["agent", "all"] | None,
 ) -> None:
     """Serve MCP over stdio (Claude Code, VS Code, Cursor, ...)."""
     from halls.mcp import LocalBackend, RemoteBackend, build_server
@@ -38,17 +45,22 @@ def mcp_command(
     if server_url:
         if data_dir is not None:
             raise click.UsageError("use either --server-url or --data-dir, not both")
+        profile = tools or _settings(config, None).mcp.tools
         remote = RemoteBackend(server_url, token)
         try:
-            build_server(remote, default_store=store).run("stdio")
+            build_server(remote, default_store=store, tools=profile).run("stdio")
         finally:
             remote.close()
         return
     from halls.service import Memory
 
-    memory = Memory(_settings(config, data_dir))
+    settings = _settings(config, data_dir)
+    memory = Memory(settings)
     try:
-        build_server(LocalBackend(memory), default_store=store).run("stdio")
+        server = build_server(
+            LocalBackend(memory), default_store=store, tools=tools or settings.mcp.tools
+        )
+        server.run("stdio")
     finally:
         memory.close()
 

@@ -76,6 +76,7 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
             default_store=settings.default_store,
             host=cfg.host,
             path=settings.mcp.path,
+            tools=settings.mcp.tools,
         )
     click.echo(
         f"halls: serving on http://{cfg.host}:{cfg.port} (data in {settings.data_dir})", err=True

@@ -26,11 +26,11 @@ RECALL_REMINDER = (
 REMEMBER_REMINDER = (
     "Before you finish: did this turn produce something worth keeping for future sessions "
     "(a decision and its reason, a preference, a fact about the project, a promised "
-    "follow-up)? If so, save it now with the halls `remember` or `remember_for_later` tool, "
+    "follow-up)? If so, save it now with the halls `remember` tool, or `loops` for a follow-up, "
     "one self-contained sentence each. If not, just stop."
 )
 # Tools that already saved something this turn: no need to remind.
-WRITE_TOOLS = ("remember", "remember_for_later", "journal", "submit_brief")
+WRITE_TOOLS = ("remember", "loops", "journal", "submit_brief")
 MAX_PROMPTS = 10
 MAX_PROMPT_CHARS = 240
 PROMPT_MEMORIES_HEADER = "halls memories that may bear on this request:"

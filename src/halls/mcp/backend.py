@@ -16,18 +16,18 @@ worker thread.
 
 from __future__ import annotations
 
-import os
-import tempfile
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import quote
 
 from pydantic_core import to_jsonable_python
 
 from halls.client import HallsClient, error_from_wire
-from halls.errors import Conflict, InvalidInput
+from halls.errors import InvalidInput
+from halls.mcp.files import reading as _reading
+from halls.mcp.files import writing as _writing
+from halls.mcp.files import written as _written
 from halls.models import NewJournal
 
 if TYPE_CHECKING:  # the service (store, indexes) loads only where a LocalBackend is built
@@ -84,6 +84,12 @@ class Backend(Protocol):
     def consolidation_status(self, *, store: str | None) -> JSON: ...
     def list_loops(self, *, store: str | None, status: str | None, limit: int) -> list[JSON]: ...
     def stats(self, *, store: str | None) -> JSON: ...
+    def get_record(self, id: str, *, store: str | None) -> JSON: ...
+    def edit_short(self, id: str, changes: JSON, *, store: str | None) -> JSON: ...
+    def pin(self, id: str, pinned: bool, *, store: str | None) -> JSON: ...
+    def list_records(self, tier: str, *, store: str | None, limit: int) -> list[JSON]: ...
+    def list_runs(self, *, store: str | None, limit: int) -> list[JSON]: ...
+    def revert_run(self, id: str, *, store: str | None) -> JSON: ...
     def delete_record(self, id: str, *, store: str | None) -> None: ...
     def delete_store(self, name: str) -> None: ...
     def audit(self, *, store: str | None, limit: int) -> list[JSON]: ...
@@ -105,39 +111,6 @@ class Backend(Protocol):
         reembed: bool,
     ) -> JSON: ...
     def backup_store(self, path: str, *, store: str | None, overwrite: bool) -> JSON: ...
-
-
-@contextmanager
-def _writing(path: str, overwrite: bool) -> Iterator[IO[bytes]]:
-    """A file to fill, renamed to ``path`` only once complete (never a half file there)."""
-    target = Path(path).expanduser()
-    if target.exists() and not overwrite:
-        raise Conflict(f"{target.name} already exists; pass overwrite to replace it")
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            yield f
-            f.flush()
-            os.fsync(f.fileno())
-        os.replace(tmp, target)
-    finally:
-        Path(tmp).unlink(missing_ok=True)
-
-
-def _written(path: str, passphrase: str | None) -> JSON:
-    return {
-        "path": path,
-        "encrypted": bool(passphrase),
-        "bytes": Path(path).expanduser().stat().st_size,
-    }
-
-
-def _reading(path: str) -> Path:
-    source = Path(path).expanduser()
-    if not source.is_file():
-        raise InvalidInput(f"no archive file at {source.name}")
-    return source
 
 
 def _json(value: Any) -> Any:
@@ -240,6 +213,39 @@ class LocalBackend:
 
     def stats(self, *, store: str | None) -> JSON:
         return _json(self.memory.stats(store=store))
+
+    def get_record(self, id: str, *, store: str | None) -> JSON:
+        if id.startswith("l_"):
+            fact, chain = self.memory.get_long(id, store=store)
+            return {**_json(fact), "chain": _json(chain)}
+        get: Callable[..., Any] | None = {
+            "s_": self.memory.get_short,
+            "n_": self.memory.get_loop,
+        }.get(id[:2])
+        if get is None:
+            raise InvalidInput(f"'{id[:80]}' is not the id of a memory, loop or fact")
+        return _json(get(id, store=store))
+
+    def edit_short(self, id: str, changes: JSON, *, store: str | None) -> JSON:
+        return _json(self.memory.edit_short(id, changes, store=store))
+
+    def pin(self, id: str, pinned: bool, *, store: str | None) -> JSON:
+        if id.startswith("l_"):
+            return _json(self.memory.pin_fact(id, pinned, store=store))
+        return self.edit_short(id, {"pinned": pinned}, store=store)
+
+    def list_records(self, tier: str, *, store: str | None, limit: int) -> list[JSON]:
+        if tier == "long":
+            return _json(self.memory.list_long(store=store, limit=limit))
+        if tier == "journal":
+            return _json(self.memory.list_journal(store=store, limit=limit))
+        return _json(self.memory.list_short(store=store, limit=limit))
+
+    def list_runs(self, *, store: str | None, limit: int) -> list[JSON]:
+        return _json(self.memory.list_runs(store=store, limit=limit))
+
+    def revert_run(self, id: str, *, store: str | None) -> JSON:
+        return _json(self.memory.revert_run(id, store=store))
 
     def delete_record(self, id: str, *, store: str | None) -> None:
         delete = {
@@ -395,6 +401,30 @@ class RemoteBackend:
 
     def stats(self, *, store: str | None) -> JSON:
         return self._call("GET", "/stats", store)
+
+    def get_record(self, id: str, *, store: str | None) -> JSON:
+        tier = {"s_": "short", "n_": "near", "l_": "long"}.get(id[:2])
+        if tier is None:
+            raise InvalidInput(f"'{id[:80]}' is not the id of a memory, loop or fact")
+        return self._call("GET", f"/{tier}/{_segment(id)}", store)
+
+    def edit_short(self, id: str, changes: JSON, *, store: str | None) -> JSON:
+        return self._call("PATCH", f"/short/{_segment(id)}", store, changes)
+
+    def pin(self, id: str, pinned: bool, *, store: str | None) -> JSON:
+        if id.startswith("l_"):
+            verb = "pin" if pinned else "unpin"
+            return self._call("POST", f"/long/{_segment(id)}/{verb}", store)
+        return self.edit_short(id, {"pinned": pinned}, store=store)
+
+    def list_records(self, tier: str, *, store: str | None, limit: int) -> list[JSON]:
+        return self._call("GET", f"/{tier}", store, limit=limit)
+
+    def list_runs(self, *, store: str | None, limit: int) -> list[JSON]:
+        return self._call("GET", "/consolidate/runs", store, limit=limit)["runs"]
+
+    def revert_run(self, id: str, *, store: str | None) -> JSON:
+        return self._call("POST", f"/consolidate/runs/{_segment(id)}/revert", store)
 
     def delete_record(self, id: str, *, store: str | None) -> None:
         tier = {"s_": "short", "n_": "near", "j_": "journal", "l_": "long"}.get(id[:2])

@@ -9,12 +9,13 @@ details, never as a stack trace.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from mcp.server.fastmcp import FastMCP
 from mcp.server.fastmcp.exceptions import ToolError
 from mcp.types import ContentBlock
+from mcp.types import Tool as MCPTool
 from pydantic import ValidationError
 from starlette.requests import Request
 
@@ -40,9 +41,35 @@ def _describe(err: ValidationError) -> str:
 class HallsMCP(FastMCP):
     """FastMCP with halls' access check and error translation at the edge."""
 
-    # What each tool needs of the caller's grant on its store (set by build_server).
-    actions: dict[str, Action | Callable[[dict[str, Any]], Action]]
+    # What each tool needs of the caller's grant on its store (set by build_server),
+    # and the values of its `action` argument that only read.
+    actions: dict[str, Action]
+    reads: dict[str, frozenset[str]]
+    # The `action` a call that names none gets (consolidate: status, a read).
+    default_actions: dict[str, str]
     default_store: str | None = None
+
+    def _needs(self, name: str, arguments: dict[str, Any]) -> Action | None:
+        """What a call of ``name`` with ``arguments`` needs of the caller's grant."""
+        action = arguments.get("action", self.default_actions.get(name))
+        if action in self.reads.get(name, ()):
+            return "read"
+        return self.actions.get(name)
+
+    def _may_list(self, name: str, grant: Grant) -> bool:
+        """Whether ``grant`` may call ``name`` at all (on a store it opens)."""
+        action = self.actions.get(name)
+        if action == "admin" and not grant.admin:
+            return False
+        if grant.read_only and action != "read" and not self.reads.get(name):
+            return False
+        return name not in FILE_TOOLS or grant.global_admin
+
+    async def list_tools(self) -> list[MCPTool]:
+        # A tool the caller cannot use is not listed: its schema would cost
+        # the agent tokens on every turn for nothing but a refusal.
+        grant = self._grant()
+        return [t for t in await super().list_tools() if self._may_list(t.name, grant)]
 
     def _grant(self) -> Grant:
         """The grant the HTTP server resolved for this call; stdio is the local user's own."""
@@ -61,11 +88,9 @@ class HallsMCP(FastMCP):
     def _check(self, name: str, arguments: dict[str, Any]) -> Grant:
         """The caller's grant, after checking it allows this call (else a tool error)."""
         grant = self._grant()
-        action = self.actions.get(name)
+        action = self._needs(name, arguments)
         if action is None:
             return grant  # an unknown tool: the SDK answers it
-        if callable(action):  # what it needs depends on what it is asked
-            action = action(arguments)
         store = arguments.get("store") or self.default_store
         if store is not None and not isinstance(store, str):
             raise ToolError(f"invalid arguments for {name}: store must be a string")

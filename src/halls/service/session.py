@@ -44,7 +44,7 @@ DEFAULT_BUDGET = 400
 MAX_ITEM_CHARS = 300
 CHARS_PER_TOKEN = 4
 
-HEADER = "Memory from halls (recall for more; complete_intent when a loop is done):"
+HEADER = "Memory from halls (recall for more; loops complete when a loop is done):"
 SECTIONS = {
     "loops": "Open loops due now:",
     "recalls": "Relevant memories:",

@@ -4,8 +4,8 @@
   shared argument types, the hints each tool carries);
 - ``writes``: what an agent hands memory (``remember``, ``journal``,
   ``submit_brief``);
-- ``loops``: open loops (``remember_for_later``, ``complete_intent``,
-  ``cancel_intent``, ``list_open_loops``);
+- ``loops``: open loops (``loops``: add, complete, cancel, list);
+- ``records``: one memory by id, and a tier's newest (``memory``);
 - ``recall``: reading memory back (``recall``, ``context``);
 - ``forget``: corrections and deletions (``flag_forget``, ``forget_about``,
   ``delete_memory``, ``delete_store``);

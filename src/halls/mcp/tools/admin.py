@@ -6,6 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field
 
+from halls.errors import InvalidInput
 from halls.mcp.backend import JSON
 from halls.mcp.tools.base import DESTROY, READ, Store, Tools, run
 
@@ -13,25 +14,31 @@ from halls.mcp.tools.base import DESTROY, READ, Store, Tools, run
 def register(tools: Tools) -> None:
     backend, pick = tools.backend, tools.pick
 
-    # status reads, as GET /consolidate/status does; dry_run and run need write.
-    @tools.tool(
-        DESTROY, lambda args: "read" if args.get("action", "status") == "status" else "write"
-    )
+    @tools.tool(DESTROY, reads=frozenset({"status", "runs"}))
     async def consolidate(
         action: Annotated[
-            Literal["status", "dry_run", "run"],
+            Literal["status", "dry_run", "run", "runs", "revert"],
             Field(
                 description="status: last run and what is pending; dry_run: what a run would "
-                "do, changing nothing; run: do it now."
+                "do, changing nothing; run: do it now; runs: the runs, newest first; revert: "
+                "undo the newest applied run, `id`."
             ),
         ] = "status",
+        id: Annotated[str | None, Field(description="revert: the run's id.")] = None,
         store: Store = None,
     ) -> JSON:
         """Inspect, preview or run consolidation: the step that files recurring short-term
         memories into long-term facts, ages out stale ones, settles open loops and acts on
         forget flags (purging personal data for good). It runs by itself about every 20 hours,
         so use action=run only when the user asks for it, or right after flag_forget when
-        something must go now. status and dry_run change nothing."""
+        something must go now. status, dry_run and runs change nothing; revert undoes a run
+        (not its purges)."""
+        if action == "runs":
+            return {"runs": await run(backend.list_runs, store=pick(store), limit=50)}
+        if action == "revert":
+            if id is None:
+                raise InvalidInput("consolidate revert needs the run's id")
+            return await run(backend.revert_run, id, store=pick(store))
         if action == "status":
             return await run(backend.consolidation_status, store=pick(store))
         return await run(backend.consolidate, store=pick(store), dry_run=action == "dry_run")
@@ -51,5 +58,5 @@ def register(tools: Tools) -> None:
         """Who changed what in a store, newest first: each write, deletion, purge and
         consolidation run with its time, the ids it touched and the id of the token that asked
         (never any content). Call it when the user asks what happened to their memory or who
-        deleted something. Needs an admin token."""
+        deleted something. Needs an admin token when the server has tokens."""
         return {"entries": await run(backend.audit, store=pick(store), limit=limit)}

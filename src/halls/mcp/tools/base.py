@@ -26,10 +26,7 @@ T = TypeVar("T")
 
 Store = Annotated[
     str | None,
-    Field(
-        description="Named store (one per user, agent or project, e.g. 'acme-web'); "
-        "omit for the configured default store."
-    ),
+    Field(description="A named store, e.g. 'acme-web'; omit for the default one."),
 ]
 Text = Annotated[str, Field(min_length=1, max_length=MAX_CONTENT_CHARS)]
 Topic = Annotated[
@@ -55,8 +52,10 @@ class Declared:
 
     fn: Callable[..., Any]
     annotations: ToolAnnotations
-    # A function of the call's arguments when the tool both reads and writes.
-    action: Action | Callable[[dict[str, Any]], Action]
+    action: Action
+    # Values of the tool's ``action`` argument that only read: a read-only
+    # token may call the tool with those (``loops`` list, ``memory`` get).
+    reads: frozenset[str] = frozenset()
 
 
 class Tools:
@@ -70,12 +69,13 @@ class Tools:
     def tool(
         self,
         annotations: ToolAnnotations,
-        action: Action | Callable[[dict[str, Any]], Action] | None = None,
+        action: Action | None = None,
+        reads: frozenset[str] = frozenset(),
     ) -> Callable[[Callable[..., Any]], Any]:
         def register(fn: Callable[..., Any]) -> Any:
             # Only reads are read-only; every other tool writes (or deletes: admin).
             needs = action or ("read" if annotations.readOnlyHint else "write")
-            self.declared[fn.__name__] = Declared(fn, annotations, needs)
+            self.declared[fn.__name__] = Declared(fn, annotations, needs, reads)
             return fn
 
         return register

@@ -28,11 +28,10 @@ def register(tools: Tools) -> None:
         store: Store = None,
     ) -> JSON:
         """Ask halls to forget a long-term fact that is wrong, outdated, or should never have
-        been stored (personal data, a secret). Call it only when the user asks to forget or
-        correct something, or when you find a secret in memory. It takes effect at the next
-        consolidation run: personal data and secrets are purged for good if an admin token
-        flagged them (else demoted until an admin deletes them); wrong or disputed facts are
-        demoted and kept only as history. Returns the pending flag."""
+        been stored (personal data, a secret): only when the user asks to forget or correct
+        something, or you find a secret. At the next consolidation run personal data and
+        secrets are purged for good if an admin token flagged them (else demoted); wrong facts
+        are demoted to history. Returns the flag."""
         return await run(backend.flag_forget, id, reason, store=pick(store))
 
     @tools.tool(DESTROY, "admin")
@@ -63,7 +62,7 @@ def register(tools: Tools) -> None:
         for it ("forget everything about my ex", "delete my phone number"). Every tier is
         searched, the raw journal included. First call it with dry_run=true and show the user
         what was found; only after they confirm, call it again with dry_run=false: the purge
-        is immediate and cannot be undone. Needs an admin token."""
+        is immediate and cannot be undone. Needs an admin token when the server has tokens."""
         return await run(
             backend.forget_about, store=pick(store), subject=subject, query=query, dry_run=dry_run
         )
@@ -81,8 +80,8 @@ def register(tools: Tools) -> None:
     ) -> JSON:
         """Delete one record for good, now, when the user asks to delete that exact thing. A
         long-term fact goes with the notes it was made from and any personal data in it; a
-        journal event is purged from the files. Cannot be undone; needs an admin token. To
-        correct a fact rather than erase it, use flag_forget."""
+        journal event is purged from the files. Cannot be undone; needs an admin token when
+        the server has tokens. To correct a fact rather than erase it, use flag_forget."""
         await run(backend.delete_record, id, store=pick(store))
         return {"deleted": id}
 
@@ -91,6 +90,7 @@ def register(tools: Tools) -> None:
         store: Annotated[str, Field(description="The store to delete, with all it holds.")],
     ) -> JSON:
         """Delete a whole store and every file of it, for good. Only when the user asks to
-        delete that store by name; cannot be undone; needs an admin token."""
+        delete that store by name; cannot be undone; needs an admin token when the server has
+        tokens."""
         await run(backend.delete_store, store)
         return {"deleted": store}

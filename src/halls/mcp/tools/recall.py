@@ -58,16 +58,13 @@ def register(tools: Tools) -> None:
         ] = DEFAULT_MIN_RELEVANCE,
         store: Store = None,
     ) -> JSON:
-        """Search memory. Call it before answering anything that may depend on the past: the user's
-        preferences, earlier decisions, names, project facts, what was said in a previous
-        session. One query searches short-term notes, open loops and long-term facts at once, by
-        words and by meaning; hits come best first, each with a score (it orders the hits) and
-        the search's relevance (the estimated probability, 0 to 1, that the store holds a memory
-        relevant to the query). Hits are returned only when it clears min_relevance. Phrase the
-        query as the question you need answered. No hits means no memory seemed relevant: say
-        you do not remember rather than guess (or retry with min_relevance 0 to see the closest
-        ones). `due` lists open loops due now (their time came, or the query touches their
-        topic): act on them, then complete_intent or cancel_intent."""
+        """Search memory: short-term notes, open loops and long-term facts at once, by words
+        and by meaning, best first. Call it before answering anything that may depend on the
+        past: the user's preferences, earlier decisions, names, project facts. Phrase the query
+        as the question you need answered. Hits come only when the search's relevance (0-1: the
+        chance the store holds a relevant memory) clears min_relevance; no hits: say you do not
+        remember rather than guess (min_relevance 0 shows the closest). `due` lists open loops
+        due now: act on them, then settle them with `loops`."""
         found = await run(
             backend.search,
             query,
@@ -106,12 +103,11 @@ def register(tools: Tools) -> None:
         ] = None,
         store: Store = None,
     ) -> JSON:
-        """Get a compact memory briefing: open loops that are due now, memories relevant to `query`
-        (only those likely relevant: none when nothing is), and the most important long-term
-        facts, deduplicated and within budget_tokens. Call it once at the start of a session or
-        a new task (pass the user's first request as query when you have it), and again when the
-        subject changes sharply. Read the text; act on due loops. Returns the text, the ids of
-        the memories in it, and its token count."""
+        """A compact memory briefing within budget_tokens: open loops due now, memories
+        relevant to `query` (none when nothing is likely relevant), the most important
+        long-term facts. Call it once at the start of a session or task (pass the user's first
+        request as query), and again when the subject changes sharply. Act on due loops.
+        Returns the text, the ids in it, its token count."""
         return await run(
             backend.context,
             store=pick(store),

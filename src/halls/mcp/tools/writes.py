@@ -47,14 +47,12 @@ def register(tools: Tools) -> None:
         store: Store = None,
     ) -> JSON:
         """Save something worth knowing later: a preference, a decision and its reason, a fact
-        about the project or the people in it, a correction ("no, we use tabs"). Call it as soon
-        as you learn such a thing. Write one self-contained sentence that will make sense weeks
-        from now without this conversation: name who and what, no "he" or "this". It goes to
-        short-term memory, which ages out after about 8 days unless it recurs or matters, in
-        which case consolidation files it into long-term memory. Never save passwords, keys or
-        tokens: secrets, e-mail addresses, phone, social security and card numbers are
-        redacted before anything is stored (`redactions` counts them). Returns the new entry
-        with its id."""
+        about the project or its people, a correction. Call it as soon as you learn one. Write
+        one self-contained sentence that makes sense weeks from now: name who and what, no "he"
+        or "this". Short-term memory ages out in about 8 days unless the note recurs or matters;
+        consolidation files those into long-term memory. Never save secrets: keys, e-mail
+        addresses, phone and card numbers are redacted (`redactions` counts them). Returns the
+        entry with its id."""
         return await run(backend.remember, content, store=pick(store), topic=topic, pinned=pinned)
 
     @tools.tool(ADD)
@@ -110,12 +108,10 @@ def register(tools: Tools) -> None:
         store: Store = None,
     ) -> JSON:
         """Hand consolidation a brief when a session or task ends, or before the conversation
-        is compacted: what was done and decided (the summary's statements are themselves a
-        source of long-term facts once they recur), which memories deserve keeping
-        (promote_hints), which open loops were settled (completed_intents), and what must never
-        be kept (noise). Call it once per session or task, before you lose the conversation.
-        Nothing changes immediately; the next consolidation run uses it. Returns the stored
-        brief."""
+        is compacted: what was done and decided (its statements become long-term facts once
+        they recur), which memories deserve keeping (promote_hints), which open loops were
+        settled (completed_intents), what must never be kept (noise). Call it once per session
+        or task. The next consolidation run uses it. Returns the stored brief."""
         return await run(
             backend.submit_brief,
             summary,
