@@ -39,7 +39,9 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]:
         }
     }
     (tmp / "halls.yaml").write_text(yaml.safe_dump(cfg))
-    server = start_server(tmp / "data", args=["--config", str(tmp / "halls.yaml")])
+    server = start_server(
+        tmp / "data", args=["--config", str(tmp / "halls.yaml")], env={"HALLS_MCP__TOOLS": "all"}
+    )
     server.token = ADMIN
     yield server
     server.stop()

@@ -61,10 +61,9 @@ def register(tools: Tools) -> None:
         """Search memory: short-term notes, open loops and long-term facts at once, by words
         and by meaning, best first. Call it before answering anything that may depend on the
         past: the user's preferences, earlier decisions, names, project facts. Phrase the query
-        as the question you need answered. Hits come only when the search's relevance (0-1: the
-        chance the store holds a relevant memory) clears min_relevance; no hits: say you do not
-        remember rather than guess (min_relevance 0 shows the closest). `due` lists open loops
-        due now: act on them, then settle them with `loops`."""
+        as the question you need answered. No hits: nothing cleared min_relevance, so say you
+        do not remember rather than guess. `due` lists open loops due now: act on them, then
+        settle them with `loops`."""
         found = await run(
             backend.search,
             query,
@@ -104,7 +103,7 @@ def register(tools: Tools) -> None:
         store: Store = None,
     ) -> JSON:
         """A compact memory briefing within budget_tokens: open loops due now, memories
-        relevant to `query` (none when nothing is likely relevant), the most important
+        relevant to `query` (if any), the most important
         long-term facts. Call it once at the start of a session or task (pass the user's first
         request as query), and again when the subject changes sharply. Act on due loops.
         Returns the text, the ids in it, its token count."""
