@@ -165,7 +165,7 @@ def install_claude_code(
         raise _fail(exc) from None
     click.echo(f"wrote {settings}: hooks {', '.join(events)}")
     if journal_prompts:
-        click.echo("journals: every prompt you type (UserPromptSubmit), e-mail addresses redacted")
+        click.echo("journals: every prompt you type (UserPromptSubmit), secrets and personal data redacted")
     else:
         click.echo(
             "journals: no prompts (--journal-prompts turns it on); "
