@@ -50,10 +50,11 @@ def _server_options(local: bool) -> Callable[[Any], Any]:
 
     def wrap(f: Any) -> Any:
         f = click.option("--store", help="Store used when a tool call names none.")(f)
+        # No envvar: a token exported in the shell must not land in a config file unasked.
         f = click.option(
             "--token",
-            envvar="HALLS_TOKEN",
-            help="Bearer token for --server-url, written into the config's env (env HALLS_TOKEN).",
+            help="Bearer token for --server-url, written into the entry's env as HALLS_TOKEN "
+            "(otherwise the agent's own HALLS_TOKEN is used).",
         )(f)
         if local:
             f = click.option(
@@ -165,7 +166,7 @@ def install_claude_code(
         raise _fail(exc) from None
     click.echo(f"wrote {settings}: hooks {', '.join(events)}")
     if journal_prompts:
-        click.echo("journals: every prompt you type (UserPromptSubmit), secrets and personal data redacted")
+        click.echo("journals: every prompt you type (UserPromptSubmit), redacted as every write is")
     else:
         click.echo(
             "journals: no prompts (--journal-prompts turns it on); "
