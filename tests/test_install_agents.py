@@ -156,9 +156,12 @@ def test_uninstall_keeps_other_edits_and_refuses_an_edited_entry(tmp_path: Path)
     assert halls(tmp_path, "uninstall", "cursor").returncode == 0
     assert json.loads(path.read_text()) == {"mcpServers": {"mine": {"command": "mine"}}}
 
-    assert (
-        halls(tmp_path, "install", "cursor", "--server-url", "http://127.0.0.1:1").returncode == 0
-    )
+    url = "http://127.0.0.1:1"
+    done = halls(tmp_path, "install", "cursor", "--server-url", url, "--token", "t0k")
+    assert done.returncode == 0 and "HALLS_TOKEN" in done.stdout
+    config = json.loads(path.read_text())
+    assert config["mcpServers"]["halls"]["args"][-2:] == ["--server-url", url]
+    assert config["mcpServers"]["halls"]["env"] == {"HALLS_TOKEN": "t0k"}
     config = json.loads(path.read_text())
     config["mcpServers"]["halls"]["args"].append("--extra")
     path.write_text(json.dumps(config))
