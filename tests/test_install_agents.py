@@ -143,7 +143,10 @@ def test_install_runs_and_uninstall_restores(tmp_path: Path, case: str, existing
         assert path.read_bytes() == before
     else:
         assert not path.exists()
-    assert [p.name for p in path.parent.iterdir()] == ([path.name] if existing else [])
+    if existing:
+        assert [p.name for p in path.parent.iterdir()] == [path.name]
+    else:  # and the directories install made are gone too
+        assert not path.parent.exists() and home.exists() and project.exists()
 
 
 def test_uninstall_keeps_other_edits_and_refuses_an_edited_entry(tmp_path: Path) -> None:

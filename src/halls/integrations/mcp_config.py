@@ -114,7 +114,12 @@ def install(target: Target, new_entry: dict[str, Any]) -> None:
     state: dict[str, Any] = (
         json.loads(side.read_text(encoding="utf-8"))
         if side.exists()
-        else {"existed": raw is not None, "original": _b64(raw)}
+        else {
+            "existed": raw is not None,
+            "original": _b64(raw),
+            # Directories install creates (.cursor, .vscode, ...), deepest first.
+            "made_dirs": [str(d) for d in path.parents if not d.exists()],
+        }
     )
     if target.table not in data:
         data[target.table] = tomlkit.table(is_super_table=True) if target.toml else {}
@@ -161,6 +166,11 @@ def uninstall(target: Target) -> str:
     else:
         outcome = f"no '{NAME}' entry left in {path}; file left as it is"
     side.unlink()
+    for made in state.get("made_dirs", []):
+        try:
+            Path(made).rmdir()  # only if empty: the user may have put files there since
+        except OSError:
+            break
     return outcome
 
 
