@@ -174,13 +174,18 @@ def test_uninstall_keeps_other_edits_and_refuses_an_edited_entry(tmp_path: Path)
     assert "Traceback" not in refused.stderr and path.read_bytes() == edited
 
 
-def test_install_refuses_a_broken_file_and_changes_nothing(tmp_path: Path) -> None:
+def test_install_refuses_bad_input_and_changes_nothing(tmp_path: Path) -> None:
     path = tmp_path / ".codex" / "config.toml"
     path.parent.mkdir()
     path.write_text("model = \n")
     done = halls(tmp_path, "install", "codex")
     assert done.returncode != 0 and "config.toml is not valid TOML" in done.stderr
     assert path.read_text() == "model = \n" and sorted(os.listdir(path.parent)) == ["config.toml"]
+    both = halls(tmp_path, "install", "cursor", "--server-url", "http://x", "--data-dir", "d")
+    assert both.returncode == 2 and "either --server-url or --data-dir" in both.stderr
+    nowhere = halls(tmp_path, "install", "vscode", "--project", str(tmp_path / "nope"))
+    assert nowhere.returncode == 2 and "does not exist" in nowhere.stderr
+    assert sorted(os.listdir(tmp_path)) == [".codex"]
 
 
 @pytest.mark.slow

@@ -16,7 +16,7 @@ from halls.integrations import mcp_config
 
 _project = click.option(
     "--project",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(exists=True, file_okay=False, path_type=Path),
     help="Configure this project directory instead of your user profile.",
 )
 _settings = click.option(
@@ -85,6 +85,8 @@ def _register(
     store: str | None,
     data_dir: Path | None,
 ) -> None:
+    if server_url and data_dir is not None:
+        raise click.UsageError("use either --server-url or --data-dir, not both")
     command, args, env = mcp_config.server_command(server_url, token, store, data_dir)
     try:
         mcp_config.install(target, mcp_config.entry(target, command, args, env))
