@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import base64
 import json
-import os
 import sys
 from dataclasses import dataclass
 from pathlib import Path
@@ -27,6 +26,7 @@ from typing import Any
 import tomlkit
 from tomlkit.exceptions import TOMLKitError
 
+from halls.config import agent_env_dir
 from halls.errors import InvalidInput
 
 NAME = "halls"
@@ -201,14 +201,13 @@ def _vscode_user_dir() -> Path:
     if sys.platform == "darwin":
         return Path.home() / "Library" / "Application Support" / "Code" / "User"
     if sys.platform == "win32":
-        return Path(os.environ.get("APPDATA") or Path.home()) / "Code" / "User"
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "Code" / "User"
+        return agent_env_dir("APPDATA", Path.home()) / "Code" / "User"
+    return agent_env_dir("XDG_CONFIG_HOME", Path.home() / ".config") / "Code" / "User"
 
 
 def codex(project: Path | None) -> Target:
     # Codex reads CODEX_HOME (default ~/.codex); a trusted project's .codex/config.toml too.
-    home = Path(os.environ.get("CODEX_HOME") or Path.home() / ".codex")
+    home = agent_env_dir("CODEX_HOME", Path.home() / ".codex")
     path = project / ".codex" / "config.toml" if project else home / "config.toml"
     return Target(path, "mcp_servers", toml=True)
 
