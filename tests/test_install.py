@@ -62,7 +62,17 @@ def test_install_then_uninstall_restores_existing_file_byte_for_byte(tmp_path: P
         ours = [g for g in data["hooks"][event] if "halls" in json.dumps(g)]
         assert len(ours) == 1, event
         argv = shlex.split(ours[0]["hooks"][0]["command"])
-        assert argv[1:] == ["-m", "halls", "hook", sub, "--server-url", "http://127.0.0.1:7777"]
+        # Not a TTY and no --journal-prompts: prompts are not journaled.
+        off = ["--no-journal"] if sub == "user-prompt" else []
+        assert argv[1:] == [
+            "-m",
+            "halls",
+            "hook",
+            sub,
+            "--server-url",
+            "http://127.0.0.1:7777",
+            *off,
+        ]
     assert data["hooks"]["SessionStart"][0]["matcher"] == "startup|clear|compact"
 
     gone = halls(tmp_path, "uninstall", "claude-code")
@@ -88,9 +98,9 @@ def test_install_creates_and_uninstall_removes_a_missing_file(tmp_path: Path) ->
 
 
 def test_install_options_reach_only_the_prompt_hook(tmp_path: Path) -> None:
-    """--prompt-tokens and --no-journal are written into the UserPromptSubmit command alone."""
+    """--prompt-tokens and --no-journal-prompts reach the UserPromptSubmit command alone."""
     target = tmp_path / "settings.json"
-    args = ("--settings", str(target), "--prompt-tokens", "80", "--no-journal")
+    args = ("--settings", str(target), "--prompt-tokens", "80", "--no-journal-prompts")
     done = halls(tmp_path, "install", "claude-code", *args)
     assert done.returncode == 0, done.stderr
     hooks = json.loads(target.read_text())["hooks"]

@@ -30,6 +30,12 @@ def _default_data_dir() -> Path:
     return Path(base) / "halls"
 
 
+def agent_env_dir(var: str, default: Path) -> Path:
+    """An agent's directory named by an environment variable (CODEX_HOME, APPDATA,
+    XDG_CONFIG_HOME), for `halls install`; read here, where halls reads its environment."""
+    return Path(os.environ.get(var) or default)
+
+
 class TokenSettings(BaseModel):
     """One entry of ``server.tokens``: a bearer token and what it may do."""
 

@@ -9,6 +9,7 @@ from halls.cli import (  # noqa: F401 - registers the commands
     audit,
     bench,
     dreams,
+    installs,
     memory,
     migrate,
 )

@@ -9,7 +9,6 @@ from typing import Literal
 import click
 
 from halls.cli._app import _common, _one_line, _settings, main
-from halls.errors import HallsError
 
 # -- MCP and agent integrations --
 
@@ -73,59 +72,6 @@ def install() -> None:
 @main.group()
 def uninstall() -> None:
     """Undo `halls install`."""
-
-
-_settings_option = click.option(
-    "--settings",
-    "path",
-    type=click.Path(dir_okay=False, path_type=Path),
-    help="Claude Code settings file (default: ~/.claude/settings.json).",
-)
-
-
-@install.command("claude-code")
-@_settings_option
-@click.option("--server-url", default=DEFAULT_SERVER_URL, show_default=True, help="halls server.")
-@click.option("--store", help="Store the hooks read and write (default: the server's).")
-@click.option(
-    "--prompt-tokens",
-    default=0,
-    show_default=True,
-    type=click.IntRange(0, 2000),
-    help="Add up to this many tokens of relevant memories to every prompt (0: off).",
-)
-@click.option(
-    "--journal/--no-journal",
-    default=True,
-    show_default=True,
-    help="Journal every prompt, so consolidation learns from the conversation.",
-)
-def install_claude_code(
-    path: Path | None, server_url: str, store: str | None, prompt_tokens: int, journal: bool
-) -> None:
-    """Add SessionStart, UserPromptSubmit, Stop and PreCompact hooks."""
-    from halls.integrations import claude_code
-
-    target = path or claude_code.default_settings_path()
-    try:
-        events = claude_code.install(target, server_url, store, prompt_tokens, journal)
-    except HallsError as exc:
-        raise click.ClickException(exc.message) from None
-    click.echo(f"installed halls hooks ({', '.join(events)}) in {target}")
-    click.echo("undo with: halls uninstall claude-code" + (f" --settings {target}" if path else ""))
-
-
-@uninstall.command("claude-code")
-@_settings_option
-def uninstall_claude_code(path: Path | None) -> None:
-    """Remove exactly the hooks `halls install claude-code` added."""
-    from halls.integrations import claude_code
-
-    target = path or claude_code.default_settings_path()
-    try:
-        click.echo(f"{claude_code.uninstall(target)} ({target})")
-    except HallsError as exc:
-        raise click.ClickException(exc.message) from None
 
 
 @main.command("hook")
