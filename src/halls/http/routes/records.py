@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from halls.http.deps import MemoryDep, ReadStore
-from halls.service.texts import MAX_TEXT_IDS, RecordTexts
+from halls.service import MAX_TEXT_IDS, RecordTexts
 
 router = APIRouter(tags=["system"])
 
