@@ -325,6 +325,8 @@ def test_briefs_and_flags(store: Store) -> None:
     store.add_brief(b2)
     assert store.list_briefs(10, 0) == [b2, b1]
     assert store.list_briefs(1, 1) == [b1]
+    assert store.get_brief(b1.id) == b1
+    assert store.get_brief(new_id("brief")) is None
 
     f1 = ForgetFlag(
         id=new_id("flag"),

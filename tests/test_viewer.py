@@ -587,3 +587,106 @@ def test_the_counts_are_those_of_the_store_shown(viewer: Viewer) -> None:
     expect(count).to_have_text(str(len(SHORT)))
     page.wait_for_timeout(2000)  # past the held-back answer for the first store
     expect(count).to_have_text(str(len(SHORT)))
+
+
+def _written(c: httpx.Client, store: str) -> dict[str, str]:
+    """What the test wrote to the store, by id, read through the listings (not /records)."""
+    out: dict[str, str] = {}
+    for path in ("/short", "/journal"):
+        r = c.get(path, params={"store": store, "limit": 1000})
+        assert r.status_code == 200, r.text
+        out.update((e["id"], e["content"]) for e in r.json())
+    return out
+
+
+def _selected(page: Page, tab: str) -> None:
+    expect(page.locator(f'.tabs button[data-tab="{tab}"]')).to_have_attribute(
+        "aria-selected", "true"
+    )
+
+
+def test_a_runs_actions_show_their_inputs_text(viewer: Viewer, dreamed: list[dict]) -> None:
+    """Each action of an opened run lists its inputs with their text, not only their ids,
+    fetched in one GET /records for the run."""
+    texts = _written(viewer.server.client(), DREAMS)
+    newest = dreamed[0]
+    shown = [i for a in newest["actions"] for i in a["inputs"] if i in texts]
+    assert shown, newest["actions"]
+    page = _login(viewer, store=DREAMS)
+    _tab(page, "dreams")
+    run = page.locator(f'#runs .run[data-id="{newest["id"]}"]')
+    run.locator(".run-toggle").click()
+    for action in newest["actions"]:
+        row = run.locator(f'tr.action[data-target="{action["target_id"]}"]')
+        for input_id in action["inputs"]:
+            item = row.locator(f'li.input[data-id="{input_id}"]')
+            expect(item).to_contain_text(texts[input_id])
+            expect(item.locator(".chip")).to_have_text("short-term")
+    asked = [r for r in viewer.requests if urlsplit(r.url).path == "/records"]
+    assert len(asked) == 1, [r.url for r in asked]
+    expect(page.locator("#panel")).not_to_contain_text("(deleted)")
+    viewer.assert_read_only()
+
+
+def test_a_deep_link_opens_a_run_whose_deleted_input_says_so(
+    viewer: Viewer, dreamed: list[dict]
+) -> None:
+    """#dreams/<run id> opens that run on load; an input deleted since the run shows
+    "(deleted)" while the others keep their text."""
+    c = viewer.server.client()
+    texts = _written(c, DREAMS)
+    older = dreamed[1]
+    newer_inputs = {i for a in dreamed[0]["actions"] for i in a["inputs"]}
+    inputs = [i for a in older["actions"] for i in a["inputs"] if i in texts]
+    gone = next(i for i in inputs if i not in newer_inputs)
+    kept = [i for i in inputs if i != gone]
+    assert kept, older["actions"]
+    r = c.delete(f"/short/{gone}", params={"store": DREAMS})
+    assert r.status_code == 204, r.text
+
+    page = _login(viewer, store=DREAMS)
+    page.goto("about:blank")  # a fresh load, not a jump within the page
+    page.goto(f"{viewer.server.url}/viewer#dreams/{older['id']}")
+    _selected(page, "dreams")
+    run = page.locator(f'#runs .run[data-id="{older["id"]}"]')
+    expect(run.locator(".run-toggle")).to_have_attribute("aria-expanded", "true")
+    expect(run.locator(f'li.input[data-id="{gone}"] .input-text')).to_have_text("(deleted)")
+    for i in kept:
+        expect(run.locator(f'li.input[data-id="{i}"]')).to_contain_text(texts[i])
+    # A deep link to a tab opens that tab.
+    page.goto("about:blank")
+    page.goto(f"{viewer.server.url}/viewer#long")
+    _selected(page, "long")
+    expect(page.locator(".bar h2")).to_contain_text("Long-term facts")
+    viewer.assert_read_only()
+
+
+def test_tabs_and_the_open_run_follow_back_and_forward(viewer: Viewer, dreamed: list[dict]) -> None:
+    """Each tab switch and each run opened is a history step: Back and Forward restore them."""
+    newest = dreamed[0]["id"]
+    page = _login(viewer, store=DREAMS)
+    _tab(page, "near")
+    expect(page).to_have_url(re.compile(r"#near$"))
+    _tab(page, "dreams")
+    page.locator(f'#runs .run[data-id="{newest}"] .run-toggle').click()
+    expect(page).to_have_url(re.compile(rf"#dreams/{newest}$"))
+    _tab(page, "long")
+    _selected(page, "long")
+
+    page.go_back()  # to the open run
+    _selected(page, "dreams")
+    run = page.locator(f'#runs .run[data-id="{newest}"]')
+    expect(run.locator(".run-toggle")).to_have_attribute("aria-expanded", "true")
+    expect(run.locator("tr.action")).to_have_count(len(dreamed[0]["actions"]))
+    page.go_back()  # to the list, no run open
+    expect(page).to_have_url(re.compile(r"#dreams$"))
+    expect(run.locator(".run-toggle")).to_have_attribute("aria-expanded", "false")
+    expect(run.locator("tr.action")).to_have_count(0)
+    page.go_back()
+    _selected(page, "near")
+    expect(page.locator(".bar h2")).to_contain_text("Open loops")
+    page.go_forward()
+    _selected(page, "dreams")
+    page.go_forward()
+    expect(run.locator(".run-toggle")).to_have_attribute("aria-expanded", "true")
+    viewer.assert_read_only()

@@ -16,7 +16,18 @@ from halls.http.metrics import Metrics, RequestMetrics, RouteTemplates
 from halls.http.metrics import router as metrics_router
 from halls.http.middleware import BearerAuth, BodyLimit
 from halls.http.ratelimit import RateLimit, TokenBuckets
-from halls.http.routes import archive, context, journal, long, near, recall, short, system, viewer
+from halls.http.routes import (
+    archive,
+    context,
+    journal,
+    long,
+    near,
+    recall,
+    records,
+    short,
+    system,
+    viewer,
+)
 from halls.http.routes import consolidate as consolidate_routes
 from halls.service import Memory, Tokens
 
@@ -59,7 +70,17 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
     apidocs.install(app)
     app.state.memory = memory
     errors.install(app)
-    for module in (short, near, journal, long, recall, system, context, consolidate_routes):
+    for module in (
+        short,
+        near,
+        journal,
+        long,
+        recall,
+        records,
+        system,
+        context,
+        consolidate_routes,
+    ):
         app.include_router(module.router, responses=errors.RESPONSES)
     app.include_router(viewer.router)
     app.include_router(archive.router, responses=errors.RESPONSES)

@@ -14,12 +14,14 @@ from halls.service.memory import Memory
 from halls.service.migrate import Copied, Place, migrate_stores
 from halls.service.session import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
 from halls.service.stores import check_store_name
+from halls.service.texts import MAX_TEXT_IDS, RecordTexts
 
 __all__ = [
     "DEFAULT_BUDGET",
     "DEFAULT_MIN_RELEVANCE",
     "MAX_BUDGET",
     "MIN_BUDGET",
+    "MAX_TEXT_IDS",
     "Action",
     "AuditLog",
     "Grant",
@@ -28,6 +30,7 @@ __all__ = [
     "ImportReport",
     "Memory",
     "Place",
+    "RecordTexts",
     "RunOutcomes",
     "migrate_stores",
     "Tokens",

@@ -76,6 +76,7 @@ from halls.service.session import (
     token_counter,
 )
 from halls.service.stores import Stores
+from halls.service.texts import RecordTexts, record_texts
 
 T = TypeVar("T")
 
@@ -639,6 +640,10 @@ class Memory:
 
     def get_run(self, id: str, *, store: str | None = None) -> Run:
         return self._dreams.get_run(id, store=store)
+
+    def record_texts(self, ids: list[str], *, store: str | None = None) -> RecordTexts:
+        """The text of each record id of any tier (a run's inputs); gone ones under ``missing``."""
+        return record_texts(self._stores.open(store), ids)
 
     def revert_run(self, id: str, *, store: str | None = None) -> Run:
         """Undo a run's non-purge actions (purges are irreversible by design)."""

@@ -284,6 +284,10 @@ class PostgresStore(ComposedStore):
                 (self._id, *rowmap.brief_values(brief)),
             )
 
+    def get_brief(self, id: str) -> Brief | None:
+        row = self._one("SELECT * FROM halls.briefs WHERE store = %s AND id = %s", (self._id, id))
+        return None if row is None else rowmap.brief_of(row)
+
     def list_briefs(self, limit: int, offset: int) -> list[Brief]:
         found = self._all(
             "SELECT * FROM halls.briefs WHERE store = %s ORDER BY id DESC LIMIT %s OFFSET %s",

@@ -260,6 +260,10 @@ class SQLiteStore(ComposedStore):
                 rowmap.brief_values(brief),
             )
 
+    def get_brief(self, id: str) -> Brief | None:
+        row = self._db.reader().execute("SELECT * FROM briefs WHERE id = ?", (id,)).fetchone()
+        return None if row is None else rowmap.brief_of(row)
+
     def list_briefs(self, limit: int, offset: int) -> list[Brief]:
         found = self._db.reader().execute(
             "SELECT * FROM briefs ORDER BY id DESC LIMIT ? OFFSET ?", (limit, offset)
