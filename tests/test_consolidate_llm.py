@@ -113,6 +113,10 @@ def test_good_json_applies(llm_server, stub) -> None:
     [req] = fact_requests(stub)
     assert req["path"] == "/v1/chat/completions" and req["auth"] == "Bearer sk-test-key"
     assert req["body"]["model"] == "tiny-3b"
+    assert req["body"]["max_tokens"] == 512  # every answer bounded (consolidator.max_tokens)
+    # The run record counts the questions asked (one a request here) and the fallbacks.
+    assert record["counts"]["llm_calls"] == len(stub.requests) >= 2
+    assert record["counts"]["llm_fallbacks"] == 0
     assert "Chad prefers absolute paths" in req["body"]["messages"][-1]["content"]
     # The model's text was embedded: a search finds the fact by its own words.
     hits = server.client.post("/search", params=S, json={"query": "absolute paths in config"})
@@ -160,6 +164,8 @@ def test_broken_json_twice_falls_back_with_reason(llm_server, stub) -> None:
     assert action["engine_note"].startswith("llm answer invalid twice (invalid JSON")
     assert "heuristic decision used" in action["engine_note"]
     assert len(fact_requests(stub)) == 2
+    # Counted in the run record: the one unusable fact answer (the judging ones were good).
+    assert r.json()["counts"]["llm_fallbacks"] == 1
     [fact] = facts(server.client)
     assert fact["content"] in PATHS[:2]  # the heuristic's medoid, not a model's text
 
@@ -294,3 +300,6 @@ def test_over_http_a_broken_judging_answer_leaves_the_local_judge(llm_server, st
     assert any(is_judging(r["body"]) for r in stub.requests)
     assert record["status"] == "done" and kinds(record) == ["promote"]
     assert [f["content"] for f in facts(server.client)] == ["Chad prefers absolute paths."]
+    # Each judging question was answered badly twice, and counted as fallen back.
+    judged = sum(is_judging(r["body"]) for r in stub.requests)
+    assert record["counts"]["llm_fallbacks"] == judged // 2 >= 1

@@ -357,6 +357,11 @@ class ConsolidatorSettings(BaseModel):
     model: str = "qwen2.5:3b-instruct"
     api_key: SecretStr | None = None
     timeout_seconds: float = Field(default=60.0, gt=0)
+    # The most tokens a model may write per answer (sent as max_tokens): the
+    # longest good answer, a batch of 16 pair labels, is ~120 tokens; a model
+    # that rambles or echoes the prompt is cut off there, and the cut answer
+    # is a bad one (retried once, then the local decision).
+    max_tokens: int = Field(default=512, ge=16, le=8192)
     # At most this many clusters per run go to the model; the rest get the
     # heuristic decision (a run over a huge backlog stays bounded).
     max_llm_items: int = Field(default=200, ge=0)

@@ -92,6 +92,8 @@ class Proposal:
 class Plan:
     proposals: list[Proposal]
     notes: list[str] = field(default_factory=list)
+    # The engine's own tallies, added to the run record's counts (llm: calls, fallbacks).
+    counts: dict[str, int] = field(default_factory=dict)
 
 
 class Engine(Protocol):

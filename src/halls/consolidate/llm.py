@@ -14,7 +14,12 @@ answer keeps the local judge's. Clusters below the gate get the judge's
 decision without a fact call.
 
 Small local models often answer broken JSON: a bad answer is retried once,
-then that item gets the heuristic decision and the action records why. An
+then that item gets the heuristic decision and the action records why. Each
+request is bounded in time (``timeout_seconds``) and in what the model may
+write (``max_tokens``: a model that echoes the prompt is cut off, and the cut
+answer is a bad one). The run record counts the questions asked
+(``counts.llm_calls``) and those whose answer was unusable twice and fell
+back to the local judge or extractor (``counts.llm_fallbacks``). An
 endpoint that cannot be reached (or answers an HTTP error) raises
 ``EngineUnavailable``: the run aborts before anything is applied, so a
 failing model never loses or duplicates data. Clusters below the gate, and
@@ -82,6 +87,7 @@ class ChatClient:
             raise EngineUnavailable("consolidator.model_url is not set")
         self.url = cfg.model_url.rstrip("/") + "/chat/completions"
         self.model = cfg.model
+        self.max_tokens = cfg.max_tokens
         key = cfg.api_key.get_secret_value() if cfg.api_key else None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
         self._http = httpx.Client(timeout=cfg.timeout_seconds, headers=headers)
@@ -90,6 +96,7 @@ class ChatClient:
         body = {
             "model": self.model,
             "temperature": 0,
+            "max_tokens": self.max_tokens,
             "response_format": {"type": "json_object"},
             "messages": [
                 {"role": "system", "content": SYSTEM},
@@ -206,7 +213,7 @@ class LLMJudge:
         self.budget = cfg.max_llm_items
         self.name = f"llm {client.model}"
         self.calls = 0
-        self.failed = 0  # batches answered badly twice
+        self.failed = 0  # batches answered badly twice: the local judge's answers stand
 
     def _unsure(self, confidence: np.ndarray) -> np.ndarray:
         """The local answers the model is asked about: those below the bar, and all of
@@ -261,12 +268,27 @@ class LLMDecider(HeuristicDecider):
     def __init__(self, inputs: Inputs, client: ChatClient) -> None:
         super().__init__(inputs)
         self.client = client
-        self.calls = 0
+        self.calls = 0  # fact questions (bounded by max_llm_items)
+        self.asked = 0  # fact and forget questions
+        self.failed = 0  # of those, answered badly twice: the local decision stands
+        self.llm_judge: LLMJudge | None = None
         if self.cfg.llm_judge_below > 0:
-            self.judge = LLMJudge(client, self.judge, self.cfg)
+            self.llm_judge = LLMJudge(client, self.judge, self.cfg)
+            self.judge = self.llm_judge
+
+    def counts(self) -> dict[str, int]:
+        """For the run record: questions asked, and those that fell back."""
+        j = self.llm_judge
+        calls = self.asked + (j.calls if j else 0)
+        return {"llm_calls": calls, "llm_fallbacks": self.failed + (j.failed if j else 0)}
 
     def _ask(self, prompt: str, schema: type[BaseModel], check: object = None) -> BaseModel:
-        return ask(self.client, prompt, schema, check)
+        self.asked += 1
+        try:
+            return ask(self.client, prompt, schema, check)
+        except BadAnswer:
+            self.failed += 1
+            raise
 
     def reconcile(self, cand: Candidate, known: list[Known], texts: dict[str, str]) -> Verdict:
         fallback = super().reconcile(cand, known, texts)  # the local judge's decision
@@ -320,6 +342,9 @@ class LLMEngine:
     def plan(self, inputs: Inputs) -> Plan:
         client = ChatClient(self.cfg)
         try:
-            return build_plan(inputs, LLMDecider(inputs, client))
+            decider = LLMDecider(inputs, client)
+            plan = build_plan(inputs, decider)
+            plan.counts = decider.counts()
+            return plan
         finally:
             client.close()

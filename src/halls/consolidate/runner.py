@@ -106,7 +106,7 @@ class Runner:
             raise
         finished = self.clock()
         run.actions, run.notes = actions, plan.notes
-        run.counts = count_actions(actions)
+        run.counts = count_actions(actions) | plan.counts
         run.finished_at = to_datetime(finished)
         if dry_run:
             run.status = "planned"
