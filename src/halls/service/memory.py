@@ -225,9 +225,7 @@ class Memory:
     ) -> list[ShortEntry]:
         return self._records.list_short(store=store, limit=limit, offset=offset)
 
-    def get_short(
-        self, id: str, *, store: str | None = None, reinforce: bool = True
-    ) -> ShortEntry:
+    def get_short(self, id: str, *, store: str | None = None, reinforce: bool = True) -> ShortEntry:
         """The entry; opening it by id is a use, and reinforces it (``_opened``)."""
         entry = self._records.get_short(id, store=store)
         self._opened(store, entry.id, reinforce)
