@@ -85,11 +85,13 @@ class Reinforcer:
             else:
                 batches = {store: self._pending.pop(store)} if store in self._pending else {}
                 linked = {store: self._pairs.pop(store)} if store in self._pairs else {}
-        for name, touches in batches.items():
-            pairs = linked.get(name, {})
+        # A store may have links and no uses (searches link, only reads use).
+        for name in {**batches, **linked}:
+            touches, pairs = batches.get(name, {}), linked.get(name, {})
             try:
                 s = self._stores.open(name)
-                s.reinforce(touches)
+                if touches:
+                    s.reinforce(touches)
                 if pairs:
                     # A record deleted since the search would keep an edge that no
                     # delete removes any more: link only records still there.
