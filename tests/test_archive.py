@@ -122,8 +122,10 @@ def populate(c: httpx.Client, clock: FakeClock) -> None:
     ok(c.post("/consolidate/run", params=p))  # supersedes, completes a loop
     facts = ok(c.get("/long", params={**p, "status": "active"}), 200)
     ok(c.post(f"/long/{facts[0]['id']}/forget", params=p, json={"reason": "test flag"}), 202)
-    for q in QUERIES:  # recalls: reinforcement the archive must keep
-        ok(c.post("/search", params=p, json={"query": q}), 200)
+    for q in QUERIES:  # uses (hits opened by id): reinforcement the archive must keep
+        found = ok(c.post("/search", params=p, json={"query": q, "min_relevance": 0}), 200)
+        for h in found["results"][:3]:
+            ok(c.get(f"/{h['tier']}/{h['id']}", params=p), 200)
 
 
 def searches(c: httpx.Client) -> list[list[tuple[str, float, Any]]]:

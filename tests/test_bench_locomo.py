@@ -131,6 +131,7 @@ def test_one_conversation_end_to_end_over_http(server) -> None:
     result = locomo.run(server.url, [conv], retriever="full", limit_questions=6)
     turns = sum(len(s) for s in conv.sessions)
     assert result["turns"] == turns and result["questions"] == 6
+    assert result["reinforce"] is True  # asked as an agent asks, by default
     stats = server.client().get("/stats", params={"store": locomo.STORE_PREFIX + conv.sample_id})
     assert stats.json()["counts"]["short"] == turns
     overall = result["scores"]["overall"]

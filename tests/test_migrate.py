@@ -128,8 +128,10 @@ def test_sqlite_to_postgres_and_back_answers_alike(
             )
         questions = corpus.questions(random.Random(5), 12) + ["Where does Chad want paths?"]
         m.pin_fact(fact.id, store=store)
-        for q in questions[:4]:  # recalls (flushed when the Memory closes)
-            m.search(q, store=store)
+        for q in questions[:4]:  # uses (flushed when the Memory closes)
+            for h in m.search(q, store=store, min_relevance=0.0)[:3]:
+                opener = {"short": m.get_short, "near": m.get_loop}.get(h.tier, m.get_long)
+                opener(h.id, store=store)  # opened by id: a use, reinforced
     # A retired fact (runs retire faded ones), written as a run would keep it.
     on_sqlite = StorageSettings()
     backend = open_backend(on_sqlite, here)

@@ -24,6 +24,7 @@ from halls.recall.strength import half_life_days, strength
 from halls.service import Memory
 
 S = {"store": "s"}
+LOOK = {**S, "reinforce": "false"}  # an inspection: opening by id without a use
 CFG = RecallSettings()
 
 
@@ -93,11 +94,8 @@ def run(c: httpx.Client) -> dict[str, Any]:
     return dict(r.json())
 
 
-@pytest.mark.parametrize("storage", BOTH, indirect=True)
-def test_the_fact_recalled_lately_outranks_the_one_untouched_for_a_year(started, clock) -> None:
-    """Of two equally relevant facts, recalls in the last weeks decide; strength is explained."""
-    memory, live = started(reinforce_top=1)
-    c = live.client
+def two_equal_facts(memory: Memory, c: httpx.Client, clock: FakeClock) -> tuple[str, str, str]:
+    """Two equally relevant facts: (the one ranked first, the other, words naming the other)."""
     t0 = clock()
     blue, green = seed(
         memory,
@@ -105,16 +103,46 @@ def test_the_fact_recalled_lately_outranks_the_one_untouched_for_a_year(started,
         ("The green team's standup is at 9:30 in the Vega room", 2, t0),
     )
     first = search(c, "When is the team standup?", reinforce=False)
-    order = [h["id"] for h in first if h["id"] in (blue, green)]
-    winner, loser = order
+    winner, loser = [h["id"] for h in first if h["id"] in (blue, green)]
     rel = {h["id"]: h["score_detail"]["relevance"] for h in first}
     assert abs(rel[winner] - rel[loser]) < 0.1 * rel[winner]  # equally relevant, near enough
-    loser_words = "blue team Orion" if loser == blue else "green team Vega"
+    return winner, loser, "blue team Orion" if loser == blue else "green team Vega"
 
-    # Eleven months pass; then the loser is recalled every third day for five weeks.
+
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
+def test_a_fact_returned_by_searches_but_never_opened_gains_no_rank(started, clock) -> None:
+    """Being returned is not being used (issue 52): twelve searches that return the
+    second of two equally relevant facts first leave its rank and strength as they were."""
+    memory, live = started()
+    c = live.client
+    winner, loser, loser_words = two_equal_facts(memory, c, clock)
+    clock.advance(330 * DAY)
+    before = {h["id"]: h for h in search(c, "When is the team standup?", reinforce=False)}
+    for _ in range(12):
+        assert search(c, f"{loser_words} standup room")[0]["id"] == loser  # returned first
+        clock.advance(3 * DAY)
+    memory._reinforcer.flush()
+
+    after = {h["id"]: h for h in search(c, "When is the team standup?")}
+    assert after[winner]["score"] > after[loser]["score"]
+    d_l, d_w = after[loser]["score_detail"], after[winner]["score_detail"]
+    assert d_l["strength"] == d_w["strength"] < before[loser]["score_detail"]["strength"]
+    assert memory._stores.open("s").retention([loser, winner]) == {}
+
+
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
+def test_the_fact_opened_lately_outranks_the_one_untouched_for_a_year(started, clock) -> None:
+    """Opening a memory by id is a use: of two equally relevant facts, the one
+    opened in the last weeks wins; strength is explained."""
+    memory, live = started()
+    c = live.client
+    winner, loser, _ = two_equal_facts(memory, c, clock)
+
+    # Eleven months pass; then the loser is opened every third day for five weeks.
     clock.advance(330 * DAY)
     for i in range(12):
-        assert search(c, f"{loser_words} standup room")[0]["id"] == loser
+        r = c.get(f"/long/{loser}", params=S)
+        assert r.status_code == 200 and r.json()["id"] == loser
         wait_recalled(memory, loser, i + 1)
         clock.advance(3 * DAY)
 
@@ -124,8 +152,17 @@ def test_the_fact_recalled_lately_outranks_the_one_untouched_for_a_year(started,
     assert d_l["strength"] > 0.5 > 0.01 > d_w["strength"]
     for d in (d_l, d_w):
         assert d["recency"] == pytest.approx(1 - CFG.recency_weight * (1 - d["strength"]), abs=1e-3)
-    # reinforce: false left the winner's record as it was.
     assert memory._stores.open("s").retention([winner]) == {}
+
+    # A short-term entry and an open loop opened by id are used too; a miss is not.
+    made = c.post("/short", params=S, json={"content": "Ines reviews every schema migration"})
+    loop = c.post("/near", params=S, json={"intent": "Send Ines the migration plan"})
+    assert made.status_code == 201 and loop.status_code == 201, loop.text
+    assert c.get(f"/short/{made.json()['id']}", params=S).status_code == 200
+    assert c.get(f"/near/{loop.json()['id']}", params=S).status_code == 200
+    wait_recalled(memory, made.json()["id"], 1)
+    wait_recalled(memory, loop.json()["id"], 1)
+    assert c.get("/short/s_" + "0" * 26, params=S).status_code == 404
 
 
 @pytest.mark.parametrize("storage", BOTH, indirect=True)
@@ -148,7 +185,7 @@ def test_a_faded_fact_is_retired_by_a_run_and_restored_by_its_revert(started, cl
     retired = [a for a in ran["actions"] if a["kind"] == "retire"]
     assert [a["target_id"] for a in retired] == [faded]
     assert "fell below 0.05" in retired[0]["reason"] and retired[0]["after"]["status"] == "retired"
-    assert c.get(f"/long/{faded}", params=S).json()["status"] == "retired"
+    assert c.get(f"/long/{faded}", params=LOOK).json()["status"] == "retired"
     assert faded not in {h["id"] for h in search(c, "What bicycle does Kofi ride?", False)}
     listed = c.get("/long", params={**S, "status": "retired"}).json()
     assert [f["id"] for f in listed] == [faded]
@@ -158,7 +195,7 @@ def test_a_faded_fact_is_retired_by_a_run_and_restored_by_its_revert(started, cl
 
     reverted = c.post(f"/consolidate/runs/{ran['id']}/revert", params=S)
     assert reverted.status_code == 200, reverted.text
-    assert c.get(f"/long/{faded}", params=S).json()["status"] == "active"
+    assert c.get(f"/long/{faded}", params=LOOK).json()["status"] == "active"
     assert faded in {h["id"] for h in search(c, "What bicycle does Kofi ride?", False)}
 
     # Unpinned, the pinned fact fades like the others and the next run retires it.
@@ -178,14 +215,18 @@ def test_pin_refuses_bad_input(started) -> None:
 
 
 @pytest.mark.parametrize("storage", BOTH, indirect=True)
-def test_context_block_counts_as_recalled(started) -> None:
-    """What a /context block shows is reinforced, off the request path."""
+def test_context_block_reinforces_what_it_shows(started) -> None:
+    """What a /context block shows the agent is in use: each memory of it is
+    reinforced once, so facts injected at every session start do not fade into
+    retirement (a search's hits are not: the test above)."""
     memory, live = started()
     c = live.client
     made = c.post("/short", params=S, json={"content": "Ines reviews every schema migration"})
     block = c.post("/context", params=S, json={"query": "schema migration review"}).json()
     assert made.json()["id"] in block["ids"]
-    wait_recalled(memory, made.json()["id"], 1)
+    memory._reinforcer.flush()
+    kept = memory._stores.open("s").retention([made.json()["id"]])
+    assert kept[made.json()["id"]].access_count == 1
 
 
 # -- the curve (pure) --

@@ -160,9 +160,10 @@ class RecallSettings(BaseModel):
     superseded_decay: float = Field(default=4.0, ge=1)
     strength_floor: float = Field(default=0.5, ge=0, le=1)
     strength_floor_evidence: int = Field(default=5, ge=1)
-    # Reinforcement: the reinforce_top best hits of a search (and every
-    # memory shown in a /context block) count as recalled; recalls are
-    # written off the request path, every reinforce_flush_seconds.
+    # Reinforcement: a memory opened by id or shown in a /context block
+    # counts as used (a search's hits do not: issue 52); uses are written off the
+    # request path, every reinforce_flush_seconds. reinforce_top: the best
+    # hits of a search linked pairwise when graph_edges lists co_recall.
     reinforce_top: int = Field(default=3, ge=0, le=100)
     reinforce_flush_seconds: float = Field(default=5.0, gt=0, le=3600)
     # How the BM25 and dense lists become one relevance: "score" (each list's

@@ -404,7 +404,7 @@ class Written(NamedTuple):
 
 @dataclass(frozen=True, slots=True)
 class Retention:
-    """How often and how lately a searchable record was recalled (its reinforcement).
+    """How often and how lately a searchable record was used, opened by id (its reinforcement).
 
     A record nobody recalled yet has none; recall's strength then decays from
     when the record happened (a fact: when it was last confirmed).

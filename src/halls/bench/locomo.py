@@ -6,7 +6,9 @@ halls as a user would: a live server, one store per conversation, every turn
 one ``POST /short/batch`` item ("Speaker: text", plus " [image: caption]"
 when the turn shared a picture; the session's date-time as ``occurred_at``;
 the turn's ``dia_id`` in metadata), and every question with evidence in
-categories 1-4 one ``POST /search``. Scoring is a pure function
+categories 1-4 one ``POST /search``, one after another in the data's order
+and with reinforcement as the server has it (``"reinforce": true``), as an
+agent asks (``reinforce=False``: every question of the same memory). Scoring is a pure function
 (:func:`score_ranking`), so that it can be tested without a server.
 
 Each question is asked with ``min_relevance`` 0, and scored twice: on every
@@ -199,6 +201,7 @@ def run(
     progress: Progress | None = None,
     foreign: bool = False,
     min_relevance: float = DEFAULT_MIN_RELEVANCE,
+    reinforce: bool = True,
 ) -> dict[str, Any]:
     """Ingest every conversation into its own store, ask its questions, score them."""
     if retriever not in RETRIEVERS:
@@ -237,13 +240,13 @@ def run(
         for conv, questions in zip(conversations, asked, strict=True):
             store = {"store": STORE_PREFIX + (conv.sample_id or "sample")}
             for q in questions:
-                # Every question is asked of the same memory: recalls do not
-                # reinforce what the next question finds.
+                # As an agent asks: whatever a search reinforces weighs on the
+                # next question's ranking (issue 52: a popularity bias hid here).
                 body = {
                     "query": q.question,
                     "n_results": N_RESULTS,
                     "retriever": retriever,
-                    "reinforce": False,
+                    "reinforce": reinforce,
                     "min_relevance": 0.0,
                 }
                 t0 = time.perf_counter()
@@ -284,6 +287,7 @@ def run(
     return {
         "benchmark": "locomo",
         "retriever": retriever,
+        "reinforce": reinforce,
         "conversations": [c.sample_id for c in conversations],
         "turns": n_turns,
         "questions": n_questions,

@@ -162,6 +162,13 @@ def bench_perf(
     type=click.FloatRange(0.0, 1.0),
     help="The threshold the thresholded figures are at. Default: the service's (0.1).",
 )
+@click.option(
+    "--no-reinforce",
+    "no_reinforce",
+    is_flag=True,
+    help='Ask every question with "reinforce": false (the old protocol); by default each '
+    "is asked as an agent asks it, reinforcement as the server is configured.",
+)
 @click.option("--url", help="Measure this running server (new stores); default: start one.")
 @click.option("--token", help="Bearer token for --url.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
@@ -172,13 +179,16 @@ def bench_locomo(
     limit_questions: int | None,
     foreign: bool,
     min_relevance: float | None,
+    no_reinforce: bool,
     url: str | None,
     token: str | None,
     out: Path | None,
 ) -> None:
     """Recall@k and nDCG on LoCoMo, through a live server's HTTP API.
 
-    Scored on every hit, and (the last row) on the hits whose relevance
+    Each conversation's questions are asked one after another of its own
+    store, as an agent asks them: reinforcement is on as the server has it
+    (--no-reinforce: off). Scored on every hit, and (the last row) on the hits whose relevance
     clears --min-relevance: what the server returns at that threshold.
     """
     from contextlib import nullcontext
@@ -206,12 +216,14 @@ def bench_locomo(
                     progress=progress,
                     foreign=foreign,
                     min_relevance=min_relevance,
+                    reinforce=not no_reinforce,
                 )
     except HallsError as exc:
         raise click.ClickException(exc.message) from None
     lat, ingest = result["search_latency"], result["ingest"]
     table = Table(
-        title=f"halls bench locomo --retriever {retriever}: {result['questions']} "
+        title=f"halls bench locomo --retriever {retriever}"
+        f"{'' if result['reinforce'] else ' --no-reinforce'}: {result['questions']} "
         f"questions, {result['turns']} turns"
     )
     table.add_column("category")

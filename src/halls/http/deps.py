@@ -68,6 +68,8 @@ WriteStore = Annotated[str | None, Depends(_store("write"))]
 AdminStore = Annotated[str | None, Depends(_store("admin"))]
 Limit = Annotated[int, Query(ge=1, le=MAX_LIST)]
 Offset = Annotated[int, Query(ge=0, le=MAX_OFFSET)]
+# Opening a memory by id is a use, and reinforces it; false for an inspection (the viewer).
+Reinforce = Annotated[bool, Query()]
 
 
 def _id(kind: str) -> Any:

@@ -247,7 +247,7 @@ class SearchIn(_Body):
     until: Time = None
     include_superseded: bool = False
     retriever: Retriever = "full"
-    # False for an inspection or an evaluation: the hits do not count as recalled.
+    # False for an inspection or an evaluation: the best hits are not linked (co_recall).
     reinforce: bool = True
     # Only long-term facts of this category.
     category: Category | None = None

@@ -2,11 +2,12 @@
 
     strength = 0.5 ** (age / half_life), in (0, 1]
 
-- age: time since the record was last reinforced (returned near the top of a
-  search, or shown in a context block) or, never reinforced, since it
-  happened (a fact: since it was last confirmed);
+- age: time since the record was last used (opened by id, or shown in a
+  context block; being returned by a search is not use: counted, it favoured
+  whatever ranked high once, issue 52) or, never used, since it happened (a
+  fact: since it was last confirmed by a later statement);
 - half_life = ``recency_half_life_days`` x (1 + ln(1 + access_count)), and
-  for a fact also x (1 + ln(evidence_count)): every recall and every
+  for a fact also x (1 + ln(evidence_count)): every use and every
   confirmation makes a memory fade more slowly, as the spacing effect of
   forgetting curves has it, with diminishing returns;
 - superseded and demoted facts fade ``superseded_decay`` times faster: they
@@ -20,7 +21,7 @@ Recall weighs a hit by (1 - recency_weight) + recency_weight x strength; the
 consolidator retires an unpinned fact whose strength fell below
 ``consolidator.retire_below``. With the defaults (30 days, 0.2), a memory
 nobody used for a year keeps 80% of its score and an unconfirmed fact is
-retired after about four months; one recalled ten times halves every 102 days.
+retired after about four months; one opened ten times halves every 102 days.
 """
 
 from __future__ import annotations

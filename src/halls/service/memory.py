@@ -226,8 +226,17 @@ class Memory:
     ) -> list[ShortEntry]:
         return self._records.list_short(store=store, limit=limit, offset=offset)
 
-    def get_short(self, id: str, *, store: str | None = None) -> ShortEntry:
-        return self._records.get_short(id, store=store)
+    def get_short(self, id: str, *, store: str | None = None, reinforce: bool = True) -> ShortEntry:
+        """The entry; opening it by id is a use, and reinforces it (``_opened``)."""
+        entry = self._records.get_short(id, store=store)
+        self._opened(store, entry.id, reinforce)
+        return entry
+
+    def _opened(self, store: str | None, id: str, reinforce: bool) -> None:
+        """Count the record ``id`` as used now, unless ``reinforce`` is False (an
+        inspection): the one evidence of use a read gives."""
+        if reinforce:
+            self._reinforcer.note(self._stores.name(store), [id], self.clock())
 
     def delete_short(self, id: str, *, store: str | None = None) -> None:
         self._records.delete_short(id, store=store)
@@ -274,8 +283,10 @@ class Memory:
     ) -> list[OpenLoop]:
         return self._records.list_loops(store=store, status=status, limit=limit, offset=offset)
 
-    def get_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
-        return self._records.get_loop(id, store=store)
+    def get_loop(self, id: str, *, store: str | None = None, reinforce: bool = True) -> OpenLoop:
+        loop = self._records.get_loop(id, store=store)
+        self._opened(store, loop.id, reinforce)
+        return loop
 
     def complete_loop(self, id: str, *, store: str | None = None) -> OpenLoop:
         return self._logged(store, "near.complete", self._records.complete_loop(id, store=store))
@@ -335,9 +346,13 @@ class Memory:
             store=store, status=status, limit=limit, offset=offset, category=category
         )
 
-    def get_long(self, id: str, *, store: str | None = None) -> tuple[LongFact, list[LongFact]]:
-        """The fact and its whole supersession chain, oldest first."""
-        return self._records.get_long(id, store=store)
+    def get_long(
+        self, id: str, *, store: str | None = None, reinforce: bool = True
+    ) -> tuple[LongFact, list[LongFact]]:
+        """The fact and its whole supersession chain, oldest first; the fact is used."""
+        fact, chain = self._records.get_long(id, store=store)
+        self._opened(store, fact.id, reinforce)
+        return fact, chain
 
     def pin_fact(self, id: str, pinned: bool = True, *, store: str | None = None) -> LongFact:
         """Pin a long-term fact (it never decays nor is retired), or unpin it."""
@@ -395,9 +410,11 @@ class Memory:
         """Hybrid search across tiers, merged by one explained score.
 
         ``retriever`` is "full" (fused BM25 and dense, with conversation
-        context), "fused" (without context), "bm25" or "dense" alone. The best
-        ``recall.reinforce_top`` hits count as recalled unless ``reinforce`` is
-        False (an inspection or an evaluation, not a use of memory). The hits
+        context), "fused" (without context), "bm25" or "dense" alone. Being
+        returned is not being used: no hit is reinforced (opening one by id
+        is, ``get_short``/``get_long``/``get_loop``). With ``co_recall`` in
+        ``recall.graph_edges``, the best ``recall.reinforce_top`` hits are
+        linked pairwise unless ``reinforce`` is False. The hits
         are returned only if their ``relevance`` (the estimated probability
         that the search found a memory relevant to the query,
         ``halls.recall.relevance``) is at least ``min_relevance``: none when
@@ -429,10 +446,9 @@ class Memory:
         )
         # A relevance of None (an embedder the model was not fitted for) filters nothing.
         hits = [h for h in hits if h.relevance is None or h.relevance >= min_relevance]
-        if reinforce:
-            cfg = self.settings.recall
-            top = [h.id for h in hits[: cfg.reinforce_top]]
-            self._reinforcer.note(s.name, top, now, together="co_recall" in cfg.graph_edges)
+        cfg = self.settings.recall
+        if reinforce and "co_recall" in cfg.graph_edges:
+            self._reinforcer.link(s.name, [h.id for h in hits[: cfg.reinforce_top]], now)
         return hits
 
     def recall(self, query: str, *, store: str | None = None, **options: Any) -> Recall:
@@ -444,9 +460,6 @@ class Memory:
         hits = self.search(query, store=store, **options)
         tiers = options.get("tiers")
         due = self.due_loops(store=store, query=query) if not tiers or "near" in tiers else []
-        if due and options.get("reinforce", True):
-            # A raised loop counts as shown: its access count is how often.
-            self._reinforcer.note(self._stores.name(store), [d.id for d in due], self.clock())
         return Recall(results=hits, due=due)
 
     def context(
@@ -504,7 +517,9 @@ class Memory:
             count_tokens=token_counter(getattr(self.embedder, "tokenizer", None)),
             cfg=self.settings.recall,
         )
-        # What the block shows is what the agent is reminded of: recalled.
+        # What the block shows the agent at the start of a session is in use: it
+        # keeps those memories from fading into retirement (a search's hits are
+        # only returned, and reinforce nothing).
         self._reinforcer.note(s.name, block.ids, self.clock())
         return block
 

@@ -1,18 +1,24 @@
-"""Reinforcement: recalls are counted in memory and written off the request path.
+"""Reinforcement: uses are counted in memory and written off the request path.
 
-A search's best hits and the memories a context block shows count as
-recalled (``halls.recall.strength`` makes a recalled memory fade more
-slowly). Writing that on every search would put a write transaction on the
-read path; instead recalls are merged here and a daemon thread writes each
-store's batch every ``recall.reinforce_flush_seconds``, and at close. A
+A memory counts as used (``halls.recall.strength`` makes a used memory fade
+more slowly) when someone opens it by id (``GET /short/{id}``,
+``/long/{id}``, ``/near/{id}``) or a context block shows it to the agent
+(what it is given at a session's start, kept from fading into
+retirement). Being returned by a search is not use: counting it made
+whatever ranked high once rank
+higher after (up to 25% with the default ``recall.recency_weight``), a
+popularity bias that cost LoCoMo recall (issue 52). Writing a use on every
+read would put a write transaction on the read path; instead uses are
+merged here and a daemon thread writes each store's batch every
+``recall.reinforce_flush_seconds``, and at close. A
 consolidation run flushes first, so that it decays from current figures.
 Recalls not yet written when the process dies are lost: they only tune
 strength, and are never acknowledged to anyone.
 
 With ``co_recall`` among ``recall.graph_edges``, the memories a search
-returns together at the top are also linked pairwise (a ``co_recall`` edge,
+returns together at the top are linked pairwise (a ``co_recall`` edge,
 written in the same flush), so that one of them found later lifts the others
-(``halls.recall.spread``).
+(``halls.recall.spread``); that counts no use.
 """
 
 from __future__ import annotations
@@ -43,9 +49,8 @@ class Reinforcer:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
 
-    def note(self, store: str, ids: Sequence[str], when: float, together: bool = False) -> None:
-        """Count one recall of each of ``ids`` at ``when``; ``together`` also links
-        them pairwise (``co_recall``). Returns at once."""
+    def note(self, store: str, ids: Sequence[str], when: float) -> None:
+        """Count one use of each of ``ids`` at ``when``. Returns at once."""
         if not ids:
             return
         with self._lock:
@@ -53,17 +58,25 @@ class Reinforcer:
             for i in ids:
                 times, last = pending.get(i, (0, when))
                 pending[i] = (times + 1, max(last, when))
-            if together:
-                pairs = self._pairs.setdefault(store, {})
-                distinct = sorted(set(ids))
-                for n, a in enumerate(distinct):
-                    for b in distinct[n + 1 :]:
-                        pairs.setdefault((a, b), when)
-            if self._thread is None and not self._stop.is_set():
-                self._thread = threading.Thread(
-                    target=self._loop, name="halls-reinforce", daemon=True
-                )
-                self._thread.start()
+            self._started()
+
+    def link(self, store: str, ids: Sequence[str], when: float) -> None:
+        """Link ``ids`` pairwise (``co_recall``), counting no use. Returns at once."""
+        if len(ids) < 2:
+            return
+        with self._lock:
+            pairs = self._pairs.setdefault(store, {})
+            distinct = sorted(set(ids))
+            for n, a in enumerate(distinct):
+                for b in distinct[n + 1 :]:
+                    pairs.setdefault((a, b), when)
+            self._started()
+
+    def _started(self) -> None:
+        """Start the writer thread on first need (called holding the lock)."""
+        if self._thread is None and not self._stop.is_set():
+            self._thread = threading.Thread(target=self._loop, name="halls-reinforce", daemon=True)
+            self._thread.start()
 
     def flush(self, store: str | None = None) -> None:
         """Write what is pending (for one store, or all) now."""
@@ -74,11 +87,13 @@ class Reinforcer:
             else:
                 batches = {store: self._pending.pop(store)} if store in self._pending else {}
                 linked = {store: self._pairs.pop(store)} if store in self._pairs else {}
-        for name, touches in batches.items():
-            pairs = linked.get(name, {})
+        # A store may have links and no uses (searches link, only reads use).
+        for name in {**batches, **linked}:
+            touches, pairs = batches.get(name, {}), linked.get(name, {})
             try:
                 s = self._stores.open(name)
-                s.reinforce(touches)
+                if touches:
+                    s.reinforce(touches)
                 if pairs:
                     # A record deleted since the search would keep an edge that no
                     # delete removes any more: link only records still there.

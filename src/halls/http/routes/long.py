@@ -19,6 +19,7 @@ from halls.http.deps import (
     MemoryDep,
     Offset,
     ReadStore,
+    Reinforce,
     WriteStore,
     one_of,
 )
@@ -47,8 +48,10 @@ def list_long(
 
 
 @router.get("/{id}", response_model=FactWithChain)
-def get_long(id: LongId, memory: MemoryDep, store: ReadStore) -> FactWithChain:
-    fact, chain = memory.get_long(id, store=store)
+def get_long(
+    id: LongId, memory: MemoryDep, store: ReadStore, reinforce: Reinforce = True
+) -> FactWithChain:
+    fact, chain = memory.get_long(id, store=store, reinforce=reinforce)
     return FactWithChain(**fact.model_dump(), chain=chain)
 
 

@@ -6,7 +6,16 @@ from typing import Annotated
 
 from fastapi import APIRouter, HTTPException, Query, Response
 
-from halls.http.deps import Limit, MemoryDep, NearId, Offset, ReadStore, WriteStore, one_of
+from halls.http.deps import (
+    Limit,
+    MemoryDep,
+    NearId,
+    Offset,
+    ReadStore,
+    Reinforce,
+    WriteStore,
+    one_of,
+)
 from halls.http.schemas import NearIn
 from halls.models import LOOP_STATUSES, DueLoop, OpenLoop
 
@@ -55,8 +64,10 @@ def due_loops(
 
 
 @router.get("/{id}", response_model=OpenLoop)
-def get_loop(id: NearId, memory: MemoryDep, store: ReadStore) -> OpenLoop:
-    return memory.get_loop(id, store=store)
+def get_loop(
+    id: NearId, memory: MemoryDep, store: ReadStore, reinforce: Reinforce = True
+) -> OpenLoop:
+    return memory.get_loop(id, store=store, reinforce=reinforce)
 
 
 @router.post("/{id}/complete", response_model=OpenLoop)

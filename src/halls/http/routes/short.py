@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, HTTPException, Response
 
-from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, ShortId, WriteStore
+from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, Reinforce, ShortId, WriteStore
 from halls.http.schemas import IdsOut, ShortBatchIn, ShortIn, ShortPatch
 from halls.models import NewShort, ShortEntry
 
@@ -37,8 +37,10 @@ def list_short(
 
 
 @router.get("/{id}", response_model=ShortEntry)
-def get_short(id: ShortId, memory: MemoryDep, store: ReadStore) -> ShortEntry:
-    return memory.get_short(id, store=store)
+def get_short(
+    id: ShortId, memory: MemoryDep, store: ReadStore, reinforce: Reinforce = True
+) -> ShortEntry:
+    return memory.get_short(id, store=store, reinforce=reinforce)
 
 
 @router.patch("/{id}", response_model=ShortEntry)
