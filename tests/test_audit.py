@@ -20,7 +20,7 @@ import yaml
 
 from conftest import LiveServer, start_server
 from http_helpers import assert_error, created
-from test_access import _mcp
+from mcp_scenario import over_http
 
 ADMIN = "audit-admin-token-0123456789"
 AGENT = "audit-agent-token-0123456789"
@@ -71,7 +71,7 @@ def _history(live: LiveServer) -> dict[str, Any]:
         r = await session.call_tool("remember", {"content": "MCP note", "store": "a"})
         assert not r.isError
 
-    asyncio.run(_mcp(f"{live.url}/mcp", AGENT, via_mcp))
+    asyncio.run(over_http(f"{live.url}/mcp", via_mcp, AGENT))
     r = ops.post(
         "/forget-about", params={"store": "a"}, json={"subject": "Theodora", "dry_run": False}
     )
@@ -121,15 +121,16 @@ def test_audit_reads_need_admin(live) -> None:
         r = await session.call_tool("audit", {"store": "a"})
         return r.isError, r.structuredContent
 
-    refused, _ = asyncio.run(_mcp(f"{live.url}/mcp", AGENT, read))
-    allowed, got = asyncio.run(_mcp(f"{live.url}/mcp", OPS, read))
+    refused, _ = asyncio.run(over_http(f"{live.url}/mcp", read, AGENT))
+    allowed, got = asyncio.run(over_http(f"{live.url}/mcp", read, OPS))
     assert refused and not allowed
     assert got["entries"] and {e["store"] for e in got["entries"]} == {"a"}
 
 
 def test_verify_passes_then_names_the_entry_after_one_changed_byte(live) -> None:
     """`halls audit verify`: OK on the real history; after one byte changes, that entry."""
-    created(live.client(), "/short", "a", {"content": "so the log is not empty"})
+    for n in range(5):  # a history of its own, whichever tests ran before on this server
+        created(live.client(), "/short", "a", {"content": f"so the log is not empty ({n})"})
     ok = _cli(live.data_dir, "verify")
     assert ok.returncode == 0 and ok.stdout.startswith("OK: "), ok.stdout + ok.stderr
     path = live.data_dir / "audit.jsonl"

@@ -29,7 +29,9 @@ pytestmark = pytest.mark.slow
 
 
 def ids(c: httpx.Client, store: str, query: str) -> list[str]:
-    return [h["id"] for h in search(c, store, query=query, n_results=10)]
+    # Every hit, however relevant: the test asks what each server has, not
+    # whether a one-word query is a question worth answering.
+    return [h["id"] for h in search(c, store, query=query, n_results=10, min_relevance=0)]
 
 
 def test_a_write_through_one_server_is_found_through_the_other_at_once(

@@ -7,7 +7,12 @@ from typing import Annotated
 from fastapi import APIRouter, Query
 
 from halls.http.deps import MemoryDep, ReadStore
+from halls.models import ID_PREFIX
 from halls.service import MAX_TEXT_IDS, RecordTexts
+
+# Short, near, long, journal and brief ids (as ``models.id_pattern``; no flag ids).
+_PREFIXES = "".join(ID_PREFIX[k] for k in ("short", "near", "long", "journal", "brief"))
+RECORD_ID_PATTERN = rf"^[{_PREFIXES}]_[0-9A-HJKMNP-TV-Z]{{26}}$"
 
 router = APIRouter(tags=["system"])
 
@@ -22,6 +27,8 @@ def record_texts(
             min_length=1,
             max_length=MAX_TEXT_IDS,
             description="A record id of any tier (short, near, long, journal, brief); repeat it.",
+            # Documented for clients and fuzzers; the service refuses a malformed one (400).
+            json_schema_extra={"items": {"type": "string", "pattern": RECORD_ID_PATTERN}},
         ),
     ],
 ) -> RecordTexts:
