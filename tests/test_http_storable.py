@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
+from contextlib import closing
 from datetime import UTC, datetime
 from typing import Any
 
@@ -314,7 +315,7 @@ def test_records_that_cannot_be_served_are_skipped_not_fatal(server_factory: Any
     assert c.delete(f"/short/{bad['short-deep']}", params=p).status_code == 204
     assert "skipped" in second.log()
     # The rows are still there for an operator to inspect: nothing was rewritten.
-    with sqlite3.connect(data / f"{store}.sqlite3") as db:
+    with closing(sqlite3.connect(data / f"{store}.sqlite3")) as db, db:
         assert db.execute("SELECT count(*) FROM near").fetchone()[0] == 2
 
 
