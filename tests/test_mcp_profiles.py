@@ -19,16 +19,14 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import httpx
 import pytest
 import tiktoken
 import yaml
 from mcp import ClientSession
-from mcp.client.streamable_http import streamable_http_client
 from mcp.types import Tool
 
 from conftest import LiveServer, start_server
-from mcp_scenario import ADMIN_TOOLS, AGENT_TOOLS, TOOLS
+from mcp_scenario import ADMIN_TOOLS, AGENT_TOOLS, TOOLS, over_http
 
 AGENT_BUDGET = 2000
 ADMIN = "admin-token-0123456789abcdef"
@@ -88,14 +86,7 @@ def all_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LiveServer]
 
 
 async def _session(url: str, token: str | None, work: Any) -> Any:
-    headers = {"Authorization": f"Bearer {token}"} if token else {}
-    async with (
-        httpx.AsyncClient(headers=headers, timeout=60) as client,
-        streamable_http_client(url, http_client=client) as (read, write, _),
-        ClientSession(read, write) as session,
-    ):
-        await session.initialize()
-        return await work(session)
+    return await over_http(url, work, token)
 
 
 def listed(server: LiveServer, token: str | None) -> list[Tool]:

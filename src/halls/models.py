@@ -2,6 +2,10 @@
 
 These are plain pydantic models so that every adapter serialises them the
 same way (times as ISO-8601 UTC). They carry no behaviour beyond parsing.
+
+One concept over 500 lines: the vocabulary every layer shares (ids, records,
+hits, runs). Split, each adapter would import the same handful of modules
+together, and the ids' patterns would sit apart from the records they check.
 """
 
 from __future__ import annotations
