@@ -327,6 +327,11 @@ class ConsolidatorSettings(BaseModel):
     # A cluster is promoted when its evidence reaches this (distinct days
     # count 1, further moments on a day 1/2, repeats within a minute once).
     promote_min_evidence: float = Field(default=2.0, ge=1.0)
+    # A lasting statement (a state, a habit, a standing rule) the user tells an
+    # assistant is promoted at its first mention: told once, it is meant to be
+    # kept ("dont touch vendor/", "our dog Biscuit is a beagle"). Conversations
+    # between people and notes still need promote_min_evidence.
+    promote_told: bool = True
     # Cosine similarity above which short-term entries cluster unless the pair
     # judge reads a change (all-MiniLM-L6-v2 paraphrases: ~0.85-0.95).
     cluster_threshold: float = Field(default=0.75, gt=0, le=1)

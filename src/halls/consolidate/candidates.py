@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass, field
+from datetime import datetime
 
 import numpy as np
 
@@ -22,6 +23,7 @@ from halls.consolidate.distill import Unit
 from halls.consolidate.engine import Inputs, Plan
 from halls.consolidate.evidence import evidence_score
 from halls.consolidate.judge import RETRACT, SAME, UNRELATED, UPDATE, Judge, read
+from halls.redact import MARK
 
 UNSURE = 0.8  # an "unrelated" or "update" this unsure does not keep two close statements apart
 LINK_MARGIN = 0.15  # clustering asks the judge about pairs down to cluster_threshold - this
@@ -79,6 +81,12 @@ class Candidate:
         return any(_alone(self.entries))
 
     @property
+    def said_at(self) -> datetime:
+        """When its text was said: a relative time in it ("yesterday") counts from then."""
+        said = [u.occurred_at for u in self.entries if u.content == self.text]
+        return said[0] if said else max(u.occurred_at for u in self.entries)
+
+    @property
     def first_seen(self) -> float:
         return min(e.occurred_at.timestamp() for e in self.entries)
 
@@ -91,6 +99,15 @@ def _alone(units: list[Unit]) -> list[bool]:
     """Which statements stand on their own (a pinned entry's always does)."""
     readings = standalone.read([u.content for u in units])
     return [u.pinned or not r.unresolved for u, r in zip(units, readings, strict=True)]
+
+
+def _told(units: list[Unit]) -> bool:
+    """Whether the user told an assistant something lasting in one of them (parsed
+    only for the statements the user said)."""
+    # A statement with a redacted part is not kept on its word alone: what it
+    # said was withheld ("You can reach me at [REDACTED:email]").
+    told = [u for u in units if u.told and not MARK.search(u.content)]
+    return bool(told) and any(r.lasting for r in standalone.read([u.content for u in told]))
 
 
 def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]:
@@ -203,6 +220,8 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
             gate = f"brief {hint.source} hint '{hint.text[:60]}'"
         elif score >= cfg.promote_min_evidence:
             gate = f"evidence {score:g} >= {cfg.promote_min_evidence:g}"
+        elif cfg.promote_told and _told(group):
+            gate = "the user told it to the assistant"
         # A statement that does not stand alone counts as evidence but is
         # not the fact's text while one that does is in the cluster. Read
         # only where a fact may be made now: the parse is the run's dearest

@@ -57,6 +57,7 @@ class Unit:
     topic: str | None = None
     pinned: bool = False
     row: int | None = None  # the entry's row whose stored vector is this text's, if any
+    told: bool = False  # the user said it to an assistant (``speaker.USER``)
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +148,7 @@ def from_entries(
                     topic=e.topic,
                     pinned=e.pinned,
                     row=n if text == e.content.strip() else None,
+                    told=u.speaker == USER,
                 )
             )
     return out
@@ -160,9 +162,15 @@ def from_journal(events: Iterable[JournalEvent], extractor: Extractor) -> list[U
         kept = [(e, u) for e, u in said if u is not None]
         if not kept:
             continue
-        for (e, _), texts in zip(kept, extractor.extract([u for _, u in kept]), strict=True):
+        for (e, u), texts in zip(kept, extractor.extract([u for _, u in kept]), strict=True):
             out += [
-                Unit(content=t, occurred_at=e.occurred_at, journal=[e.id], topic=e.topic)
+                Unit(
+                    content=t,
+                    occurred_at=e.occurred_at,
+                    journal=[e.id],
+                    topic=e.topic,
+                    told=u.speaker == USER,
+                )
                 for t in texts
             ]
     return out

@@ -20,6 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from halls.consolidate import briefs as briefs_mod
+from halls.consolidate import dates
 from halls.consolidate.candidates import Candidate, find_candidates
 from halls.consolidate.engine import Inputs, Plan, Proposal
 from halls.consolidate.evidence import evidence_count, evidence_score
@@ -147,7 +148,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             plan.proposals.append(Proposal("confirm", why, d.target_id, **base))
         elif d.kind == "ADD":
             fid = new_id("long")
-            text = _screened(verdict.text)
+            text = _worded(verdict.text, cand)
             vector = cand.vector if text == cand.text else None
             p = Proposal("promote", why, fid, text=text, vector=vector, **base)
             plan.proposals.append(p)
@@ -155,7 +156,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             pool.add(fid, text, cand.vector)
         elif d.kind == "UPDATE" and d.target_id:
             fid = new_id("long")
-            text = _screened(verdict.text)
+            text = _worded(verdict.text, cand)
             vector = cand.vector if text == cand.text else None
             p = Proposal(
                 "supersede", why, d.target_id, new_id=fid, text=text, vector=vector, **base
@@ -271,6 +272,12 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     _age_out(inputs, consumed, plan)
     _loops(inputs, plan)
     return plan
+
+
+def _worded(text: str, cand: Candidate) -> str:
+    """A new fact's text: screened, its relative times made dates from when it was
+    said (``dates``: "yesterday" is false the day after)."""
+    return dates.dated(_screened(text), cand.said_at)
 
 
 def _screened(text: str) -> str:

@@ -32,10 +32,8 @@ makes no new fact, though it may confirm, change or retract a known one,
 which is what it points at (``plan``). A pinned entry's statement stands.
 Only the statements of clusters that may make a fact are parsed.
 
-Relative times ("yesterday", "two days ago") are not rewritten: made dates
-from ``occurred_at`` (dateparser over spaCy's DATE entities), they lowered
-LoCoMo's content precision and a blind scenario set's count
-(docs/benchmarks.md, issue 51), so they stay as said for now.
+Relative times ("yesterday", "two days ago") are not read here: a fact's
+text has them made dates from when it was said (``dates``).
 
 Parses are cached by text (the same statement recurs across entries).
 """
@@ -62,6 +60,7 @@ _PLACES = frozenset(("GPE", "LOC", "FAC"))
 @dataclass(frozen=True, slots=True)
 class Reading:
     unresolved: bool  # a subject or object points at what the statement does not name
+    lasting: bool  # it says what holds (a state, a habit, a standing rule), not an episode
 
 
 def read(texts: Sequence[str]) -> list[Reading]:
@@ -74,7 +73,7 @@ def read(texts: Sequence[str]) -> list[Reading]:
             _cache.clear()
         docs = nlp.pipeline().pipe(todo, batch_size=256) if todo else iter(())
         for text, doc in zip(todo, docs, strict=True):
-            _cache[text] = Reading(_unresolved(doc) or voices.one_off_request(doc))
+            _cache[text] = Reading(_unresolved(doc) or voices.one_off_request(doc), _lasting(doc))
         return [_cache[t] for t in texts]
 
 
@@ -115,6 +114,28 @@ def _unresolved(doc: Doc) -> bool:
             if _role(argument) in _ARGUMENTS and not _antecedent(t):
                 return True
     return False
+
+
+def _lasting(doc: Doc) -> bool:
+    """Whether the main clause says what holds, by its verb's form: the simple present
+    ("Biscuit is a beagle", "we live in Leeds", "biscuit can't have chicken"), the
+    present perfect ("I've been vegetarian since 2019") or a standing request (an
+    imperative that is no one-off: "never force-push"). Not the past simple (an
+    episode: "work was insane", "I wrote Leeds"), the progressive ("waiting in the
+    lounge"), the future ("I'll be in Lisbon") or a clause with no verb ("Big news.")."""
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None or root.pos_ not in ("VERB", "AUX"):
+        return False
+    aux = [c for c in root.children if c.dep_ in ("aux", "auxpass")]
+    if any(c.tag_ == "MD" for c in aux):
+        return not any(c.lower_ in ("will", "'ll", "wo") for c in aux)
+    if root.tag_ == "VBG" or any(c.tag_ == "VBD" for c in aux):
+        return False
+    if root.tag_ == "VBN":
+        return any(c.tag_ in ("VBZ", "VBP") for c in aux)
+    if root.tag_ == "VB":
+        return not any(c.dep_ in ("nsubj", "nsubjpass") for c in root.children)
+    return root.tag_ in ("VBZ", "VBP")
 
 
 def _antecedent(pronoun: Token) -> bool:

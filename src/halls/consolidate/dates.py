@@ -1,0 +1,152 @@
+"""Relative times made dates in a fact's text, from when it was said.
+
+A long-term fact is read months later: "Melanie took her kids to a park
+yesterday" is false the day after. When a statement becomes a fact's text
+(``candidates``, only then: clustering and the judge read statements as
+said, so "I went to the gym yesterday" said on two days is still one
+statement), each DATE or TIME entity of spaCy's parse (``halls.nlp``) that
+dateparser's relative-time parser resolves is rewritten from the
+statement's ``occurred_at``: "on 7 May 2023", "in the week of 1 May 2023",
+"in April 2023", "in 2022" (with no "on"/"in" after a preposition: "since 7
+May 2023"). When the whole entity does not parse, its longest tail that
+does is read ("earlier this week": "earlier in the week of ..."). Left as
+said: a bare measure ("for 5 years": a unit with numbers or an article
+only), which is a duration; a time that is itself a subject or object
+("Tonight's gonna be great"); and what dateparser does not resolve ("last
+weekend", "a few days ago", "recently").
+"""
+
+from __future__ import annotations
+
+import functools
+import threading
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from typing import TYPE_CHECKING
+
+from halls import nlp
+
+if TYPE_CHECKING:
+    from spacy.tokens import Doc, Span
+
+_TIMES = frozenset(("DATE", "TIME"))
+# Dependency labels of a clause's core arguments (ClearNLP labels, as the model's parser).
+_CORE_ARGUMENTS = frozenset(("nsubj", "nsubjpass", "csubj", "dobj", "dative", "attr", "oprd"))
+_lock = threading.Lock()  # the pipeline's string store is not two runs' to race on
+
+
+@dataclass(frozen=True, slots=True)
+class _Time:
+    start: int  # characters of the entity in the text
+    end: int
+    phrase: str  # the part dateparser reads
+    lead: str  # the entity's words before it ("earlier")
+    after_preposition: bool
+
+
+def dated(text: str, said_at: datetime) -> str:
+    """``text`` with its relative times made absolute, from when it was said."""
+    with _lock:
+        doc = nlp.pipeline()(text)
+        times = _times(_spans(doc))
+    day = said_at.replace(tzinfo=None).date()
+    out = text
+    for t in sorted(times, key=lambda t: -t.start):
+        resolved = _resolve(t.phrase, day)
+        if resolved is None:
+            continue
+        when, period = resolved
+        words = _absolute(when, period, bare=t.after_preposition and not t.lead)
+        if t.lead:
+            words = f"{t.lead} {words}"
+        if t.start == 0:
+            words = words[0].upper() + words[1:]
+        out = out[: t.start] + words + out[t.end :]
+    return out
+
+
+def _spans(doc: Doc) -> list[Span]:
+    """The DATE and TIME entities, and the adverbial noun phrases the tagger left
+    out of one (it may miss "yesterday" at a sentence's end without a full stop)."""
+    out = list(doc.ents)
+    taken = {t.i for e in doc.ents for t in e}
+    for t in doc:
+        adverbial = t.dep_ == "npadvmod" or (t.dep_ == "advmod" and any(t.children))
+        if adverbial and t.i not in taken:
+            span = doc[t.left_edge.i : t.right_edge.i + 1]
+            if not any(w.i in taken for w in span):
+                out.append(span)
+    return sorted(out, key=lambda s: s.start)
+
+
+def _times(ents: list[Span]) -> list[_Time]:
+    out = []
+    for ent in ents:
+        if ent.label_ not in (*_TIMES, "") or _measure(ent) or _argument(ent):
+            continue
+        for n in range(len(ent)):
+            tail = ent[n:]
+            # "every two weeks": a measure in a frequency, which dateparser
+            # would read as "two weeks ago".
+            if not _measure(tail) and _resolve(tail.text, _PROBE) is not None:
+                out.append(
+                    _Time(
+                        start=ent.start_char,
+                        end=ent.end_char,
+                        phrase=tail.text,
+                        lead=ent[:n].text,
+                        after_preposition=ent.root.dep_ == "pobj",
+                    )
+                )
+                break
+    return out
+
+
+def _argument(ent: Span) -> bool:
+    """A time that is itself a subject or object ("spent last week in Rome"), or a
+    possessor ("Tonight's gonna be great": the parser may read it as an adverb)."""
+    after = ent.doc[ent.end] if ent.end < len(ent.doc) else None
+    return ent.root.dep_ in _CORE_ARGUMENTS or (after is not None and after.tag_ in ("POS", "VBZ"))
+
+
+def _measure(ent: Span) -> bool:
+    """A duration or an age ("5 years", "a week"): a unit with numbers or an article only."""
+    root = ent.root.i
+    return len(ent) > 1 and all(
+        t.i == root or t.like_num or "Art" in t.morph.get("PronType", []) for t in ent
+    )
+
+
+# Any fixed day serves to tell a relative expression: only those parse with
+# dateparser's relative-time parser alone.
+_PROBE = date(2000, 1, 5)
+
+
+@functools.lru_cache(maxsize=4096)
+def _resolve(phrase: str, day: date) -> tuple[datetime, str] | None:
+    from dateparser.date import DateDataParser
+
+    base = datetime.combine(day, datetime.min.time()).replace(hour=12)
+    parser = DateDataParser(
+        languages=["en"], settings={"RELATIVE_BASE": base, "PARSERS": ["relative-time"]}
+    )
+    found = parser.get_date_data(phrase)
+    if found.date_obj is None:
+        return None
+    return found.date_obj, str(found.period or "day")
+
+
+def _day(d: datetime) -> str:
+    return f"{d.day} {d:%B} {d.year}"
+
+
+def _absolute(when: datetime, period: str, bare: bool) -> str:
+    if period == "year":
+        words, preposition = str(when.year), "in"
+    elif period == "month":
+        words, preposition = f"{when:%B} {when.year}", "in"
+    elif period == "week":
+        words, preposition = f"the week of {_day(when - timedelta(days=when.weekday()))}", "in"
+    else:
+        words, preposition = _day(when), "on"
+    return words if bare else f"{preposition} {words}"
