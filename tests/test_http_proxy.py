@@ -1,0 +1,235 @@
+"""Network deployment: whose address the rate limiter counts, and HTTPS served directly.
+
+Live ``halls serve`` subprocesses over real sockets. Every request comes
+from 127.0.0.1; ``X-Forwarded-For`` says otherwise, and is believed only
+from a peer listed in ``server.trusted_proxies``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import socket
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from cryptography import x509
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+
+from test_cli_errors import error_line, run
+
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+@pytest.fixture
+def busy_port() -> Iterator[int]:
+    """A port another program holds: a serve that got past the TLS checks fails fast on it."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        sock.listen()
+        yield int(sock.getsockname()[1])
+
+
+def _limited(server_factory, **env: str):
+    """One token a minute and a burst of 2: nothing refills while a test runs."""
+    return server_factory(
+        env={
+            "HALLS_SERVER__RATE_LIMIT_PER_MINUTE": "1",
+            "HALLS_SERVER__RATE_LIMIT_BURST": "2",
+            "HALLS_SERVER__ACCESS_LOG": "true",
+            **env,
+        }
+    )
+
+
+def _as(client: httpx.Client, forwarded_for: str) -> int:
+    return client.get("/stores", headers={"X-Forwarded-For": forwarded_for}).status_code
+
+
+def _access_lines(log: str) -> list[str]:
+    return [line for line in log.splitlines() if '"GET /stores HTTP/1.1"' in line]
+
+
+def test_forwarded_for_is_ignored_without_trusted_proxies(server_factory) -> None:
+    """By default a client naming other addresses in X-Forwarded-For still spends one bucket."""
+    live = _limited(server_factory)
+    c = live.client()
+    codes = [_as(c, f"198.51.100.{i}") for i in range(1, 5)]
+    assert codes == [200, 200, 429, 429]
+    lines = _access_lines(live.log())
+    assert len(lines) == 4 and all("127.0.0.1:" in line for line in lines), lines
+    assert "198.51.100." not in live.log()
+
+
+def test_trusted_proxy_forwards_each_client_to_its_own_limit(server_factory) -> None:
+    """From a trusted proxy, each forwarded client has its own bucket, keyed by the right-most
+    untrusted hop: an address the client prepends itself does not buy a fresh one."""
+    live = _limited(server_factory, HALLS_SERVER__TRUSTED_PROXIES='["127.0.0.0/8"]')
+    c = live.client()
+    assert [_as(c, "198.51.100.1") for _ in range(3)] == [200, 200, 429]
+    # A second client behind the same proxy is not throttled by the first.
+    assert [_as(c, "198.51.100.2") for _ in range(3)] == [200, 200, 429]
+    # The first client spoofs an address in front; the proxy appends the real one.
+    assert _as(c, "203.0.113.50, 198.51.100.1") == 429
+    # A hop through another trusted proxy is skipped: the client is the address before it.
+    assert _as(c, "198.51.100.3, 127.0.0.2") == 200
+    # Without the header, the request is the proxy's own (its own bucket).
+    assert c.get("/stores").status_code == 200
+    log = live.log()
+    assert "198.51.100.1:" in log and "198.51.100.2:" in log and "198.51.100.3:" in log
+    assert "203.0.113.50" not in log
+
+
+def _self_signed(directory: Path) -> tuple[Path, Path]:
+    """A certificate for 127.0.0.1 that signs itself, and its key, as PEM files."""
+    key = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "halls test")])
+    now = datetime.datetime.now(datetime.UTC)
+    public = key.public_key()
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(public)
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(minutes=5))
+        .not_valid_after(now + datetime.timedelta(days=1))
+        .add_extension(
+            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
+            critical=False,
+        )
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .add_extension(
+            x509.KeyUsage(
+                digital_signature=True,
+                content_commitment=False,
+                key_encipherment=False,
+                data_encipherment=False,
+                key_agreement=False,
+                key_cert_sign=True,
+                crl_sign=False,
+                encipher_only=False,
+                decipher_only=False,
+            ),
+            critical=True,
+        )  # fmt: skip
+        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
+        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(public), critical=False)
+        .sign(key, hashes.SHA256())
+    )
+    certfile, keyfile = directory / "cert.pem", directory / "key.pem"
+    certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    keyfile.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+    return certfile, keyfile
+
+
+def test_serves_https_with_the_configured_certificate(
+    server_factory, tmp_path: Path, store_name: str
+) -> None:
+    """With server.tls_certfile/tls_keyfile the API answers over HTTPS to a client that
+    trusts the certificate; plain HTTP and a client that does not trust it get nothing."""
+    certfile, keyfile = _self_signed(tmp_path)
+    live = server_factory(
+        env={"HALLS_SERVER__TLS_CERTFILE": str(certfile), "HALLS_SERVER__TLS_KEYFILE": str(keyfile)}
+    )
+    assert live.url.startswith("https://")
+    c = live.client()
+    assert c.post("/stores", json={"name": store_name}).status_code == 201
+    made = c.post("/short", params={"store": store_name}, json={"content": "over TLS"})
+    assert made.status_code == 201
+    got = c.get(f"/short/{made.json()['id']}", params={"store": store_name})
+    assert got.status_code == 200 and got.json()["content"] == "over TLS"
+    assert f"serving on https://127.0.0.1:{live.port}" in live.log()
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(f"http://127.0.0.1:{live.port}/healthz", timeout=10)
+    with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+        httpx.get(f"{live.url}/healthz", timeout=10)
+
+
+def test_the_certificate_and_key_may_share_one_file(server_factory, tmp_path: Path) -> None:
+    """server.tls_keyfile unset: the key is read from the certificate file."""
+    certfile, keyfile = _self_signed(tmp_path)
+    both = tmp_path / "both.pem"
+    both.write_bytes(certfile.read_bytes() + keyfile.read_bytes())
+    live = server_factory(env={"HALLS_SERVER__TLS_CERTFILE": str(both)})
+    assert live.client().get("/healthz").status_code == 200
+    assert live.url.startswith("https://")
+
+
+def _encrypted_key(keyfile: Path) -> Path:
+    key = serialization.load_pem_private_key(keyfile.read_bytes(), password=None)
+    out = keyfile.with_name("encrypted.pem")
+    out.write_bytes(
+        key.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.BestAvailableEncryption(b"a passphrase"),
+        )
+    )
+    return out
+
+
+@pytest.mark.parametrize(
+    ("case", "expected"),
+    [
+        ("missing certificate", "cannot read server.tls_certfile"),
+        ("missing key", "cannot read server.tls_keyfile"),
+        ("not a certificate", "are not a PEM certificate and its private key"),
+        ("key of another certificate", "are not a PEM certificate and its private key"),
+        ("encrypted key", "is encrypted; give an unencrypted key"),
+        ("key without certificate", "server.tls_keyfile is set without server.tls_certfile"),
+    ],
+)
+def test_unusable_tls_files_stop_serve_in_one_line(
+    tmp_path: Path, busy_port: int, case: str, expected: str
+) -> None:
+    """Each bad TLS setting exits non-zero with one line naming the setting, before serving."""
+    certfile, keyfile = _self_signed(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    env = {
+        "missing certificate": {"TLS_CERTFILE": str(tmp_path / "absent.pem")},
+        "missing key": {"TLS_CERTFILE": str(certfile), "TLS_KEYFILE": str(tmp_path / "no.pem")},
+        "not a certificate": {"TLS_CERTFILE": str(tmp_path / "junk.pem")},
+        "key of another certificate": {
+            "TLS_CERTFILE": str(certfile),
+            "TLS_KEYFILE": str(_self_signed(other)[1]),
+        },
+        "encrypted key": {
+            "TLS_CERTFILE": str(certfile),
+            "TLS_KEYFILE": str(_encrypted_key(keyfile)),
+        },
+        "key without certificate": {"TLS_KEYFILE": str(keyfile)},
+    }[case]
+    (tmp_path / "junk.pem").write_text("not a certificate\n")
+    proc = run(
+        "serve", "--data-dir", str(tmp_path / "data"), "--port", str(busy_port),
+        **{f"HALLS_SERVER__{k}": v for k, v in env.items()},
+    )  # fmt: skip
+    line = error_line(proc)
+    assert expected in line, line
+    assert "serving on" not in proc.stderr + proc.stdout
+
+
+@pytest.mark.parametrize("value", ['["10.0.0.1/8"]', '["proxy.internal"]', '["*"]'])
+def test_a_trusted_proxy_must_be_an_address_or_network(
+    tmp_path: Path, busy_port: int, value: str
+) -> None:
+    """A host name, "*" or a network with host bits set is refused in one line, not ignored."""
+    proc = run(
+        "serve", "--data-dir", str(tmp_path / "data"), "--port", str(busy_port),
+        HALLS_SERVER__TRUSTED_PROXIES=value,
+    )  # fmt: skip
+    line = error_line(proc)
+    assert "invalid setting server.trusted_proxies" in line, line
