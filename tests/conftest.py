@@ -141,7 +141,10 @@ class LiveServer:
 
 
 def start_server(
-    data_dir: Path, env: dict[str, str] | None = None, args: list[str] | None = None
+    data_dir: Path,
+    env: dict[str, str] | None = None,
+    args: list[str] | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> LiveServer:
     port = free_port()
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("HALLS_")}
@@ -171,7 +174,7 @@ def start_server(
     )
     certfile = full_env.get("HALLS_SERVER__TLS_CERTFILE")
     if certfile:
-        server.tls = ssl.create_default_context(cafile=certfile)
+        server.tls = tls or ssl.create_default_context(cafile=certfile)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -210,8 +213,12 @@ def server_factory(tmp_path: Path) -> Iterator[object]:
     """Start extra servers (own config) that are stopped after the test."""
     started: list[LiveServer] = []
 
-    def make(env: dict[str, str] | None = None, data_dir: Path | None = None) -> LiveServer:
-        live = start_server(data_dir or tmp_path / f"data{len(started)}", env=env)
+    def make(
+        env: dict[str, str] | None = None,
+        data_dir: Path | None = None,
+        tls: ssl.SSLContext | None = None,
+    ) -> LiveServer:
+        live = start_server(data_dir or tmp_path / f"data{len(started)}", env=env, tls=tls)
         started.append(live)
         return live
 

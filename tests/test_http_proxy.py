@@ -7,22 +7,18 @@ from a peer listed in ``server.trusted_proxies``.
 
 from __future__ import annotations
 
-import datetime
-import ipaddress
 import socket
+import ssl
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from cryptography.hazmat.primitives import serialization
 
+from halls.client import trusting_only
 from test_cli_errors import error_line, run
-
-DOCS = Path(__file__).resolve().parent.parent / "docs"
+from tls_certs import public_chain, self_signed, write_key
 
 
 @pytest.fixture
@@ -84,62 +80,12 @@ def test_trusted_proxy_forwards_each_client_to_its_own_limit(server_factory) -> 
     assert "203.0.113.50" not in log
 
 
-def _self_signed(directory: Path) -> tuple[Path, Path]:
-    """A certificate for 127.0.0.1 that signs itself, and its key, as PEM files."""
-    key = ec.generate_private_key(ec.SECP256R1())
-    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "halls test")])
-    now = datetime.datetime.now(datetime.UTC)
-    public = key.public_key()
-    cert = (
-        x509.CertificateBuilder()
-        .subject_name(name)
-        .issuer_name(name)
-        .public_key(public)
-        .serial_number(x509.random_serial_number())
-        .not_valid_before(now - datetime.timedelta(minutes=5))
-        .not_valid_after(now + datetime.timedelta(days=1))
-        .add_extension(
-            x509.SubjectAlternativeName([x509.IPAddress(ipaddress.ip_address("127.0.0.1"))]),
-            critical=False,
-        )
-        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
-        .add_extension(
-            x509.KeyUsage(
-                digital_signature=True,
-                content_commitment=False,
-                key_encipherment=False,
-                data_encipherment=False,
-                key_agreement=False,
-                key_cert_sign=True,
-                crl_sign=False,
-                encipher_only=False,
-                decipher_only=False,
-            ),
-            critical=True,
-        )  # fmt: skip
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
-        .add_extension(x509.SubjectKeyIdentifier.from_public_key(public), critical=False)
-        .add_extension(x509.AuthorityKeyIdentifier.from_issuer_public_key(public), critical=False)
-        .sign(key, hashes.SHA256())
-    )
-    certfile, keyfile = directory / "cert.pem", directory / "key.pem"
-    certfile.write_bytes(cert.public_bytes(serialization.Encoding.PEM))
-    keyfile.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.NoEncryption(),
-        )
-    )
-    return certfile, keyfile
-
-
 def test_serves_https_with_the_configured_certificate(
     server_factory, tmp_path: Path, store_name: str
 ) -> None:
     """With server.tls_certfile/tls_keyfile the API answers over HTTPS to a client that
     trusts the certificate; plain HTTP and a client that does not trust it get nothing."""
-    certfile, keyfile = _self_signed(tmp_path)
+    certfile, keyfile = self_signed(tmp_path)
     live = server_factory(
         env={"HALLS_SERVER__TLS_CERTFILE": str(certfile), "HALLS_SERVER__TLS_KEYFILE": str(keyfile)}
     )
@@ -151,6 +97,14 @@ def test_serves_https_with_the_configured_certificate(
     got = c.get(f"/short/{made.json()['id']}", params={"store": store_name})
     assert got.status_code == 200 and got.json()["content"] == "over TLS"
     assert f"serving on https://127.0.0.1:{live.port}" in live.log()
+    # The CLI's remote mode (httpx) trusts a private certificate named by SSL_CERT_FILE.
+    remote = ("--server-url", live.url, "--store", store_name)
+    proc = run("remember", "from the CLI over TLS", *remote, SSL_CERT_FILE=str(certfile))
+    assert proc.returncode == 0, proc.stderr
+    got = c.get(f"/short/{proc.stdout.strip()}", params={"store": store_name})
+    assert got.json()["content"] == "from the CLI over TLS"
+    untrusted = run("remember", "refused", *remote)
+    assert untrusted.returncode != 0 and "Traceback" not in untrusted.stderr
     with pytest.raises(httpx.HTTPError):
         httpx.get(f"http://127.0.0.1:{live.port}/healthz", timeout=10)
     with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
@@ -159,7 +113,7 @@ def test_serves_https_with_the_configured_certificate(
 
 def test_the_certificate_and_key_may_share_one_file(server_factory, tmp_path: Path) -> None:
     """server.tls_keyfile unset: the key is read from the certificate file."""
-    certfile, keyfile = _self_signed(tmp_path)
+    certfile, keyfile = self_signed(tmp_path)
     both = tmp_path / "both.pem"
     both.write_bytes(certfile.read_bytes() + keyfile.read_bytes())
     live = server_factory(env={"HALLS_SERVER__TLS_CERTFILE": str(both)})
@@ -167,17 +121,28 @@ def test_the_certificate_and_key_may_share_one_file(server_factory, tmp_path: Pa
     assert live.url.startswith("https://")
 
 
-def _encrypted_key(keyfile: Path) -> Path:
-    key = serialization.load_pem_private_key(keyfile.read_bytes(), password=None)
-    out = keyfile.with_name("encrypted.pem")
-    out.write_bytes(
-        key.private_bytes(
-            serialization.Encoding.PEM,
-            serialization.PrivateFormat.PKCS8,
-            serialization.BestAvailableEncryption(b"a passphrase"),
-        )
-    )
-    return out
+def test_the_cli_finds_the_https_server_of_its_own_config(
+    server_factory, tmp_path: Path, store_name: str
+) -> None:
+    """Without --server-url the CLI reaches the configured HTTPS server on loopback, trusting
+    exactly server.tls_certfile: here a public name's leaf and intermediate, no root."""
+    fullchain, privkey = public_chain(tmp_path, "memory.example.com")
+    env = {
+        "HALLS_SERVER__TLS_CERTFILE": str(fullchain),
+        "HALLS_SERVER__TLS_KEYFILE": str(privkey),
+    }
+    live = server_factory(env=env, tls=trusting_only(fullchain))
+    c = live.client()
+    assert c.post("/stores", json={"name": store_name}).status_code == 201
+    # Were the server not found, the CLI would write into this other, empty directory.
+    elsewhere = {"HALLS_SERVER__PORT": str(live.port), "HALLS_DATA_DIR": str(tmp_path / "other")}
+    proc = run("remember", "found by its config", "--store", store_name, **env, **elsewhere)
+    assert proc.returncode == 0, proc.stderr
+    got = c.get(f"/short/{proc.stdout.strip()}", params={"store": store_name})
+    assert got.status_code == 200 and got.json()["content"] == "found by its config"
+    # By name and chain, as any other client checks, the certificate is not for 127.0.0.1.
+    with pytest.raises(httpx.ConnectError, match="CERTIFICATE_VERIFY_FAILED"):
+        httpx.get(f"{live.url}/healthz", verify=ssl.create_default_context(cafile=fullchain))
 
 
 @pytest.mark.parametrize(
@@ -195,20 +160,22 @@ def test_unusable_tls_files_stop_serve_in_one_line(
     tmp_path: Path, busy_port: int, case: str, expected: str
 ) -> None:
     """Each bad TLS setting exits non-zero with one line naming the setting, before serving."""
-    certfile, keyfile = _self_signed(tmp_path)
+    certfile, keyfile = self_signed(tmp_path)
     other = tmp_path / "other"
     other.mkdir()
+    key = serialization.load_pem_private_key(keyfile.read_bytes(), password=None)
+    encrypted = write_key(key, tmp_path / "encrypted.pem", password=b"a passphrase")  # type: ignore[arg-type]
     env = {
         "missing certificate": {"TLS_CERTFILE": str(tmp_path / "absent.pem")},
         "missing key": {"TLS_CERTFILE": str(certfile), "TLS_KEYFILE": str(tmp_path / "no.pem")},
         "not a certificate": {"TLS_CERTFILE": str(tmp_path / "junk.pem")},
         "key of another certificate": {
             "TLS_CERTFILE": str(certfile),
-            "TLS_KEYFILE": str(_self_signed(other)[1]),
+            "TLS_KEYFILE": str(self_signed(other)[1]),
         },
         "encrypted key": {
             "TLS_CERTFILE": str(certfile),
-            "TLS_KEYFILE": str(_encrypted_key(keyfile)),
+            "TLS_KEYFILE": str(encrypted),
         },
         "key without certificate": {"TLS_KEYFILE": str(keyfile)},
     }[case]
