@@ -112,13 +112,16 @@ def test_serves_https_with_the_configured_certificate(
 
 
 def test_the_certificate_and_key_may_share_one_file(server_factory, tmp_path: Path) -> None:
-    """server.tls_keyfile unset: the key is read from the certificate file."""
+    """server.tls_keyfile unset: the key is read from the certificate file. A second serve
+    on its port says a halls server holds it, HTTPS or not."""
     certfile, keyfile = self_signed(tmp_path)
     both = tmp_path / "both.pem"
     both.write_bytes(certfile.read_bytes() + keyfile.read_bytes())
     live = server_factory(env={"HALLS_SERVER__TLS_CERTFILE": str(both)})
     assert live.client().get("/healthz").status_code == 200
     assert live.url.startswith("https://")
+    proc = run("serve", "--data-dir", str(tmp_path / "other"), "--port", str(live.port))
+    assert "already in use by a halls server" in error_line(proc)
 
 
 def test_the_cli_finds_the_https_server_of_its_own_config(
