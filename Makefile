@@ -9,7 +9,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: run test test-all test-python lint bench-perf clean chromium
+.PHONY: run test test-all test-python lint bench-perf clean chromium nginx
 
 # The tests start Python processes by the hundred (pytest's workers, servers,
 # CLI runs): with PYTHONDONTWRITEBYTECODE set, each one would compile halls
@@ -43,12 +43,12 @@ WORKERS ?= auto
 
 # The fast lane: every test but those marked `slow` (crash, load, fuzz,
 # migration, many stores, the browser, benchmarks: seconds to a minute each),
-# under 2 minutes on two idle cores; no chromium needed. `make test-all` runs
+# under 2 minutes on two idle cores; no chromium or nginx needed. `make test-all` runs
 # every test, as CI does.
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(WORKERS) -m "not slow"
 
-test-all: $(STAMP) chromium
+test-all: $(STAMP) chromium nginx
 	$(BIN)/python -m pytest -n $(WORKERS)
 
 # The suite on another Python (`make test-python PY=python3.13`), in a venv of
@@ -59,7 +59,7 @@ test-all: $(STAMP) chromium
 # The venv is named by PY's version (.venv-py3.13), found only when this
 # target runs: no other target asks PY anything.
 PY ?= python3.13
-test-python: chromium
+test-python: chromium nginx
 	@other=.venv-py$$($(PY) -c 'import sys; print("%d.%d" % sys.version_info[:2])') && \
 	if [ ! -f $$other/.installed ] || [ pyproject.toml -nt $$other/.installed ]; then \
 	  set -x && $(PY) -m venv $$other && \
@@ -91,6 +91,20 @@ chromium:
 	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; \
 	  else \
 	    echo "the viewer tests need Debian's chromium: sudo apt-get install -y chromium" >&2; \
+	    exit 1; \
+	  fi; \
+	fi
+
+# The reverse-proxy test runs halls behind Debian's nginx (nginx-light, the
+# smallest build); the test starts its own nginx on a free port, whatever
+# the package's service does. Installed as chromium is, by the same rule.
+NGINX ?= /usr/sbin/nginx
+nginx:
+	@if [ ! -x $(NGINX) ]; then \
+	  if [ "$$(id -u)" = 0 ]; then \
+	    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nginx-light; \
+	  else \
+	    echo "the reverse-proxy test needs Debian's nginx: sudo apt-get install -y nginx-light" >&2; \
 	    exit 1; \
 	  fi; \
 	fi

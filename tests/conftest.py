@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import signal
 import socket
+import ssl
 import subprocess
 import sys
 import time
@@ -88,6 +89,8 @@ class LiveServer:
     token: str | None = None
     clients: list[httpx.Client] = field(default_factory=list)
     storage: StorageSettings = field(default_factory=StorageSettings)
+    # HTTPS (server.tls_certfile set): clients trust that certificate alone.
+    tls: ssl.SSLContext | None = None
 
     @contextmanager
     def store(self, name: str) -> Iterator[Store]:
@@ -102,13 +105,13 @@ class LiveServer:
 
     @property
     def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
+        return f"{'https' if self.tls else 'http'}://127.0.0.1:{self.port}"
 
     def client(self, token: str | None = "default") -> httpx.Client:
         """An HTTP client; by default it sends the server's token, if any."""
         tok = self.token if token == "default" else token
         headers = {"Authorization": f"Bearer {tok}"} if tok else {}
-        c = httpx.Client(base_url=self.url, headers=headers, timeout=60)
+        c = httpx.Client(base_url=self.url, headers=headers, timeout=60, verify=self.tls or True)
         self.clients.append(c)
         return c
 
@@ -138,7 +141,10 @@ class LiveServer:
 
 
 def start_server(
-    data_dir: Path, env: dict[str, str] | None = None, args: list[str] | None = None
+    data_dir: Path,
+    env: dict[str, str] | None = None,
+    args: list[str] | None = None,
+    tls: ssl.SSLContext | None = None,
 ) -> LiveServer:
     port = free_port()
     full_env = {k: v for k, v in os.environ.items() if not k.startswith("HALLS_")}
@@ -166,13 +172,17 @@ def start_server(
             dsn=full_env.get("HALLS_STORAGE__DSN"),
         ),
     )
+    certfile = full_env.get("HALLS_SERVER__TLS_CERTFILE")
+    if certfile:
+        server.tls = tls or ssl.create_default_context(cafile=certfile)
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
         if proc.poll() is not None:
             server.stop()
             raise RuntimeError(f"halls serve exited early:\n{server.log()}")
         try:
-            if httpx.get(f"{server.url}/healthz", timeout=1).status_code == 200:
+            probe = httpx.get(f"{server.url}/healthz", timeout=1, verify=server.tls or True)
+            if probe.status_code == 200:
                 return server
         except httpx.HTTPError:
             pass
@@ -203,8 +213,12 @@ def server_factory(tmp_path: Path) -> Iterator[object]:
     """Start extra servers (own config) that are stopped after the test."""
     started: list[LiveServer] = []
 
-    def make(env: dict[str, str] | None = None, data_dir: Path | None = None) -> LiveServer:
-        live = start_server(data_dir or tmp_path / f"data{len(started)}", env=env)
+    def make(
+        env: dict[str, str] | None = None,
+        data_dir: Path | None = None,
+        tls: ssl.SSLContext | None = None,
+    ) -> LiveServer:
+        live = start_server(data_dir or tmp_path / f"data{len(started)}", env=env, tls=tls)
         started.append(live)
         return live
 

@@ -10,7 +10,9 @@ they stand for, so callers handle one error tree either way.
 
 from __future__ import annotations
 
+import ssl
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, Any
 
 import httpx
@@ -38,13 +40,35 @@ def error_from_wire(code: str, message: str) -> e.HallsError:
     return e.HallsError(message)
 
 
+def trusting_only(certfile: Path) -> ssl.SSLContext:
+    """TLS that accepts exactly the certificates of ``certfile``, whatever name they are for.
+
+    For the CLI reaching the server of its own config (``server.tls_certfile``)
+    on loopback: the certificate names the public host, not 127.0.0.1, so it
+    is pinned instead of checked by name. Raises OSError or ssl.SSLError.
+    """
+    context = ssl.create_default_context(cafile=str(certfile))
+    context.check_hostname = False
+    # The file's own certificate is the anchor, even when it is a CA-signed leaf.
+    context.verify_flags |= ssl.VERIFY_X509_PARTIAL_CHAIN
+    return context
+
+
 class HallsClient:
     """Blocking calls to one halls server; errors as ``HallsError``."""
 
-    def __init__(self, base_url: str, token: str | None = None, timeout: float = 60.0) -> None:
+    def __init__(
+        self,
+        base_url: str,
+        token: str | None = None,
+        timeout: float = 60.0,
+        verify: ssl.SSLContext | bool = True,
+    ) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         self.base_url = base_url.rstrip("/")
-        self._client = httpx.Client(base_url=self.base_url, headers=headers, timeout=timeout)
+        self._client = httpx.Client(
+            base_url=self.base_url, headers=headers, timeout=timeout, verify=verify
+        )
 
     def close(self) -> None:
         self._client.close()

@@ -15,7 +15,15 @@ from pathlib import Path
 from typing import Any, ClassVar, Literal
 
 import yaml
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    IPvAnyNetwork,
+    SecretStr,
+    field_validator,
+    model_validator,
+)
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -96,9 +104,18 @@ class ServerSettings(BaseModel):
     # agents call on every prompt, /metrics counts requests, the audit log
     # records what touched memory; and the line costs ~0.3 ms of a search.
     access_log: bool = False
+    # Peers (addresses or networks) whose X-Forwarded-For names the client;
+    # empty: the header is ignored, so a client cannot pick its own address.
+    trusted_proxies: list[IPvAnyNetwork] = Field(default_factory=list)
+    # HTTPS: a PEM certificate (chain) and its unencrypted key; the key may
+    # be in the certificate file instead.
+    tls_certfile: Path | None = None
+    tls_keyfile: Path | None = None
 
     @model_validator(mode="after")
-    def _unique_ids(self) -> ServerSettings:
+    def _coherent(self) -> ServerSettings:
+        if self.tls_keyfile is not None and self.tls_certfile is None:
+            raise ValueError("server.tls_keyfile is set without server.tls_certfile")
         ids = [t.id for t in self.tokens]
         if self.bearer_token is not None:
             ids.append("bearer_token")

@@ -11,8 +11,9 @@ a traceback, and exit with status 1 (2 for bad usage, as click does).
 from __future__ import annotations
 
 import ipaddress
+import ssl
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -58,7 +59,7 @@ def _remote(
     half a second. The server owns its store: a CLI writing beside it would
     contend for the writer and load a second copy of the model.
     """
-    from halls.client import HallsClient
+    from halls.client import HallsClient, trusting_only
 
     if server_url and data_dir is not None:
         raise click.UsageError("use either --server-url or --data-dir, not both")
@@ -71,7 +72,15 @@ def _remote(
     # A server bound to every interface is reached on loopback.
     host = "127.0.0.1" if host in ("0.0.0.0", "::", "") else host
     host = f"[{host}]" if ":" in host else host
-    client = HallsClient(server_url or f"http://{host}:{settings.server.port}", bearer)
+    scheme = "http"
+    verify: ssl.SSLContext | bool = True
+    # Unreadable by this user: no server is found, and the store is opened here.
+    if settings.server.tls_certfile is not None and not server_url:
+        with suppress(OSError, ssl.SSLError):
+            scheme, verify = "https", trusting_only(settings.server.tls_certfile)
+    client = HallsClient(
+        server_url or f"{scheme}://{host}:{settings.server.port}", bearer, verify=verify
+    )
     if client.answers():
         return client
     client.close()
@@ -149,7 +158,13 @@ def main() -> None:
 def _halls_answers(host: str, port: int) -> bool:
     import httpx
 
-    try:
-        return httpx.get(f"http://{host}:{port}/healthz", timeout=2).json() == {"status": "ok"}
-    except (httpx.HTTPError, ValueError):
-        return False
+    # Over HTTPS too (server.tls_certfile), unverified: it only names who
+    # holds the port in an error message, and sends nothing but the probe.
+    for scheme in ("http", "https"):
+        try:
+            url = f"{scheme}://{host}:{port}/healthz"
+            if httpx.get(url, timeout=2, verify=False).json() == {"status": "ok"}:
+                return True
+        except (httpx.HTTPError, ValueError):
+            pass
+    return False

@@ -49,8 +49,14 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
             "(HALLS_SERVER__RATE_LIMIT_PER_MINUTE) to limit each client",
             err=True,
         )
+    from halls.http.listen import tls_problem, uvicorn_options
+
     # Before the model loads and before "serving on" is printed: a taken
-    # port fails here in one line, not after a second of promise.
+    # port or an unreadable certificate fails here in one line, not after
+    # a second of promise.
+    problem = tls_problem(cfg)
+    if problem is not None:
+        raise click.ClickException(problem)
     _check_port(cfg.host, cfg.port)
     import uvicorn
 
@@ -78,8 +84,10 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
             path=settings.mcp.path,
             tools=settings.mcp.tools,
         )
+    scheme = "https" if cfg.tls_certfile else "http"
     click.echo(
-        f"halls: serving on http://{cfg.host}:{cfg.port} (data in {settings.data_dir})", err=True
+        f"halls: serving on {scheme}://{cfg.host}:{cfg.port} (data in {settings.data_dir})",
+        err=True,
     )
     app = create_app(memory, mcp=mcp)
     # Everything loaded so far (the model, the libraries) lives as long as
@@ -87,7 +95,14 @@ def serve(config: Path | None, data_dir: Path | None, host: str | None, port: in
     # it, which took ~1 ms out of a search whenever one landed in it.
     gc.collect()
     gc.freeze()
-    uvicorn.run(app, host=cfg.host, port=cfg.port, log_level="info", access_log=cfg.access_log)
+    uvicorn.run(
+        app,
+        host=cfg.host,
+        port=cfg.port,
+        log_level="info",
+        access_log=cfg.access_log,
+        **uvicorn_options(cfg),
+    )
 
 
 def _check_port(host: str, port: int) -> None:

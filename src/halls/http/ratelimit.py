@@ -1,7 +1,7 @@
 """Request rate limits: a token bucket per client, as plain ASGI middleware.
 
 A client is the id of the configured token it presents (never the token
-itself), else its IP address. The
+itself), else its IP address (behind a trusted proxy, the one it forwards). The
 buckets live in this process: several server processes each keep their own,
 so N processes allow up to N times the configured rate.
 """
@@ -93,7 +93,9 @@ def client_key(scope: Scope, tokens: Tokens | None) -> str:
         grant = tokens.resolve(presented_token(scope))
         if grant is not None and grant.id is not None:
             return "token:" + grant.id
-    # The peer address only: X-Forwarded-For is whatever the client says it is.
+    # The peer address, which uvicorn has already replaced by the client
+    # X-Forwarded-For names when the peer is a trusted proxy (http/listen.py);
+    # from any other peer the header is whatever the client says it is.
     client = scope.get("client")
     return "ip:" + (client[0] if client else "unknown")
 
