@@ -181,8 +181,8 @@ def test_an_older_run_is_reverted_unless_a_later_run_built_on_it(live, clock) ->
 
 
 def test_bad_ids_are_refused_and_change_nothing(live, clock) -> None:
-    """Unknown runs and actions are 404, malformed ones 400 (a run id) or 422; a plan's reviews stay as they
-    were, and nothing of memory changes."""
+    """Unknown runs and actions are 404, malformed ones 400 (a run id) or 422; a plan's
+    reviews stay as they were, and nothing of memory changes."""
     c = live().client
     _busy_store(c, clock)
     plan = run(c, dry_run=True)
