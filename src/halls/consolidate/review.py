@@ -32,6 +32,7 @@ from halls.errors import Conflict, InvalidInput, NotFound
 from halls.models import (
     ACTION_KINDS,
     Action,
+    Edge,
     LongFact,
     Run,
     count_actions,
@@ -44,6 +45,17 @@ _ON_FACT = frozenset({"supersede", "confirm", "obsolete", "demote", "decay", "re
 # What a fact's snapshot may differ in when an earlier action of this apply
 # changed it: the time it stamps is the apply's, not the plan's.
 _STAMPED = ("last_confirmed",)
+
+
+def aged_edges(store: Store, proposals: list[Proposal]) -> dict[str, list[Edge]]:
+    """The edges an age-out deletes with its entries, so that a revert can put
+    them back: one read for the whole run (or applied plan; the runner's too)."""
+    aging = [p.target_id for p in proposals if p.kind == "age_out" and p.target_id]
+    out: dict[str, list[Edge]] = {}
+    for edge in store.edges(aging) if aging else []:
+        for end in (edge.src, edge.dst):
+            out.setdefault(end, []).append(edge)
+    return out
 
 
 def keep_plan(run: Run, proposals: list[Proposal]) -> None:
@@ -101,8 +113,6 @@ def apply_plan(store: Store, run: Run, now: float) -> tuple[Run, dict[str, list[
     Returns the run as saved, and what it purges (for the caller, after the
     transaction, as a run does).
     """
-    from halls.consolidate.runner import aged_edges
-
     _planned(run, "applied")
     chosen = [(n, a) for n, a in enumerate(run.actions, 1) if a.review == "approved"]
     if not chosen:

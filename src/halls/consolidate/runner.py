@@ -26,7 +26,6 @@ from halls.errors import Conflict, ConsolidationFailed
 from halls.models import (
     Action,
     Brief,
-    Edge,
     JournalEvent,
     LongFact,
     Run,
@@ -221,18 +220,7 @@ class Runner:
     def materialise(
         self, proposals: list[Proposal], inputs: Inputs, now: float
     ) -> tuple[list[Action], list[ch.Change], dict[str, list[str]]]:
-        return apply.materialise(proposals, inputs, now, aged_edges(self.store, proposals))
-
-
-def aged_edges(store: Store, proposals: list[Proposal]) -> dict[str, list[Edge]]:
-    """The edges an age-out deletes with its entries, so that a revert can put
-    them back: one read for the whole run."""
-    aging = [p.target_id for p in proposals if p.kind == "age_out" and p.target_id]
-    out: dict[str, list[Edge]] = {}
-    for edge in store.edges(aging) if aging else []:
-        for end in (edge.src, edge.dst):
-            out.setdefault(end, []).append(edge)
-    return out
+        return apply.materialise(proposals, inputs, now, review.aged_edges(self.store, proposals))
 
 
 def operator_purge(store: Store, fact: LongFact, now: float) -> Run:
