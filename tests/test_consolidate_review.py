@@ -192,6 +192,8 @@ def test_bad_ids_are_refused_and_change_nothing(live, clock) -> None:
         (f"{plan['id']}/review", {"approve": [1, n + 1]}, 404, f"has no action {n + 1}"),
         (f"{plan['id']}/review", {"approve": ["one"]}, 422, None),
         (f"{plan['id']}/review", {"reject": [0]}, 422, None),
+        (f"{plan['id']}/review", {"reject": [1.5]}, 422, None),
+        (f"{plan['id']}/review", {"reject": ["1"]}, 422, None),
         (f"{plan['id']}/review", {"approve": [1], "reject": [1]}, 400, "both approved"),
         (f"{plan['id']}/review", {"approve": [1], "pending": [2]}, 422, None),
         ("r_01M80YCVG916T9CTQ9BG6QPSX1/review", {"approve": [1]}, 404, "no consolidation run"),

@@ -15,7 +15,7 @@ from fastapi import APIRouter, Response
 from pydantic import BaseModel, Field
 
 from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, RunId, WriteStore
-from halls.http.schemas import _Body
+from halls.http.schemas import Integer, _Body
 from halls.models import Run
 
 router = APIRouter(prefix="/consolidate", tags=["consolidate"])
@@ -26,7 +26,7 @@ class RunIn(_Body):
 
 
 # An action's number in its run (from 1); a plan has at most what a run can hold.
-ActionNumber = Annotated[int, Field(ge=1, le=1_000_000)]
+ActionNumber = Annotated[Integer, Field(ge=1, le=1_000_000)]
 
 
 class ReviewIn(_Body):
