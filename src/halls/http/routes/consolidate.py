@@ -12,10 +12,10 @@ from __future__ import annotations
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Response
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 from halls.http.deps import Limit, MemoryDep, Offset, ReadStore, RunId, WriteStore
-from halls.http.schemas import Integer, _Body
+from halls.http.schemas import _Body, _integer
 from halls.models import Run
 
 router = APIRouter(prefix="/consolidate", tags=["consolidate"])
@@ -25,8 +25,9 @@ class RunIn(_Body):
     dry_run: bool = False
 
 
-# An action's number in its run (from 1); a plan has at most what a run can hold.
-ActionNumber = Annotated[Integer, Field(ge=1, le=1_000_000)]
+# An action's number in its run (from 1). The bounds come before the validator
+# that takes 3.0 for 3: after it, pydantic cannot write them into the schema.
+ActionNumber = Annotated[int, Field(ge=1, le=1_000_000), BeforeValidator(_integer)]
 
 
 class ReviewIn(_Body):
