@@ -50,11 +50,19 @@ class InProcessServer:
 
 
 @contextmanager
-def serve(memory: Memory) -> Iterator[InProcessServer]:
-    """Serve ``create_app(memory)`` until the block ends; the app closes the Memory."""
+def serve(memory: Memory, *, mcp: bool = False) -> Iterator[InProcessServer]:
+    """Serve ``create_app(memory)`` until the block ends; the app closes the Memory.
+
+    ``mcp``: with the MCP server (the ``all`` profile) at ``/mcp``, as ``halls serve`` mounts it.
+    """
     port = free_port()
+    tools = None
+    if mcp:
+        from halls.mcp import LocalBackend, build_server
+
+        tools = build_server(LocalBackend(memory), tools="all")
     config = uvicorn.Config(
-        create_app(memory), host="127.0.0.1", port=port, log_level="warning", ws="none"
+        create_app(memory, mcp=tools), host="127.0.0.1", port=port, log_level="warning", ws="none"
     )
     server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, name=f"uvicorn-{port}", daemon=True)

@@ -192,6 +192,13 @@ async def admin(session: ClientSession, store: str) -> str:
     preview = await call(session, "consolidate", action="dry_run", store=store)
     assert preview["dry_run"] is True
     assert (await call(session, "consolidate", action="status", store=store))["last_run"] is None
+    # The plan is kept for review: listed by number, and a number it lacks is refused.
+    shown = await call(session, "consolidate", action="review", id=preview["id"], store=store)
+    assert shown["status"] == "planned" and shown["actions"] == preview["actions"]
+    missing = len(shown["actions"]) + 1
+    assert f"has no action {missing}" in await error(
+        session, "consolidate", action="approve", id=preview["id"], actions=[missing], store=store
+    )
     ran = await call(session, "consolidate", action="run", store=store)
     assert ran["dry_run"] is False and ran["store"] == store
     after = await call(session, "consolidate", action="status", store=store)

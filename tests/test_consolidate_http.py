@@ -285,7 +285,7 @@ def _busy_store(c: httpx.Client, clock: FakeClock) -> None:
 
 
 def test_dry_run_changes_nothing_and_returns_the_plan(make_server, clock, tmp_path) -> None:
-    """A dry run answers the full plan (200) and leaves every record and the run list alone."""
+    """A dry run answers the full plan (200), leaves every record alone and keeps the plan."""
     c = make_server().client
     _busy_store(c, clock)
     before, runs = state(c), c.get("/consolidate/runs", params=S).json()["runs"]
@@ -293,8 +293,14 @@ def test_dry_run_changes_nothing_and_returns_the_plan(make_server, clock, tmp_pa
     assert plan["dry_run"] is True and plan["status"] == "planned"
     assert {"supersede", "age_out", "expire", "demote"} <= set(kinds(plan))
     assert state(c) == before
-    assert c.get("/consolidate/runs", params=S).json()["runs"] == runs
-    assert c.get(f"/consolidate/runs/{plan['id']}", params=S).status_code == 404
+    listed = c.get("/consolidate/runs", params=S).json()["runs"]
+    assert listed[0]["id"] == plan["id"] and listed[1:] == runs  # kept for review
+    kept = c.get(f"/consolidate/runs/{plan['id']}", params=S).json()
+    assert kept["dry_run"] is True and kinds(kept) == kinds(plan)
+    assert [a["id"] for a in kept["actions"]] == list(range(1, len(kinds(plan)) + 1))
+    assert {a["review"] for a in kept["actions"]} == {"pending"}
+    # A plan is not a run: the status names the last run that happened.
+    assert c.get("/consolidate/status", params=S).json()["last_run"]["id"] == runs[0]["id"]
     real = run(c)
     assert [(a["kind"], a["target_id"]) for a in real["actions"] if a["kind"] != "supersede"] == [
         (a["kind"], a["target_id"]) for a in plan["actions"] if a["kind"] != "supersede"

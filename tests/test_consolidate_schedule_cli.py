@@ -77,7 +77,8 @@ def _cli(data: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_cli_consolidate_dry_run_runs_and_list(tmp_path, embedder) -> None:
-    """`halls consolidate --dry-run` prints the plan and changes nothing; a real run is listed."""
+    """`halls consolidate --dry-run` prints the plan, changes no memory and keeps the plan;
+    `review` and `apply` apply it; a real run is listed."""
     clock, data = FakeClock(), tmp_path / "data"
     with _memory(data, embedder, clock, mode="external") as memory:
         for text in PATHS[:2]:
@@ -85,8 +86,23 @@ def test_cli_consolidate_dry_run_runs_and_list(tmp_path, embedder) -> None:
             clock.advance(DAY)
     dry = _cli(data, "consolidate", "--store", "s", "--dry-run")
     assert dry.returncode == 0, dry.stderr
-    assert "planned (dry run, nothing changed): promote 1" in dry.stdout
-    assert _cli(data, "consolidate", "runs", "--store", "s").stdout == ""
+    assert "planned (dry run, no memory changed): promote 1" in dry.stdout
+    plan_id = dry.stdout.split()[0]
+    assert "planned" in _cli(data, "consolidate", "runs", "--store", "s").stdout
+    assert "1. promote" in dry.stdout and "[pending]" in dry.stdout
+    # Review the plan: a bad number is refused and changes nothing; approve, apply.
+    bad = _cli(data, "consolidate", "review", plan_id, "--approve", "9", "--store", "s")
+    assert bad.returncode == 1 and "has no action 9" in bad.stderr
+    shown = _cli(data, "consolidate", "review", plan_id, "--store", "s")
+    assert "[pending]" in shown.stdout
+    approved = _cli(data, "consolidate", "review", plan_id, "--approve", "1", "--store", "s")
+    assert approved.returncode == 0 and "[approved]" in approved.stdout
+    applied = _cli(data, "consolidate", "apply", plan_id, "--store", "s")
+    assert applied.returncode == 0 and f"{plan_id}  heuristic  done: promote 1" in applied.stdout
+    again = _cli(data, "consolidate", "apply", plan_id, "--store", "s")
+    assert again.returncode == 1 and "only a dry run's plan" in again.stderr
+    undone = _cli(data, "consolidate", "revert", plan_id, "--store", "s")
+    assert undone.returncode == 0 and "reverted" in undone.stdout
     real = _cli(data, "consolidate", "--store", "s")
     assert real.returncode == 0 and "done: promote 1" in real.stdout
     run_id = real.stdout.split()[0]

@@ -331,8 +331,9 @@ def test_a_failing_change_rolls_back_every_change_and_the_run(store: Store) -> N
 
 
 def test_run_records_save_get_list_and_overwrite(store: Store) -> None:
-    """save_run upserts a run with its actions; list_runs is newest first."""
-    act = Action(kind="promote", target_id="l_1", reason="seen twice", inputs=["s_1"])
+    """save_run upserts a run with its actions (numbered from 1 as read, their undo kept);
+    list_runs is newest first."""
+    act = Action(id=1, kind="promote", target_id="l_1", reason="seen twice", inputs=["s_1"])
     old, new = run(0, name=store.name, actions=[act]), run(10, name=store.name)
     store.save_run(old)
     store.save_run(new)
@@ -342,6 +343,29 @@ def test_run_records_save_get_list_and_overwrite(store: Store) -> None:
     changed = old.model_copy(update={"status": "reverted", "reverted_at": at(20), "actions": []})
     store.save_run(changed)
     assert store.get_run(old.id) == changed
+
+
+def test_a_plan_is_kept_reviewed_and_applied_in_place(store: Store) -> None:
+    """A dry run's plan reads back as a dry run with each action's review; saved again as
+    applied, it starts when applied (runs are ordered by it)."""
+    acts = [
+        Action(id=n, kind="promote", target_id=f"l_{n}", reason="seen twice", undo={"review": r})
+        for n, r in ((1, "approved"), (2, "rejected"))
+    ]
+    plan = run(0, status="planned", name=store.name, actions=acts)
+    plan.dry_run = True
+    later = run(5, name=store.name)
+    store.save_run(plan)
+    store.save_run(later)
+    got = store.get_run(plan.id)
+    assert got == plan and [a.review for a in got.actions] == ["approved", "rejected"]
+    applied = plan.model_copy(
+        update={"status": "done", "dry_run": False, "started_at": at(9), "actions": acts[:1]}
+    )
+    store.save_run(applied)
+    assert store.get_run(plan.id) == applied
+    assert [r.id for r in store.list_runs(10, 0)] == [plan.id, later.id]
+    assert store.runs_after(later) == [plan.id]
 
 
 def test_last_applied_and_runs_after_skip_operator_and_unfinished(store: Store) -> None:

@@ -690,3 +690,43 @@ def test_tabs_and_the_open_run_follow_back_and_forward(viewer: Viewer, dreamed: 
     page.go_forward()
     expect(run.locator(".run-toggle")).to_have_attribute("aria-expanded", "true")
     viewer.assert_read_only()
+
+
+def test_a_plan_is_reviewed_and_applied_in_the_dreams_tab(viewer: Viewer) -> None:
+    """A kept plan's actions are approved or rejected with a click and the approved ones
+    applied: the rejected one's effect is absent. The page's only writes are that plan's
+    review and apply."""
+    c, where = viewer.server.client(), {"store": "review"}
+    lapsed = {"intent": "Ask about the offsite", "expires_at": "2020-01-01T00:00:00Z"}
+    loop = c.post("/near", params=where, json=lapsed).json()["id"]
+    items = [{"content": "The deploy script lives in tools/ship.sh"}]
+    assert c.post("/short/batch", params=where, json={"items": items}).status_code == 201
+    hints = {"summary": "deploys", "promote_hints": ["deploy script"]}
+    assert c.post("/brief", params=where, json=hints).status_code == 201
+    plan = c.post("/consolidate/run", params=where, json={"dry_run": True}).json()
+    assert sorted(a["kind"] for a in plan["actions"]) == ["expire", "promote"], plan
+    page = _login(viewer, store="review")
+    _tab(page, "dreams")
+    row = page.locator(f'#runs .run[data-id="{plan["id"]}"]')
+    row.locator(".run-toggle").click()
+    expire = row.locator('tr.action[data-kind="expire"]')
+    expire.locator(".review-reject").click()
+    expect(expire).to_have_attribute("data-review", "rejected")
+    promote = row.locator('tr.action[data-kind="promote"]')
+    expect(row.locator(".apply-plan")).to_be_disabled()
+    promote.locator(".review-approve").click()
+    expect(promote).to_have_attribute("data-review", "approved")
+    row.locator(".apply-plan").click()
+    expect(row.locator(".side .chip")).to_have_text("done")
+    assert c.get(f"/near/{loop}", params=where).json()["status"] == "open"
+    [fact] = c.get("/long", params=where).json()
+    assert "tools/ship.sh" in fact["content"]
+    got = c.get(f"/consolidate/runs/{plan['id']}", params=where).json()
+    assert got["status"] == "done" and [a["kind"] for a in got["actions"]] == ["promote"]
+    path = f"/consolidate/runs/{plan['id']}"
+    writes = {
+        (r.method, urlsplit(r.url).path)
+        for r in viewer.requests
+        if r.method in WRITE_METHODS and urlsplit(r.url).path not in ALLOWED_POSTS
+    }
+    assert writes == {("POST", f"{path}/review"), ("POST", f"{path}/apply")}

@@ -19,7 +19,7 @@ from datetime import UTC, datetime
 from typing import Any, Literal, NamedTuple, get_args, overload
 
 import numpy as np
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, computed_field
 
 from halls.errors import InvalidInput
 from halls.redact import redaction_count
@@ -451,7 +451,8 @@ class Edge:
 # A run record is the reviewable (and revertible) account of one consolidation
 # run. Its JSON shape is a contract with the viewer and with scripts:
 #   {id, store, started_at, finished_at, engine, dry_run, status, counts: {promote: n, ...},
-#    actions: [{kind, target_id, reason, inputs: [...ids], before, after, engine_note}]}
+#    actions: [{id, kind, target_id, reason, inputs: [...ids], before, after, engine_note,
+#               review}]}
 # before/after are small snapshots of the changed record; what revert needs
 # beyond them (a whole aged-out entry) is ``undo``, stored but never serialised.
 
@@ -487,7 +488,15 @@ def check_run_id(value: str) -> str:
     return value
 
 
+# A planned action's review: a dry run's plan is kept, and each action in it
+# is approved or rejected before the plan is applied (halls.consolidate.review).
+Review = Literal["pending", "approved", "rejected"]
+REVIEWS: tuple[str, ...] = get_args(Review)
+
+
 class Action(BaseModel):
+    # The action's number in its run, from 1: stable, as a run's actions never reorder.
+    id: int | None = None
     kind: ActionKind
     target_id: str
     reason: str
@@ -496,6 +505,13 @@ class Action(BaseModel):
     after: dict[str, Any] | None = None
     engine_note: str | None = None
     undo: dict[str, Any] | None = Field(default=None, exclude=True)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def review(self) -> Review | None:
+        """A planned action's review (None in an applied run); kept with its undo."""
+        value = (self.undo or {}).get("review")
+        return value if value in REVIEWS else None
 
 
 class Run(BaseModel):

@@ -20,10 +20,11 @@ def _print_run(run: Any, as_json: bool) -> None:
         click.echo(json.dumps(run.model_dump(mode="json"), indent=2))
         return
     counts = ", ".join(f"{k} {v}" for k, v in run.counts.items() if v) or "nothing to do"
-    label = "planned (dry run, nothing changed)" if run.dry_run else run.status
+    label = "planned (dry run, no memory changed)" if run.dry_run else run.status
     click.echo(f"{run.id}  {run.engine}  {label}: {counts}")
     for a in run.actions:
-        click.echo(f"  {a.kind:<9} {a.target_id}  {a.reason}")
+        review = f"  [{a.review}]" if a.review else ""
+        click.echo(f"  {a.id or '-':>3}. {a.kind:<9} {a.target_id}  {a.reason}{review}")
     for note in run.notes:
         click.echo(f"  note: {note}")
 
@@ -42,7 +43,7 @@ def consolidate_cmd(
     dry_run: bool,
     as_json: bool,
 ) -> None:
-    """Run the consolidator on a store now (or `runs`, `revert RUN_ID`)."""
+    """Run the consolidator on a store now (or `runs`, `review`, `apply`, `revert RUN_ID`)."""
     ctx.obj = _settings(config, data_dir)
     if ctx.invoked_subcommand is None:
         with _memory(ctx.obj) as memory:
@@ -68,9 +69,41 @@ def consolidate_runs(settings: Settings, store: str | None, limit: int) -> None:
 @click.option("--store", help="Store name (default: the configured store).")
 @click.pass_obj
 def consolidate_revert(settings: Settings, run_id: str, store: str | None) -> None:
-    """Undo run RUN_ID (all but its purges, which are irreversible)."""
+    """Undo run RUN_ID (all but its purges), unless a later run built on it."""
     with _memory(settings) as memory:
         _print_run(memory.revert_run(run_id, store=store), False)
+
+
+@consolidate_cmd.command("review")
+@click.argument("run_id")
+@click.option("--approve", multiple=True, type=click.IntRange(1), help="An action's number.")
+@click.option("--reject", multiple=True, type=click.IntRange(1), help="An action's number.")
+@click.option("--store", help="Store name (default: the configured store).")
+@click.pass_obj
+def consolidate_review(
+    settings: Settings,
+    run_id: str,
+    approve: tuple[int, ...],
+    reject: tuple[int, ...],
+    store: str | None,
+) -> None:
+    """Show a run's actions; of a dry run's plan, approve or reject some (by number)."""
+    with _memory(settings) as memory:
+        if approve or reject:
+            run = memory.review_run(run_id, approve=list(approve), reject=list(reject), store=store)
+        else:
+            run = memory.get_run(run_id, store=store)
+        _print_run(run, False)
+
+
+@consolidate_cmd.command("apply")
+@click.argument("run_id")
+@click.option("--store", help="Store name (default: the configured store).")
+@click.pass_obj
+def consolidate_apply(settings: Settings, run_id: str, store: str | None) -> None:
+    """Apply the approved actions of plan RUN_ID as one run (the others are dropped)."""
+    with _memory(settings) as memory:
+        _print_run(memory.apply_run(run_id, store=store), False)
 
 
 @main.command()

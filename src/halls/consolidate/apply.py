@@ -25,12 +25,19 @@ from halls.store import changes as ch
 
 
 def materialise(
-    proposals: list[Proposal], inputs: Inputs, now: float, aged_edges: dict[str, list[Edge]]
+    proposals: list[Proposal],
+    inputs: Inputs,
+    now: float,
+    aged_edges: dict[str, list[Edge]],
+    check: Callable[[Applied, int], None] | None = None,
 ) -> tuple[list[Action], list[ch.Change], dict[str, list[str]]]:
     """The actions, the changes and the purge of ``proposals``; ``aged_edges``: the
-    edges touching each entry an age-out deletes."""
-    plan = _Applied.start(inputs, now, aged_edges)
-    for p in proposals:
+    edges touching each entry an age-out deletes. ``check`` sees the records as
+    the proposals before the ``n``-th leave them, and may refuse it (raise)."""
+    plan = Applied.start(inputs, now, aged_edges)
+    for n, p in enumerate(proposals):
+        if check is not None:
+            check(plan, n)
         _APPLY[p.kind](plan, p)
     if plan.aged:
         plan.changes.append(ch.DeleteShort(tuple(plan.aged)))
@@ -76,7 +83,7 @@ def _edge_json(edges: list[Edge]) -> list[list[Any]]:
 
 
 @dataclass
-class _Applied:
+class Applied:
     """A run's plan so far: its actions and changes, and the records as they now stand.
 
     Each proposal kind has one function below that adds its action and changes;
@@ -98,7 +105,7 @@ class _Applied:
     )
 
     @classmethod
-    def start(cls, inputs: Inputs, now: float, aged_edges: dict[str, list[Edge]]) -> _Applied:
+    def start(cls, inputs: Inputs, now: float, aged_edges: dict[str, list[Edge]]) -> Applied:
         facts: dict[str, LongFact] = {f.id: f for f in inputs.facts}
         facts.update(inputs.flagged)
         pairs = zip(inputs.entries, inputs.consolidated, strict=True)
@@ -118,7 +125,7 @@ def _short_sources(f: LongFact) -> list[str]:
 
 
 def _fact_action(
-    plan: _Applied, p: Proposal, old: LongFact | None, new: LongFact, undo: dict[str, Any]
+    plan: Applied, p: Proposal, old: LongFact | None, new: LongFact, undo: dict[str, Any]
 ) -> None:
     """The action of a change to a fact (``p.target_id``): the fact before and after."""
     plan.actions.append(
@@ -135,7 +142,7 @@ def _fact_action(
     )
 
 
-def _new_fact(plan: _Applied, p: Proposal) -> None:
+def _new_fact(plan: Applied, p: Proposal) -> None:
     """promote: a new fact; supersede: a new fact that retires the one it replaces."""
     now, when, sources = plan.now, plan.when, _sources(p)
     fid = p.target_id if p.kind == "promote" else p.new_id
@@ -182,7 +189,7 @@ def _new_fact(plan: _Applied, p: Proposal) -> None:
     _fact_action(plan, p, old, new, undo)
 
 
-def _restate(plan: _Applied, p: Proposal) -> None:
+def _restate(plan: Applied, p: Proposal) -> None:
     """confirm: a fact said again; obsolete: a fact no longer true. Both add its sources."""
     old = plan.facts[p.target_id]
     hidden: list[str] = []
@@ -216,7 +223,7 @@ def _restate(plan: _Applied, p: Proposal) -> None:
     _fact_action(plan, p, old, new, {**undo, "added_edges": _edge_json(added)})
 
 
-def _lower(plan: _Applied, p: Proposal) -> None:
+def _lower(plan: Applied, p: Proposal) -> None:
     """demote (a forget flag), decay (less evidence), retire (faded): the fact stays as history."""
     old = plan.facts[p.target_id]
     upd: dict[str, Any]
@@ -237,7 +244,7 @@ def _lower(plan: _Applied, p: Proposal) -> None:
     _fact_action(plan, p, old, new, {"fact": old.model_dump(mode="json"), "flags": p.flags})
 
 
-def _purge(plan: _Applied, p: Proposal) -> None:
+def _purge(plan: Applied, p: Proposal) -> None:
     """A fact and what it came from, gone for good after the run's transaction."""
     old = plan.facts[p.target_id]
     plan.purge["facts"].append(old.id)
@@ -259,7 +266,7 @@ def _purge(plan: _Applied, p: Proposal) -> None:
     )
 
 
-def _age_out(plan: _Applied, p: Proposal) -> None:
+def _age_out(plan: Applied, p: Proposal) -> None:
     """A stale short-term entry deleted (all of a run's at once, after its other changes)."""
     entry, into = plan.entries[p.target_id]
     plan.aged.append(entry.id)
@@ -279,7 +286,7 @@ def _age_out(plan: _Applied, p: Proposal) -> None:
     )
 
 
-def _close_loop(plan: _Applied, p: Proposal) -> None:
+def _close_loop(plan: Applied, p: Proposal) -> None:
     """expire: an open loop past its time; complete: one a brief says was settled."""
     loop = plan.loops[p.target_id]
     status = "expired" if p.kind == "expire" else "done"
@@ -299,7 +306,7 @@ def _close_loop(plan: _Applied, p: Proposal) -> None:
 
 
 # One function per proposal kind (every ActionKind).
-_APPLY: dict[str, Callable[[_Applied, Proposal], None]] = {
+_APPLY: dict[str, Callable[[Applied, Proposal], None]] = {
     "promote": _new_fact,
     "supersede": _new_fact,
     "confirm": _restate,

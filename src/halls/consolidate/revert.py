@@ -5,8 +5,13 @@ decayed facts get their earlier state back, aged-out entries return (re-
 embedded), closed loops reopen, and the entries a run consumed count as
 evidence again. Purges are irreversible by design: the record says so.
 
-Only the newest applied run can be reverted: a later run may have built on
-this one's facts, and undoing beneath it would leave dangling links.
+Any applied run can be reverted unless a later applied run built on it: a
+later run that changed a record this one made or changed (a fact it
+promoted, superseded or confirmed, an entry it consumed or hid, a loop it
+closed) would see its own change undone beneath it, or left dangling. Such a
+revert is refused, naming the later run (revert that one first). A later
+run's purges do not count: a purge scrubs every earlier run's snapshot of
+what it removes, so a revert skips those actions.
 """
 
 from __future__ import annotations
@@ -30,6 +35,22 @@ def _added_edges(inputs: list[str], old: LongFact, undo: dict[str, Any]) -> tupl
         return tuple(Edge(*e) for e in undo["added_edges"])
     # A record from before runs kept their edges: the sources the fact lacked.
     return tuple(Edge(old.id, s, "derived_from", 0.0) for s in inputs if s not in old.derived_from)
+
+
+def records(run: Run, *, purges: bool = True) -> set[str]:
+    """The ids of the records ``run`` made or changed."""
+    out: set[str] = set()
+    for a in run.actions:
+        if a.kind == "purge" and not purges:
+            continue
+        undo = a.undo or {}
+        out.add(a.target_id)
+        out.update(undo.get("members", ()), undo.get("hidden", ()))
+        if undo.get("new_fact"):
+            out.add(undo["new_fact"])
+        if a.after and a.after.get("id"):
+            out.add(a.after["id"])
+    return out
 
 
 def revert_changes(run: Run, embed: Callable[[list[str]], np.ndarray]) -> list[ch.Change]:
@@ -74,11 +95,15 @@ def revert(store: Store, run: Run, embed: Callable[[list[str]], np.ndarray], now
         raise Conflict(f"run {run.id} is {run.status}: only a completed run can be reverted")
     if run.engine == "operator":
         raise Conflict(f"run {run.id} is an operator purge: {IRREVERSIBLE.format(n=1)}")
-    later = store.runs_after(run)
-    if later:
-        raise Conflict(
-            f"run {later[-1]} came after run {run.id} and may build on it; revert it first"
-        )
+    mine = records(run)
+    for later_id in store.runs_after(run):
+        later = store.get_run(later_id)
+        shared = sorted(mine & records(later, purges=False)) if later else []
+        if shared:
+            raise Conflict(
+                f"run {later_id} built on run {run.id} (it changed {shared[0]}, which run "
+                f"{run.id} made or changed); revert run {later_id} first"
+            )
     changes = revert_changes(run, embed)
     purges = sum(1 for a in run.actions if a.kind == "purge")
     reverted = run.model_copy(

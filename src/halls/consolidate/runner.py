@@ -18,7 +18,7 @@ from collections.abc import Callable
 import numpy as np
 
 from halls.config import ConsolidatorSettings, RecallSettings
-from halls.consolidate import apply, distill, reasons
+from halls.consolidate import apply, distill, reasons, review
 from halls.consolidate.distill import Extractor, LocalExtractor
 from halls.consolidate.engine import Engine, EngineUnavailable, Inputs, Proposal
 from halls.consolidate.retire import retirements
@@ -26,7 +26,6 @@ from halls.errors import Conflict, ConsolidationFailed
 from halls.models import (
     Action,
     Brief,
-    Edge,
     JournalEvent,
     LongFact,
     Run,
@@ -105,11 +104,17 @@ class Runner:
             self._fail(run, dry_run, "internal error while planning; nothing was changed", False)
             raise
         finished = self.clock()
+        for n, action in enumerate(actions, 1):
+            action.id = n
         run.actions, run.notes = actions, plan.notes
         run.counts = count_actions(actions) | plan.counts
         run.finished_at = to_datetime(finished)
         if dry_run:
+            # The plan is kept for review: each action with its proposal, so
+            # that the approved ones can be applied later (review.apply_plan).
             run.status = "planned"
+            review.keep_plan(run, plan.proposals)
+            self.store.save_run(run)
             return run
         run.status = "done"
         self.store.apply_changes(changes, run)
@@ -215,14 +220,7 @@ class Runner:
     def materialise(
         self, proposals: list[Proposal], inputs: Inputs, now: float
     ) -> tuple[list[Action], list[ch.Change], dict[str, list[str]]]:
-        # The edges an age-out deletes with its entries, so that a revert can
-        # put them back: one read for the whole run.
-        aging = [p.target_id for p in proposals if p.kind == "age_out" and p.target_id]
-        aged_edges: dict[str, list[Edge]] = {}
-        for edge in self.store.edges(aging) if aging else []:
-            for end in (edge.src, edge.dst):
-                aged_edges.setdefault(end, []).append(edge)
-        return apply.materialise(proposals, inputs, now, aged_edges)
+        return apply.materialise(proposals, inputs, now, review.aged_edges(self.store, proposals))
 
 
 def operator_purge(store: Store, fact: LongFact, now: float) -> Run:

@@ -89,6 +89,11 @@ class Backend(Protocol):
     def pin(self, id: str, pinned: bool, *, store: str | None) -> JSON: ...
     def list_records(self, tier: str, *, store: str | None, limit: int) -> list[JSON]: ...
     def list_runs(self, *, store: str | None, limit: int) -> list[JSON]: ...
+    def get_run(self, id: str, *, store: str | None) -> JSON: ...
+    def review_run(
+        self, id: str, *, approve: list[int], reject: list[int], store: str | None
+    ) -> JSON: ...
+    def apply_run(self, id: str, *, store: str | None) -> JSON: ...
     def revert_run(self, id: str, *, store: str | None) -> JSON: ...
     def delete_record(self, id: str, *, store: str | None) -> None: ...
     def delete_store(self, name: str) -> None: ...
@@ -243,6 +248,17 @@ class LocalBackend:
 
     def list_runs(self, *, store: str | None, limit: int) -> list[JSON]:
         return _json(self.memory.list_runs(store=store, limit=limit))
+
+    def get_run(self, id: str, *, store: str | None) -> JSON:
+        return _json(self.memory.get_run(id, store=store))
+
+    def review_run(
+        self, id: str, *, approve: list[int], reject: list[int], store: str | None
+    ) -> JSON:
+        return _json(self.memory.review_run(id, approve=approve, reject=reject, store=store))
+
+    def apply_run(self, id: str, *, store: str | None) -> JSON:
+        return _json(self.memory.apply_run(id, store=store))
 
     def revert_run(self, id: str, *, store: str | None) -> JSON:
         return _json(self.memory.revert_run(id, store=store))
@@ -422,6 +438,18 @@ class RemoteBackend:
 
     def list_runs(self, *, store: str | None, limit: int) -> list[JSON]:
         return self._call("GET", "/consolidate/runs", store, limit=limit)["runs"]
+
+    def get_run(self, id: str, *, store: str | None) -> JSON:
+        return self._call("GET", f"/consolidate/runs/{_segment(id)}", store)
+
+    def review_run(
+        self, id: str, *, approve: list[int], reject: list[int], store: str | None
+    ) -> JSON:
+        body = {"approve": approve, "reject": reject}
+        return self._call("POST", f"/consolidate/runs/{_segment(id)}/review", store, body)
+
+    def apply_run(self, id: str, *, store: str | None) -> JSON:
+        return self._call("POST", f"/consolidate/runs/{_segment(id)}/apply", store)
 
     def revert_run(self, id: str, *, store: str | None) -> JSON:
         return self._call("POST", f"/consolidate/runs/{_segment(id)}/revert", store)

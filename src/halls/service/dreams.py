@@ -9,7 +9,8 @@ not load them (the llm engine pulls in an HTTP client and its schemas).
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import numpy as np
@@ -45,7 +46,8 @@ class RunOutcomes:
 
 
 class Dreams:
-    """Consolidation runs of every store: run, list, review, revert, schedule, purge."""
+    """Consolidation runs of every store: run, list, review and apply a plan, revert,
+    schedule, purge."""
 
     def __init__(
         self, stores: Stores, settings: Settings, clock: Callable[[], float], embed: Embed
@@ -110,10 +112,54 @@ class Dreams:
 
         run = self.get_run(id, store=store)
         s = self._stores.embedded(store)
+        with self._locked(s):
+            return revert(s, run, self._embed, self.clock())
+
+    def review_run(
+        self,
+        id: str,
+        *,
+        approve: list[int] | None = None,
+        reject: list[int] | None = None,
+        store: str | None = None,
+    ) -> Run:
+        """Approve and reject actions of a dry run's plan (numbered from 1); all or none."""
+        from halls.consolidate.review import set_reviews
+
+        run = self.get_run(id, store=store)
+        s = self._stores.open(store)
+        with self._locked(s):
+            # Read again under the lock: an apply may have just turned it into a run.
+            run = self.get_run(id, store=store)
+            reviewed = set_reviews(run, list(approve or []), list(reject or []))
+            s.save_run(reviewed)
+        return reviewed
+
+    def apply_run(self, id: str, *, store: str | None = None) -> Run:
+        """Apply a reviewed plan's approved actions as one run (the rest are dropped)."""
+        from halls.consolidate.review import apply_plan
+
+        self.get_run(id, store=store)  # 404 before the lock
+        s = self._stores.embedded(store)
+        with self._locked(s):
+            run, purge = apply_plan(s, self.get_run(id, store=store), self.clock())
+            if purge["facts"]:
+                try:
+                    s.purge(**purge)
+                except Exception as exc:
+                    run.status = "failed"
+                    run.error = f"purge failed ({type(exc).__name__}); retried next run"
+                    s.save_run(run)
+                    raise ConsolidationFailed(f"run {run.id}: {run.error}") from None
+        self.run_outcomes.add(run.status)
+        return run
+
+    @contextmanager
+    def _locked(self, s: Any) -> Iterator[None]:
         if not s.try_lock_consolidation():
             raise Conflict(f"a consolidation run for store '{s.name}' is in progress")
         try:
-            return revert(s, run, self._embed, self.clock())
+            yield
         finally:
             s.unlock_consolidation()
 
@@ -128,7 +174,7 @@ class Dreams:
         """Mode, next due time, whether a run is in progress, and the last run."""
         cfg = self.settings.consolidator
         s = self._stores.open(store)
-        last = s.list_runs(1, 0)
+        last = self._last_run(s)
         due = next_due(s, self.clock(), cfg.interval_seconds)
         return {
             "store": s.name,
@@ -138,15 +184,26 @@ class Dreams:
             "next_due_at": to_datetime(due).isoformat(),
             "running": s.consolidation_locked(),
             "last_run": None
-            if not last
+            if last is None
             else {
-                "id": last[0].id,
-                "status": last[0].status,
-                "started_at": last[0].started_at.isoformat(),
-                "finished_at": last[0].finished_at.isoformat() if last[0].finished_at else None,
-                "counts": last[0].counts,
+                "id": last.id,
+                "status": last.status,
+                "started_at": last.started_at.isoformat(),
+                "finished_at": last.finished_at.isoformat() if last.finished_at else None,
+                "counts": last.counts,
             },
         }
+
+    @staticmethod
+    def _last_run(s: Any) -> Run | None:
+        """The newest run record that is not a dry run's plan (a plan is not a run)."""
+        offset = 0
+        while page := s.list_runs(50, offset):
+            found = next((r for r in page if r.status != "planned"), None)
+            if found is not None:
+                return found
+            offset += len(page)
+        return None
 
     def purge_fact(self, id: str, *, store: str | None = None) -> Run:
         """The operator's emergency door: purge one fact now, recorded as a run."""

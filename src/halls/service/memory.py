@@ -660,6 +660,23 @@ class Memory:
         """The text of each record id of any tier (a run's inputs); gone ones under ``missing``."""
         return record_texts(self._stores.open(store), ids)
 
+    def review_run(
+        self,
+        id: str,
+        *,
+        approve: list[int] | None = None,
+        reject: list[int] | None = None,
+        store: str | None = None,
+    ) -> Run:
+        """Approve and reject actions (numbered from 1) of a dry run's plan; all or none."""
+        run = self._dreams.review_run(id, approve=approve, reject=reject, store=store)
+        return self._logged(store, "consolidate.review", run, [run.id])
+
+    def apply_run(self, id: str, *, store: str | None = None) -> Run:
+        """Apply a reviewed plan's approved actions as one run; the others are dropped."""
+        self._reinforcer.flush(self._stores.name(store))
+        return self._logged(store, "consolidate.apply", self._dreams.apply_run(id, store=store))
+
     def revert_run(self, id: str, *, store: str | None = None) -> Run:
         """Undo a run's non-purge actions (purges are irreversible by design)."""
         return self._logged(store, "consolidate.revert", self._dreams.revert_run(id, store=store))

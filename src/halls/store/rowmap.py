@@ -192,6 +192,7 @@ def flag_of(r: Row) -> ForgetFlag:
 
 def action_of(a: Row) -> Action:
     return Action(
+        id=a["seq"] + 1,
         kind=a["kind"],
         target_id=a["target_id"],
         reason=a["reason"],
@@ -210,7 +211,8 @@ def run_of(r: Row, store: str, actions: Sequence[Row]) -> Run:
         started_at=to_datetime(r["started_at"]),
         finished_at=to_datetime(r["finished_at"]),
         engine=r["engine"],
-        dry_run=False,
+        # Only a dry run's plan is kept as "planned" (until it is applied).
+        dry_run=r["status"] == "planned",
         status=r["status"],
         since=to_datetime(r["since"]),
         counts=json.loads(r["counts"]),
@@ -366,10 +368,11 @@ RUN_COLUMNS = (
     "id, started_at, finished_at, engine, status, since, counts, notes, error, reverted_at"
 )
 # What saving a run again overwrites (an upsert's SET list; both dialects say EXCLUDED).
+# started_at too: an applied plan starts when it is applied (run order is by it).
 RUN_UPSERT = (
-    "finished_at = excluded.finished_at, status = excluded.status, "
-    "counts = excluded.counts, notes = excluded.notes, error = excluded.error, "
-    "reverted_at = excluded.reverted_at"
+    "started_at = excluded.started_at, finished_at = excluded.finished_at, "
+    "status = excluded.status, counts = excluded.counts, notes = excluded.notes, "
+    "error = excluded.error, reverted_at = excluded.reverted_at"
 )
 
 

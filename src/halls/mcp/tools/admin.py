@@ -14,31 +14,49 @@ from halls.mcp.tools.base import DESTROY, READ, Store, Tools, run
 def register(tools: Tools) -> None:
     backend, pick = tools.backend, tools.pick
 
-    @tools.tool(DESTROY, reads=frozenset({"status", "runs"}))
+    @tools.tool(DESTROY, reads=frozenset({"status", "runs", "review"}))
     async def consolidate(
         action: Annotated[
-            Literal["status", "dry_run", "run", "runs", "revert"],
+            Literal[
+                "status", "dry_run", "run", "runs", "review", "approve", "reject", "apply", "revert"
+            ],
             Field(
-                description="status: last run and what is pending; dry_run: what a run would "
-                "do, changing nothing; run: do it now; runs: the runs, newest first; revert: "
-                "undo the newest applied run, `id`."
+                description="status: last run and what is pending; dry_run: plan a run, kept "
+                "for review, changing no memory; run: do it now; runs: the runs, newest first; "
+                "review: a run's actions, `id`; approve / reject: `actions` of plan `id`; "
+                "apply: the plan's approved actions as one run; revert: undo run `id`."
             ),
         ] = "status",
-        id: Annotated[str | None, Field(description="revert: the run's id.")] = None,
+        id: Annotated[str | None, Field(description="The run's id (r_...).")] = None,
+        actions: Annotated[
+            list[int] | None, Field(description="approve / reject: action numbers, from 1.")
+        ] = None,
         store: Store = None,
     ) -> JSON:
         """Inspect, preview or run consolidation: the step that files recurring short-term
         memories into long-term facts, ages out stale ones, settles open loops and acts on
         forget flags (purging personal data for good). It runs by itself about every 20 hours,
         so use action=run only when the user asks for it, or right after flag_forget when
-        something must go now. status, dry_run and runs change nothing; revert undoes a run
-        (not its purges)."""
+        something must go now. status, dry_run, runs and review change no memory; a dry run's
+        plan can be reviewed action by action and its approved actions applied; revert undoes
+        a run (not its purges) unless a later run built on it."""
         if action == "runs":
             return {"runs": await run(backend.list_runs, store=pick(store), limit=50)}
-        if action == "revert":
+        if action in ("review", "approve", "reject", "apply", "revert"):
             if id is None:
-                raise InvalidInput("consolidate revert needs the run's id")
-            return await run(backend.revert_run, id, store=pick(store))
+                raise InvalidInput(f"consolidate {action} needs the run's id")
+            if action == "review":
+                return await run(backend.get_run, id, store=pick(store))
+            if action in ("approve", "reject"):
+                if not actions:
+                    raise InvalidInput(f"consolidate {action} needs `actions`: their numbers")
+                verdicts = {"approve": [], "reject": [], action: actions}
+                return await run(backend.review_run, id, **verdicts, store=pick(store))
+            return await run(
+                backend.apply_run if action == "apply" else backend.revert_run,
+                id,
+                store=pick(store),
+            )
         if action == "status":
             return await run(backend.consolidation_status, store=pick(store))
         return await run(backend.consolidate, store=pick(store), dry_run=action == "dry_run")
