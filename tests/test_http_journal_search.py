@@ -49,6 +49,26 @@ def test_journal_event_found_only_when_the_tier_is_named(server, store_name) -> 
     assert everything(c, store_name, FULL, tiers=["journal"], retriever="dense") == []
 
 
+def test_default_search_ranks_as_if_the_journal_were_not_there(server, store_name) -> None:
+    """Journaling many events with the query's words changes no default hit, score or detail."""
+    c = server.client()
+    for text in (
+        "The Kestrel gateway handles billing traffic",
+        "Billing rollout is planned for March",
+        "Load tests run every night",
+    ):
+        created(c, "/short", store_name, {"content": text})  # fmt: skip
+    queries = ("Kestrel gateway billing rollout", "when is the load test?")
+    before = {q: everything(c, store_name, q) for q in queries}
+    items = [{"content": f"{FULL} (turn {n})", "role": "user"} for n in range(30)]
+    created(c, "/journal/batch", store_name, {"items": items})
+    for q in queries:
+        after = everything(c, store_name, q)
+        assert [(h["id"], h["score"], h["score_detail"]) for h in after] == [
+            (h["id"], h["score"], h["score_detail"]) for h in before[q]
+        ]
+
+
 def test_private_event_never_returned(server, store_name) -> None:
     """A private event is never a hit, whatever the tiers and the query (even its exact text)."""
     c = server.client()
