@@ -56,6 +56,15 @@ class JournalText:
 
     def _backfill(self) -> None:
         """Tokenise the events stored before tokens were (at most once per event)."""
+        # A read first: the write transaction locks the store's row, and a
+        # search must not queue behind writes when there is nothing to do.
+        with self._db.read() as conn:
+            waiting = conn.execute(
+                "SELECT 1 FROM halls.journal WHERE store = %s AND tokens IS NULL LIMIT 1",
+                (self._store,),
+            ).fetchone()
+        if waiting is None:
+            return
         while True:
             with self._db.tx(self._store) as conn:
                 rows = conn.execute(
