@@ -21,7 +21,7 @@ from halls.store.base import Store
 
 # Events read and embedded per search, at least: embedding is the cost of a
 # journal search, so only the best by BM25 are; the rest cannot rank.
-READ_AT_LEAST = 20
+READ_AT_LEAST = 10
 
 
 def search(
