@@ -125,3 +125,32 @@ def test_unknown_tier_is_still_refused(server, store_name) -> None:
     r = post(c, "/search", store_name, {"query": "anything", "tiers": ["diary"]})
     body = assert_error(r, 400, "invalid_input")
     assert "journal" in body["message"]
+
+
+def test_a_journal_hit_below_min_relevance_pushes_out_no_memory(server, store_name) -> None:
+    """Each pass has its own relevance: thresholded first, then the best n_results are kept."""
+    c = server.client()
+    best = created(
+        c, "/short", store_name, {"content": "Priya owns the nightly backup of the HR database"}
+    )
+    second = created(
+        c, "/short", store_name, {"content": "The office plants are watered on Fridays"}
+    )
+    weak = created(c, "/journal", store_name, {"content": "backup"})
+    query = "who owns the nightly backup of the HR database?"
+    # "fused": no conversation-context bonus lifts the second memory by its neighbour.
+    each = everything(c, store_name, query, tiers=["short", "journal"], retriever="fused")
+    relevance = {h["id"]: h["relevance"] for h in each}
+    score = {h["id"]: h["score"] for h in each}
+    # The setting: the weak journal hit outscores the second memory, but its own
+    # pass (one word in common) is judged far less relevant than the memories'.
+    assert score[weak["id"]] > score[second["id"]]
+    assert relevance[weak["id"]] < relevance[best["id"]] == relevance[second["id"]]
+    threshold = (relevance[weak["id"]] + relevance[best["id"]]) / 2
+    hits = search(c, store_name, query=query, tiers=["short", "journal"], n_results=2,
+                  retriever="fused", min_relevance=threshold)  # fmt: skip
+    assert [h["id"] for h in hits] == [best["id"], second["id"]]
+    one = search(
+        c, store_name, query=query, tiers=["short", "journal"], n_results=1, min_relevance=0
+    )
+    assert [h["id"] for h in one] == [best["id"]]

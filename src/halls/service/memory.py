@@ -448,6 +448,7 @@ class Memory:
         )
         # A relevance of None (an embedder the model was not fitted for) filters nothing.
         hits = [h for h in hits if h.relevance is None or h.relevance >= min_relevance]
+        hits = hits[:n_results]  # the journal's pass may add up to as many again
         cfg = self.settings.recall
         if reinforce and "co_recall" in cfg.graph_edges:
             # Journal events are the record, not memories: they join no association.

@@ -57,7 +57,11 @@ def search(
 
     The journal, when ``filt`` names it, is its own pass
     (``halls.service.journal_recall``), merged by score: the searchable
-    tiers' pipeline runs as if it were not asked for.
+    tiers' pipeline runs as if it were not asked for. Each pass's hits carry
+    its own relevance, so the merge keeps both passes' ``n_results`` (up to
+    twice as many): the caller thresholds by relevance, then keeps the best
+    ``n_results``, and a journal hit below the threshold never pushes out a
+    memory above it.
     """
     tiers = tuple(t for t in filt.tiers if t != "journal")
     hits = (
@@ -76,7 +80,7 @@ def search(
     )
     if len(tiers) < len(filt.tiers):
         found = journal_recall.search(s, embedder, cfg, query, filt, n_results, retriever, now)
-        hits = merge(hits, found, n_results)
+        hits = merge(hits, found, 2 * n_results)
     return hits
 
 
