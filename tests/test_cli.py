@@ -17,6 +17,7 @@ from halls import Memory, Settings
 from halls.cli import main
 from halls.config import EmbedderSettings, StorageSettings
 from halls.embed import Embedder
+from halls.models import NewJournal
 from halls.service.stores import FINGERPRINT_KEY
 from halls.store import open_backend
 from openai_stub import OpenAIStub
@@ -141,9 +142,30 @@ def test_remember_bad_input_is_one_line_error(data: Path) -> None:
 
 def test_recall_unknown_tier_is_one_line_error(data: Path) -> None:
     """An unknown --tier is refused with one line."""
-    res = invoke("recall", "q", "--tier", "journal", "--data-dir", str(data))
+    res = invoke("recall", "q", "--tier", "diary", "--data-dir", str(data))
     assert res.exit_code == 1
     assert_one_line_error(res.stderr)
+    assert "journal" in res.stderr
+
+
+def test_recall_tier_journal(data: Path) -> None:
+    """`recall --tier journal` finds a journal event; without it, and for a private one, none."""
+    with Memory(Settings(data_dir=data)) as m:
+        m.journal(
+            [
+                NewJournal(content="the heron camera moved to the east pond"),
+                NewJournal(content="heron nest password is blue", visibility="private"),
+            ]
+        )
+    d = ["--data-dir", str(data), "--min-relevance", "0", "--json"]
+    found = json.loads(invoke("recall", "heron camera east pond", "--tier", "journal", *d).stdout)
+    assert [(h["tier"], h["content"]) for h in found] == [
+        ("journal", "the heron camera moved to the east pond")
+    ]
+    default = invoke("recall", "heron camera east pond", *d)
+    assert default.exit_code == 0 and json.loads(default.stdout) == []
+    private = invoke("recall", "heron nest password is blue", "--tier", "journal", *d)
+    assert private.exit_code == 0 and "password" not in private.stdout
 
 
 # -- stores and stats --

@@ -361,3 +361,23 @@ def test_what_the_user_tells_the_assistant_once_is_kept_if_it_lasts(
         ]
     else:
         assert made == []
+
+
+@pytest.mark.parametrize("visibility", ["summary", "private"])
+def test_only_full_events_are_distilled(make_server, clock, visibility) -> None:
+    """A statement journaled as summary or private on several days becomes no fact (a fact
+    would show its words in search); the same statements journaled full do."""
+    c = make_server().client
+    said = ["By the way, I'm vegetarian, so no meat in the meal plans please",
+            "Keep in mind I'm vegetarian."]  # fmt: skip
+    for day, text in enumerate(said):
+        item = {"content": text, "role": "user", "session_id": f"d{day}"}
+        journal(c, [{**item, "visibility": visibility}])
+        clock.advance(DAY)
+    run(c)
+    assert c.get("/long", params=S).json() == []
+    for day, text in enumerate(said):
+        journal(c, [{"content": text, "role": "user", "session_id": f"e{day}"}])
+        clock.advance(DAY)
+    run(c)
+    assert [f["content"] for f in c.get("/long", params=S).json()] == ["The user is vegetarian."]

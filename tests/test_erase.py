@@ -62,6 +62,22 @@ def test_delete_journal_event_removes_its_bytes(live) -> None:
     assert_error(c.delete("/journal/s_01M82K7WMN2D176T9YZ74SVN63", params=S), 400, "invalid_input")
 
 
+def test_delete_journal_event_leaves_no_word_in_the_journal_index(live) -> None:
+    """DELETE /journal/{id}: not one of its words stays in the journal's full-text index
+    (FTS5 keeps a deleted row's terms until its segments merge); the others stay found."""
+    c = live.client()
+    words = ("xylophonequartz", "zebrafinchpalace")
+    ev = created(c, "/journal", "s", {"content": " and ".join(words), "visibility": "summary"})
+    kept = created(c, "/journal", "s", {"content": "the aardvark keeps its burrow"})
+    created(c, "/journal", "s", {"content": "another line about the aardvark"})
+    assert _bytes_in(live.data_dir, *words)
+    assert c.delete(f"/journal/{ev['id']}", params=S).status_code == 204
+    assert _bytes_in(live.data_dir, *words, *(w[3:] for w in words)) == []
+    r = c.post("/search", params=S, json={"query": "aardvark burrow", "tiers": ["journal"],
+                                          "min_relevance": 0})  # fmt: skip
+    assert r.json()["results"][0]["id"] == kept["id"]
+
+
 def test_delete_fact_purges_it_and_its_sources(live) -> None:
     """DELETE /long/{id}: the fact, its source entry and their bytes are gone."""
     c = live.client()

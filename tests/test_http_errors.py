@@ -79,6 +79,7 @@ CASES: list[tuple[str, str, Any, int, str]] = [
     ("POST", "/short/batch", GOOD, 422, "invalid_request"),
     ("POST", "/journal", {"content": " "}, 400, "invalid_input"),
     ("POST", "/journal", {"content": "x", "occurred_at": "noonish"}, 400, "invalid_input"),
+    ("POST", "/journal", {"content": "x", "visibility": "secret"}, 422, "invalid_request"),
     ("POST", "/journal/batch", batch_with({"content": "\n"}), 400, "invalid_input"),
     ("POST", "/near", {"intent": "x", "trigger_type": "someday"}, 400, "invalid_input"),
     # search
@@ -86,7 +87,7 @@ CASES: list[tuple[str, str, Any, int, str]] = [
     ("POST", "/search", {"query": "   "}, 400, "invalid_input"),
     ("POST", "/search", {"query": "x", "n_results": 0}, 422, "invalid_request"),
     ("POST", "/search", {"query": "x", "n_results": 101}, 422, "invalid_request"),
-    ("POST", "/search", {"query": "x", "tiers": ["journal"]}, 400, "invalid_input"),
+    ("POST", "/search", {"query": "x", "tiers": ["diary"]}, 400, "invalid_input"),
     ("POST", "/search", {"query": "x", "tiers": ["short", "medium"]}, 400, "invalid_input"),
     ("POST", "/search", {"query": "x", "tiers": "short"}, 422, "invalid_request"),
     ("POST", "/search", {"query": "x", "since": "last spring"}, 400, "invalid_input"),

@@ -17,7 +17,7 @@ def server(api_server: LiveServer) -> LiveServer:
 
 
 JOURNAL_KEYS = {
-    "id", "tier", "content", "role", "session_id", "redactions", "topic", "metadata",
+    "id", "tier", "content", "role", "session_id", "redactions", "visibility", "topic", "metadata",
     "created_at", "occurred_at",
 }  # fmt: skip
 

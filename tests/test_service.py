@@ -19,7 +19,7 @@ from halls import (
     StoreNotFound,
 )
 from halls.embed import Embedder
-from halls.models import LongFact, new_id, to_datetime
+from halls.models import VISIBILITIES, LongFact, new_id, to_datetime
 from halls.store.sqlite import SQLiteStore
 
 T0 = 1_750_000_000.0
@@ -255,7 +255,7 @@ def test_search_filters(timed: Memory, clock: Clock) -> None:
     until = timed.search(q, until="2025-06-08T00:00:00Z", n_results=10, min_relevance=0)
     assert ids(until) == [old.id]
     assert len(timed.search(q, n_results=1)) == 1
-    for bad in ({"tiers": ["journal"]}, {"n_results": 0}, {"n_results": 101},
+    for bad in ({"tiers": ["diary"]}, {"n_results": 0}, {"n_results": 101},
                 {"since": "whenever"}):  # fmt: skip
         with pytest.raises(InvalidInput):
             timed.search(q, **bad)
@@ -379,6 +379,19 @@ def test_journal_redacts_before_storing(memory: Memory) -> None:
     (stored,) = memory.list_journal()
     assert stored == event
     assert memory.search("my key is", n_results=5) == []
+
+
+def test_journal_visibility_is_checked(memory: Memory) -> None:
+    """A visibility other than full, summary or private is InvalidInput; the batch stores none."""
+    from halls import NewJournal
+
+    memory.journal([NewJournal(content="first")])
+    for bad in ("secret", "", None, 1, ["private"]):
+        with pytest.raises(InvalidInput, match="visibility"):
+            memory.journal([NewJournal(content="fine"), NewJournal(content="x", visibility=bad)])
+    assert [e.content for e in memory.list_journal()] == ["first"]
+    kept = memory.journal([NewJournal(content="y", visibility=v) for v in VISIBILITIES])
+    assert [e.visibility for e in kept] == ["full", "summary", "private"]
 
 
 def test_brief_is_stored(memory: Memory) -> None:

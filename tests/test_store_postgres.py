@@ -221,3 +221,27 @@ def test_closing_idle_stores_keeps_the_process_pool(backend: Backend) -> None:
         s, _ = registry.open(name, False)
         assert text_ids(s, [name]) and vec_ids(s, axis(n), limit=1) == text_ids(s, [name])
     assert set(names) <= set(backend.names())  # the pool still serves the backend itself
+
+
+def test_journal_written_before_tokens_is_tokenised_on_first_search(
+    backend: Backend, pg_dsn: str
+) -> None:
+    """Events from before journal search (tokens NULL) are found by the store's next
+    journal search, and the journal of another store stays apart."""
+    import psycopg
+
+    a, b = backend.open("jt-a", True), backend.open("jt-b", True)
+    old, private = journal("the lighthouse keeper retired"), journal("lighthouse vault code")
+    a.add_journal([old, private.model_copy(update={"visibility": "private"})])
+    b.add_journal([journal("lighthouse in the other store")])
+    with psycopg.connect(pg_dsn, autocommit=True) as db:
+        db.execute(
+            "UPDATE halls.journal SET tokens = NULL WHERE id = ANY(%s)", ([old.id, private.id],)
+        )
+    assert [m.id for m in a.journal_search(["lighthouse"], ALL, 10)] == [old.id]
+    with psycopg.connect(pg_dsn, autocommit=True) as db:
+        left = db.execute(
+            "SELECT count(*) FROM halls.journal WHERE id = ANY(%s) AND tokens IS NULL",
+            ([old.id, private.id],),
+        ).fetchone()
+    assert left == (0,)

@@ -11,6 +11,7 @@ import pytest
 
 from halls.config import SqliteSettings, StorageSettings
 from halls.errors import StoreUnavailable
+from halls.models import SearchFilter
 from halls.store import open_backend
 from halls.store.sqlite import SQLiteBackend, SQLiteStore
 from halls.store.sqlite.schema import MIGRATIONS
@@ -61,6 +62,23 @@ def test_migration_5_makes_the_edges_the_sources_in_unix_seconds(tmp_path: Path)
     assert all(e.created_at == pytest.approx(T0, abs=1e-3) for e in edges)
     columns = {r[1] for r in store._db.reader().execute("PRAGMA table_info(long)")}
     assert "derived_from" not in columns
+    store.close()
+
+
+def test_migration_9_indexes_the_journal_written_before(tmp_path: Path) -> None:
+    """m009: events stored before journal search are full, and found by journal_search."""
+    path = tmp_path / "old.sqlite3"
+    db = _at_version(path, 8)
+    db.execute(
+        "INSERT INTO journal(id, content, created_at, occurred_at) "
+        "VALUES ('j_1', 'the lighthouse keeper retired', ?, ?)",
+        (T0, T0),
+    )
+    db.close()
+    store = SQLiteStore(path, "old")
+    event = store.get_journal("j_1")
+    assert event is not None and event.visibility == "full"
+    assert [m.id for m in store.journal_search(["lighthouse"], SearchFilter(), 10)] == ["j_1"]
     store.close()
 
 

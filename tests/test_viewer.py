@@ -475,6 +475,25 @@ def test_search_shows_top_hit_with_score_breakdown(
     viewer.assert_read_only()
 
 
+def test_search_journal_only_when_ticked(viewer: Viewer, seeded_server) -> None:
+    """The journal box starts unticked (the default tiers); ticked alone, it finds the event."""
+    _, seeded = seeded_server
+    page = _login(viewer)
+    _tab(page, "search")
+    expect(page.locator('input.tier[value="journal"]')).not_to_be_checked()
+    for tier in ("short", "near", "long"):
+        page.uncheck(f'input.tier[value="{tier}"]')
+    page.check('input.tier[value="journal"]')
+    page.fill("#query", "switched to Neovim last month")
+    with page.expect_response(lambda r: urlsplit(r.url).path == "/search") as resp:
+        page.click("#search-form button[type=submit]")
+    assert json.loads(resp.value.request.post_data or "{}")["tiers"] == ["journal"]
+    hits = page.locator("#hits .hit")
+    expect(hits.first).to_have_attribute("data-id", seeded.journal_id)
+    assert set(hits.evaluate_all("els => els.map(e => e.dataset.tier)")) == {"journal"}
+    viewer.assert_read_only()
+
+
 def test_dreams_tab_shows_runs_and_their_actions(
     viewer: Viewer, dreamed: list[dict], shots: Path
 ) -> None:

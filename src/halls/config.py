@@ -164,6 +164,8 @@ class RecallSettings(BaseModel):
     tier_weight_short: float = 1.0
     tier_weight_near: float = 0.9
     tier_weight_long: float = 0.8
+    # Raw journal turns, searched only when asked for: below the kept tiers.
+    tier_weight_journal: float = 0.7
     evidence_gain: float = Field(default=0.25, ge=0)
     demoted_factor: float = Field(default=0.1, ge=0, le=1)
     # Strength (halls.recall.strength): a hit's score is multiplied by

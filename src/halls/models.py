@@ -31,6 +31,14 @@ from halls.storable import check_text
 Tier = Literal["short", "near", "long", "journal"]
 SearchTier = Literal["short", "near", "long"]
 SEARCH_TIERS: tuple[str, ...] = get_args(SearchTier)
+# What a search may be asked for: the searchable tiers, and the journal on
+# request only (never by default: its raw turns would crowd out what was kept).
+RecallTier = Literal["short", "near", "long", "journal"]
+RECALL_TIERS: tuple[str, ...] = get_args(RecallTier)
+# Who may see a journal event in search results: everyone (full), a redacted
+# line only (summary), or nobody (private: the journal and its export only).
+Visibility = Literal["full", "summary", "private"]
+VISIBILITIES: tuple[str, ...] = get_args(Visibility)
 TriggerType = Literal["time", "topic", "session", "manual"]
 TRIGGER_TYPES: tuple[str, ...] = get_args(TriggerType)
 LoopStatus = Literal["open", "done", "cancelled", "expired"]
@@ -257,6 +265,7 @@ class JournalEvent(Record):
     session_id: str | None = None
     # Counted on append (content and metadata) and stored: the journal is append-only.
     redactions: int = 0
+    visibility: Visibility = "full"
 
 
 class Brief(BaseModel):
@@ -360,6 +369,8 @@ class NewJournal(BaseModel):
     session_id: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     occurred_at: Any = None
+    # Checked by the service (one of VISIBILITIES), so that every adapter refuses alike.
+    visibility: Any = "full"
 
 
 class SearchFilter(BaseModel):

@@ -26,7 +26,7 @@ from halls.cli._app import (
 )
 from halls.config import Settings
 from halls.errors import HallsError
-from halls.models import SEARCH_TIERS
+from halls.models import RECALL_TIERS
 
 
 @main.command()
@@ -173,7 +173,12 @@ def remember(
 @click.argument("query")
 @click.option("--store", help="Store name (default: the configured store).")
 @click.option("-n", "--n-results", default=5, show_default=True, type=int)
-@click.option("--tier", "tiers", multiple=True, help=f"{', '.join(SEARCH_TIERS)}; repeatable.")
+@click.option(
+    "--tier",
+    "tiers",
+    multiple=True,
+    help=f"{', '.join(RECALL_TIERS)}; repeatable. Default: all but journal.",
+)
 @click.option(
     "--min-relevance",
     type=click.FloatRange(0.0, 1.0),

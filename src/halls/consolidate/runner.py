@@ -188,7 +188,9 @@ class Runner:
     def _window(self, now: float) -> tuple[list[JournalEvent], list[Brief]]:
         """The journal events and briefs of the window that no fact derives from yet."""
         start = now - self.cfg.journal_window_seconds
-        events = self.store.journal_since(start)
+        # Only full events are distilled: a fact drawn from a summary or private
+        # one would show in search what its visibility keeps out of it.
+        events = [e for e in self.store.journal_since(start) if e.visibility == "full"]
         briefs = [b for b in self.store.briefs_since(start) if b.summary.strip()]
         ids = [e.id for e in events] + [b.id for b in briefs]
         used = {e.dst for e in self.store.edges(ids, ["derived_from"])} if ids else set()

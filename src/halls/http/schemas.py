@@ -23,12 +23,13 @@ from halls.errors import InvalidInput
 from halls.models import (
     MAX_CONTENT_CHARS,
     MAX_UNIX_SECONDS,
-    SEARCH_TIERS,
+    RECALL_TIERS,
     STORE_NAME_PATTERN,
     TRIGGER_TYPES,
     UNIX_SECONDS_PATTERN,
     Category,
     Retriever,
+    Visibility,
 )
 from halls.service import DEFAULT_MIN_RELEVANCE
 from halls.storable import check_strings
@@ -215,6 +216,8 @@ class JournalIn(_Body):
     session_id: str | None = Field(default=None, max_length=200)
     occurred_at: Time = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    # Who sees the event in search results (docs/http-api.md); anything else is a 422.
+    visibility: Visibility = "full"
 
 
 class JournalBatchIn(_Body):
@@ -239,7 +242,7 @@ class SearchIn(_Body):
     tiers: list[str] | None = Field(
         default=None,
         json_schema_extra={
-            "anyOf": [{"type": "array", "items": {"enum": list(SEARCH_TIERS)}}, {"type": "null"}]
+            "anyOf": [{"type": "array", "items": {"enum": list(RECALL_TIERS)}}, {"type": "null"}]
         },
     )
     topic: str | None = None

@@ -10,7 +10,7 @@
   the date bonuses of ``halls.recall.when``, the substance prior of
   ``halls.recall.substance`` and the association bonus of
   ``halls.recall.spread`` (spreading activation over the graph).
-- tier_weight: short 1.0, near 0.9, long 0.8 (configurable).
+- tier_weight: short 1.0, near 0.9, long 0.8, journal 0.7 (configurable).
 - evidence (long only): 1 + gain x ln(evidence_count), so a fact confirmed
   10 times outranks a one-off mention; a demoted or superseded fact is
   multiplied by ``demoted_factor`` and sinks below every active one.
@@ -27,7 +27,7 @@ import math
 from typing import NamedTuple
 
 from halls.config import RecallSettings
-from halls.models import Hit, LongFact, OpenLoop, Record, Retention
+from halls.models import Hit, JournalEvent, LongFact, OpenLoop, Record, Retention
 from halls.recall.strength import strength, weight
 from halls.recall.substance import substance_bonus
 
@@ -64,6 +64,8 @@ def tier_weight(record: Record, cfg: RecallSettings) -> tuple[float, float]:
         return cfg.tier_weight_long, evidence
     if isinstance(record, OpenLoop):
         return cfg.tier_weight_near, 1.0
+    if isinstance(record, JournalEvent):
+        return cfg.tier_weight_journal, 1.0
     return cfg.tier_weight_short, 1.0
 
 

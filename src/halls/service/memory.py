@@ -37,6 +37,7 @@ from halls.config import Settings
 from halls.embed import Embedder, build_embedder, fingerprint
 from halls.errors import InvalidInput
 from halls.models import (
+    RECALL_TIERS,
     RETRIEVERS,
     SEARCH_TIERS,
     Brief,
@@ -426,10 +427,11 @@ class Memory:
         check_min_relevance(min_relevance)
         if retriever not in RETRIEVERS:
             raise InvalidInput(f"retriever must be one of {', '.join(RETRIEVERS)}")
+        # The journal only when named: a default search ranks as it always did.
         chosen = tuple(dict.fromkeys(tiers)) if tiers else SEARCH_TIERS
-        unknown = [t for t in chosen if t not in SEARCH_TIERS]
+        unknown = [t for t in chosen if t not in RECALL_TIERS]
         if unknown:
-            raise InvalidInput(f"unknown tier '{unknown[0]}': use {', '.join(SEARCH_TIERS)}")
+            raise InvalidInput(f"unknown tier '{unknown[0]}': use {', '.join(RECALL_TIERS)}")
         check_category(category)
         filt = SearchFilter(
             tiers=chosen,
@@ -446,9 +448,12 @@ class Memory:
         )
         # A relevance of None (an embedder the model was not fitted for) filters nothing.
         hits = [h for h in hits if h.relevance is None or h.relevance >= min_relevance]
+        hits = hits[:n_results]  # the journal's pass may add up to as many again
         cfg = self.settings.recall
         if reinforce and "co_recall" in cfg.graph_edges:
-            self._reinforcer.link(s.name, [h.id for h in hits[: cfg.reinforce_top]], now)
+            # Journal events are the record, not memories: they join no association.
+            kept = [h.id for h in hits if h.tier != "journal"]
+            self._reinforcer.link(s.name, kept[: cfg.reinforce_top], now)
         return hits
 
     def recall(self, query: str, *, store: str | None = None, **options: Any) -> Recall:

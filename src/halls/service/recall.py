@@ -33,6 +33,7 @@ from halls.recall import (
 from halls.recall.fusion import Normaliser, Signals, fuse, signals, with_cosines
 from halls.recall.neighbours import Boost
 from halls.recall.rank import below_facts, merge
+from halls.service import journal_recall
 from halls.store.base import Store
 
 # The full-text query and the query embedding (then the vector scan) are
@@ -52,7 +53,48 @@ def search(
     retriever: str,
     now: float,
 ) -> list[Hit]:
-    """Ranked hits for ``query`` in store ``s``; ``retriever`` picks the mode."""
+    """Ranked hits for ``query`` in store ``s``; ``retriever`` picks the mode.
+
+    The journal, when ``filt`` names it, is its own pass
+    (``halls.service.journal_recall``), merged by score: the searchable
+    tiers' pipeline runs as if it were not asked for. Each pass's hits carry
+    its own relevance, so the merge keeps both passes' ``n_results`` (up to
+    twice as many): the caller thresholds by relevance, then keeps the best
+    ``n_results``, and a journal hit below the threshold never pushes out a
+    memory above it.
+    """
+    tiers = tuple(t for t in filt.tiers if t != "journal")
+    hits = (
+        _searchable(
+            s,
+            embedder,
+            cfg,
+            query,
+            filt.model_copy(update={"tiers": tiers}),
+            n_results,
+            retriever,
+            now,
+        )
+        if tiers
+        else []
+    )
+    if len(tiers) < len(filt.tiers):
+        found = journal_recall.search(s, embedder, cfg, query, filt, n_results, retriever, now)
+        hits = merge(hits, found, 2 * n_results)
+    return hits
+
+
+def _searchable(
+    s: Store,
+    embedder: Embedder,
+    cfg: RecallSettings,
+    query: str,
+    filt: SearchFilter,
+    n_results: int,
+    retriever: str,
+    now: float,
+) -> list[Hit]:
+    """Ranked hits in the searchable tiers (short, near, long)."""
     full = retriever == "full"
     # retrieve: full text (on the pool) beside the query embedding and vector scan.
     pool = max(cfg.candidates, n_results)

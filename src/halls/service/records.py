@@ -27,6 +27,7 @@ from halls.models import (
     FACT_STATUSES,
     LOOP_STATUSES,
     TRIGGER_TYPES,
+    VISIBILITIES,
     Brief,
     ForgetFlag,
     JournalEvent,
@@ -317,6 +318,8 @@ class Records:
                 if getattr(event, name) is not None:
                     check_text(getattr(event, name), f"{where}{name}")
             metadata, in_metadata = _screened(event.metadata, f"{where}metadata")
+            if event.visibility not in VISIBILITIES:
+                raise InvalidInput(f"{where}visibility must be one of {', '.join(VISIBILITIES)}")
             occurred = parse_time(event.occurred_at, f"{where}occurred_at")
             if occurred is None:  # not ``or``: 0 is 1970, not "now"
                 occurred = now
@@ -327,6 +330,7 @@ class Records:
                     role=event.role,
                     session_id=event.session_id,
                     redactions=hidden + in_metadata,
+                    visibility=event.visibility,
                     metadata=metadata,
                     created_at=to_datetime(now),
                     occurred_at=to_datetime(occurred),

@@ -6,11 +6,12 @@ vectors; the store persists them, answers the two primitive searches (full
 text and dense) with filters applied, and never ranks across them: fusion
 lives in ``halls.recall``.
 
-``Store`` is the union of five small protocols, one per concern, so that a
+``Store`` is the union of six small protocols, one per concern, so that a
 caller (and a new backend) can see which part it uses:
 
 - ``Records``: each tier's records, edges, meta;
 - ``SearchIndex``: the recall primitives over the searchable tiers;
+- ``JournalIndex``: full text over the journal, asked for by name only;
 - ``RunLog``: consolidation run records;
 - ``Consolidation``: a run's lock, inputs, changes and the purge;
 - ``Maintenance``: counts, sizes, re-embedding, closing.
@@ -252,6 +253,28 @@ class SearchIndex(Protocol):
         ...
 
 
+class JournalIndex(Protocol):
+    """Full text over the journal's events, kept apart from ``SearchIndex``.
+
+    Apart, so that the journal's many raw turns count in none of the
+    searchable tiers' BM25 statistics: a default search ranks as if the
+    journal were not searchable. Events are not embedded (an append stays
+    cheap).
+    """
+
+    def journal_search(self, terms: list[str], filt: SearchFilter, limit: int) -> list[Match]:
+        """Best first by BM25 over the journal's events matching any term.
+
+        Scored, tokenised and matched as ``text_search`` (FTS5's BM25 and
+        tokenizer), with N and n counted over the searchable events. A
+        ``private`` event is never found (it is not indexed); a ``summary``
+        one is found by its content. ``filt``'s topic, since and until apply
+        (by the event's ``occurred_at``); its tiers, category and
+        ``include_superseded`` do not. Matches carry the tier ``journal``.
+        """
+        ...
+
+
 class RunLog(Protocol):
     """Consolidation run records, with their actions in order."""
 
@@ -379,7 +402,7 @@ class Maintenance(Protocol):
         ...
 
 
-class Store(Records, SearchIndex, RunLog, Consolidation, Maintenance, Protocol):
+class Store(Records, SearchIndex, JournalIndex, RunLog, Consolidation, Maintenance, Protocol):
     """One named store: every concern above."""
 
 

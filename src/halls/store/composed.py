@@ -1,7 +1,8 @@
 """The Store methods a backend answers with its parts, forwarded once for both backends.
 
 A backend's store class is composed of plain parts over its database:
-``_search`` (the ``SearchIndex`` methods themselves), ``_lock`` (the
+``_search`` (the ``SearchIndex`` methods themselves), ``_journal``
+(``JournalIndex``), ``_lock`` (the
 consolidation lock), ``_cons`` (a run's inputs and changes), ``_runs``
 (run records) and ``_purger``. ``ComposedStore`` maps the protocol's
 methods onto them; the store class itself keeps the records.
@@ -26,7 +27,7 @@ from halls.models import (
     Written,
 )
 from halls.store import changes as ch
-from halls.store.base import SearchIndex
+from halls.store.base import JournalIndex, SearchIndex
 
 
 class LockPart(Protocol):
@@ -68,6 +69,7 @@ class PurgePart(Protocol):
 
 class ComposedStore:
     _search: SearchIndex
+    _journal: JournalIndex
     _lock: LockPart
     _cons: ConsolidationPart
     _runs: RunLogPart
@@ -89,6 +91,9 @@ class ComposedStore:
 
     def term_counts(self, terms: list[str]) -> tuple[int, dict[str, int]]:
         return self._search.term_counts(terms)
+
+    def journal_search(self, terms: list[str], filt: SearchFilter, limit: int) -> list[Match]:
+        return self._journal.journal_search(terms, filt, limit)
 
     # -- the consolidation lock --
 

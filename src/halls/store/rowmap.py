@@ -160,6 +160,7 @@ def journal_of(r: Row) -> JournalEvent:
         role=r["role"],
         session_id=r["session_id"],
         redactions=r["redactions"],
+        visibility=r["visibility"],
         topic=r["topic"],
         metadata=metadata_of(r),
         created_at=to_datetime(r["created_at"]),
@@ -317,7 +318,8 @@ def fact_update_values(fact: LongFact) -> tuple[Any, ...]:
 
 
 JOURNAL_COLUMNS = (
-    "id, content, role, session_id, redactions, topic, metadata, created_at, occurred_at"
+    "id, content, role, session_id, redactions, topic, metadata, created_at, occurred_at, "
+    "visibility"
 )
 
 
@@ -332,6 +334,7 @@ def journal_values(e: JournalEvent) -> tuple[Any, ...]:
         json.dumps(e.metadata),
         ts(e.created_at),
         ts(e.occurred_at),
+        e.visibility,
     )
 
 

@@ -8,7 +8,7 @@ from pydantic import Field
 
 from halls.mcp.backend import JSON
 from halls.mcp.tools.base import READ, Store, Tools, run
-from halls.models import MAX_CONTENT_CHARS, SearchTier
+from halls.models import MAX_CONTENT_CHARS, RecallTier
 from halls.service import DEFAULT_BUDGET, DEFAULT_MIN_RELEVANCE, MAX_BUDGET, MIN_BUDGET
 
 
@@ -40,10 +40,10 @@ def register(tools: Tools) -> None:
             int, Field(ge=1, le=100, description="How many hits, best first.")
         ] = 5,
         tiers: Annotated[
-            list[SearchTier] | None,
+            list[RecallTier] | None,
             Field(
                 description="Narrow the search: short = recent notes, near = open loops, long = "
-                "consolidated facts. Default: all three."
+                "consolidated facts, journal = the raw record. Default: all but journal."
             ),
         ] = None,
         topic: Annotated[str | None, Field(description="Only memories with this topic.")] = None,

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from halls.mcp.backend import JSON
 from halls.mcp.tools.base import ADD, Store, Text, Tools, Topic, run
-from halls.models import MAX_CONTENT_CHARS
+from halls.models import MAX_CONTENT_CHARS, Visibility
 
 
 class JournalItem(BaseModel):
@@ -23,6 +23,10 @@ class JournalItem(BaseModel):
     )
     occurred_at: str | None = Field(
         default=None, description="When it happened, ISO-8601; default now."
+    )
+    visibility: Visibility = Field(
+        default="full",
+        description="In recall: full; summary = a line without its content; private = never.",
     )
 
 
@@ -68,10 +72,11 @@ def register(tools: Tools) -> None:
         results, outcomes. Each consolidation run reads the last 8 days of it: the statements
         in the user's own turns (and events without a role) that recur on several days become
         long-term facts derived from those events; greetings, thanks and questions never do, and
-        the assistant's and tools' events are not read for facts. `recall` does not search the
-        journal. Secrets (API keys, tokens, passwords), e-mail addresses, phone, social security
-        and card numbers are redacted before anything is stored. Use it to keep a record of a
-        conversation; for a single fact use `remember`. Returns the new event ids."""
+        the assistant's and tools' events are not read for facts (nor summary or private ones).
+        `recall` searches the journal only when its tiers name it. Secrets (API keys, tokens,
+        passwords), e-mail addresses, phone, social security and card numbers are redacted
+        before anything is stored. Use it to keep a record of a conversation; for a single fact
+        use `remember`. Returns the new event ids."""
         items = [e.model_dump(exclude_none=True) for e in events]
         return {"ids": await run(backend.journal, items, store=pick(store))}
 

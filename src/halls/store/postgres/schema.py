@@ -237,11 +237,26 @@ def m004_flag_authority() -> str:
     """
 
 
+def m005_journal_search() -> str:
+    return """
+        -- Who may see an event in search results (full, summary, private),
+        -- and its tokens as FTS5 indexes them (store.postgres.journal): the
+        -- journal's own full-text index, apart from the searchable tiers'.
+        -- NULL: not tokenised yet (an event from before); empty: private.
+        ALTER TABLE halls.journal
+            ADD COLUMN visibility text NOT NULL DEFAULT 'full',
+            ADD COLUMN tokens text[];
+        CREATE INDEX journal_tokens ON halls.journal USING gin (tokens);
+        CREATE INDEX journal_untokenised ON halls.journal (store) WHERE tokens IS NULL;
+    """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     m001_initial,
     m002_retention,
     m003_edges_by_destination_and_kind,
     m004_flag_authority,
+    m005_journal_search,
 ]
 
 

@@ -34,6 +34,7 @@ from halls.store.composed import ComposedStore
 from halls.store.postgres import rows
 from halls.store.postgres.consolidation import AdvisoryLock, Consolidation, RunLog
 from halls.store.postgres.db import Database, dicts, translated
+from halls.store.postgres.journal import JournalText, tokens_of
 from halls.store.postgres.purge import TABLES, Purger
 from halls.store.postgres.search import Search
 from halls.store.rowmap import marks
@@ -84,6 +85,7 @@ class PostgresStore(ComposedStore):
         self._id = store
         self._mirrors = Search(db, store)
         self._search = self._mirrors
+        self._journal = JournalText(db, store)
         self._runs = RunLog(db, store, name)
         self._advisory = AdvisoryLock(db, store)
         self._lock = self._advisory
@@ -258,9 +260,12 @@ class PostgresStore(ComposedStore):
     def add_journal(self, events: list[JournalEvent]) -> None:
         with self._db.tx(self._id) as conn, conn.cursor() as cur:
             cur.executemany(
-                f"INSERT INTO halls.journal(store, {rowmap.JOURNAL_COLUMNS}) "
-                f"VALUES ({marks(10, '%s')})",
-                [(self._id, *rowmap.journal_values(e)) for e in events],
+                f"INSERT INTO halls.journal(store, {rowmap.JOURNAL_COLUMNS}, tokens) "
+                f"VALUES ({marks(12, '%s')})",
+                [
+                    (self._id, *rowmap.journal_values(e), tokens)
+                    for e, tokens in zip(events, tokens_of(events), strict=True)
+                ],
             )
 
     def get_journal(self, id: str) -> JournalEvent | None:

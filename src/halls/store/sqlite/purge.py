@@ -52,6 +52,7 @@ class Purger:
                         )
                     # Merge FTS5 segments so deleted terms leave the index b-tree too.
                     db.execute("INSERT INTO docs_fts(docs_fts) VALUES ('optimize')")
+                    db.execute("INSERT INTO journal_fts(journal_fts) VALUES ('optimize')")
                 except BaseException:
                     db.execute("ROLLBACK")
                     raise

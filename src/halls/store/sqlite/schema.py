@@ -260,6 +260,23 @@ def m008_flag_authority() -> str:
     """
 
 
+def m009_journal_search() -> str:
+    return """
+        -- Who may see an event in search results (full, summary, private),
+        -- and the journal's own full-text index: apart from docs_fts, so its
+        -- raw turns count in none of the other tiers' BM25 statistics. Its
+        -- rowid is the event's seq; a private event has no row in it.
+        ALTER TABLE journal ADD COLUMN visibility TEXT NOT NULL DEFAULT 'full';
+        CREATE VIRTUAL TABLE journal_fts USING fts5(
+            content, tokenize = 'porter unicode61 remove_diacritics 2'
+        );
+        INSERT INTO journal_fts(rowid, content) SELECT seq, content FROM journal;
+        CREATE TRIGGER journal_deleted AFTER DELETE ON journal BEGIN
+            DELETE FROM journal_fts WHERE rowid = old.seq;
+        END;
+    """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     m001_initial,
     m002_consolidation,
@@ -269,6 +286,7 @@ MIGRATIONS: list[Callable[[], str]] = [
     m_retention,
     m007_edges_by_destination_and_kind,
     m008_flag_authority,
+    m009_journal_search,
 ]
 
 

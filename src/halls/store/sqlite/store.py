@@ -32,6 +32,7 @@ from halls.store.composed import ComposedStore
 from halls.store.sqlite import rows
 from halls.store.sqlite.consolidation import Consolidation, ConsolidationLock, RunLog
 from halls.store.sqlite.db import Database, blob, chunks, marks, translated, ts
+from halls.store.sqlite.journal import JournalText, index_events
 from halls.store.sqlite.purge import Purger
 from halls.store.sqlite.schema import migrate
 from halls.store.sqlite.search import Search
@@ -71,6 +72,7 @@ class SQLiteStore(ComposedStore):
             raise
         self._indexes = Search(self._db)
         self._search = self._indexes
+        self._journal = JournalText(self._db)
         self._runs = RunLog(self._db, name)
         self._lock = ConsolidationLock(Path(f"{path}.consolidate.lock"))
         self._cons = Consolidation(self._db, self._runs)
@@ -237,9 +239,10 @@ class SQLiteStore(ComposedStore):
     def add_journal(self, events: list[JournalEvent]) -> None:
         with self._db.tx() as db:
             db.executemany(
-                f"INSERT INTO journal({rowmap.JOURNAL_COLUMNS}) VALUES ({marks(9)})",
+                f"INSERT INTO journal({rowmap.JOURNAL_COLUMNS}) VALUES ({marks(10)})",
                 [rowmap.journal_values(e) for e in events],
             )
+            index_events(db, events)
 
     def get_journal(self, id: str) -> JournalEvent | None:
         row = self._db.reader().execute("SELECT * FROM journal WHERE id = ?", (id,)).fetchone()
