@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from halls.consolidate import briefs as briefs_mod
-from halls.consolidate import standalone
+from halls.consolidate import progress, standalone
 from halls.consolidate.cluster import ALIKE, APART, JOIN, cluster, medoid
 from halls.consolidate.distill import Unit
 from halls.consolidate.engine import Inputs, Plan
@@ -182,6 +182,7 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
     ]
     fallback = briefs_mod.nearest(unmatched, [vectors[m] for m in clusters]) if unmatched else {}
     for n, members in enumerate(clusters):
+        progress.report("candidates", n, len(clusters))
         group = [units[i] for i in members]
         texts = [u.content for u in group]
         topics = [u.topic for u in group]

@@ -83,6 +83,12 @@ _cache: dict[str, Reading] = {}
 _lock = threading.Lock()
 
 
+def clear() -> None:
+    """Forget the readings (``halls.consolidate.caches``: when a run ends)."""
+    with _lock:
+        _cache.clear()
+
+
 def _role(token: Token) -> str:
     """The dependency a token fills in its clause, through coordination and apposition."""
     t = token

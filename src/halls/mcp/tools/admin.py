@@ -1,30 +1,44 @@
-"""The state of a store: its consolidation, its numbers, its audit log."""
+"""The state of a store: its consolidation, its numbers, its audit log.
+
+A consolidation runs for a minute over a large backlog. ``consolidate``
+``start`` answers at once with a job that ``job`` reports on (stage, done /
+total); ``run`` from a client that asks for progress (a ``progressToken``:
+stdio; the stateless HTTP endpoint answers in one JSON body and drops
+notifications) runs as a job too, and reports it as progress notifications.
+"""
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
+import anyio
+from mcp.server.fastmcp import Context
 from pydantic import Field
 
+from halls.client import error_from_wire
 from halls.errors import InvalidInput
-from halls.mcp.backend import JSON
+from halls.mcp.backend import JSON, Backend
 from halls.mcp.tools.base import DESTROY, READ, Store, Tools, run
+
+POLL_SECONDS = 0.25  # how often a watched run looks at its job
 
 
 def register(tools: Tools) -> None:
     backend, pick = tools.backend, tools.pick
 
-    @tools.tool(DESTROY, reads=frozenset({"status", "runs"}))
+    @tools.tool(DESTROY, reads=frozenset({"status", "runs", "job"}))
     async def consolidate(
+        ctx: Context,
         action: Annotated[
-            Literal["status", "dry_run", "run", "runs", "revert"],
+            Literal["status", "dry_run", "run", "start", "job", "runs", "revert"],
             Field(
                 description="status: last run and what is pending; dry_run: what a run would "
-                "do, changing nothing; run: do it now; runs: the runs, newest first; revert: "
-                "undo the newest applied run, `id`."
+                "do, changing nothing; run: do it now; start: run it as a job, answer at "
+                "once; job: how far job `id` is (stage, done, total; the run when done); "
+                "runs: the runs, newest first; revert: undo the newest applied run, `id`."
             ),
         ] = "status",
-        id: Annotated[str | None, Field(description="revert: the run's id.")] = None,
+        id: Annotated[str | None, Field(description="revert: the run's id; job: the job's")] = None,
         store: Store = None,
     ) -> JSON:
         """Inspect, preview or run consolidation: the step that files recurring short-term
@@ -39,8 +53,16 @@ def register(tools: Tools) -> None:
             if id is None:
                 raise InvalidInput("consolidate revert needs the run's id")
             return await run(backend.revert_run, id, store=pick(store))
+        if action == "job":
+            if id is None:
+                raise InvalidInput("consolidate job needs the job's id (from action start)")
+            return await run(backend.consolidation_job, id, store=pick(store))
         if action == "status":
             return await run(backend.consolidation_status, store=pick(store))
+        if action == "start":
+            return await run(backend.consolidate, store=pick(store), dry_run=False, wait=False)
+        if action == "run" and _wants_progress(ctx):
+            return await _watched(ctx, backend, pick(store))
         return await run(backend.consolidate, store=pick(store), dry_run=action == "dry_run")
 
     @tools.tool(READ)
@@ -60,3 +82,37 @@ def register(tools: Tools) -> None:
         (never any content). Call it when the user asks what happened to their memory or who
         deleted something. Needs an admin token when the server has tokens."""
         return {"entries": await run(backend.audit, store=pick(store), limit=limit)}
+
+
+def _wants_progress(ctx: Context) -> bool:
+    """Whether the call came with a progress token (in a session)."""
+    try:
+        meta = ctx.request_context.meta
+    except ValueError:  # called in-process, outside a session
+        return False
+    return meta is not None and meta.progressToken is not None
+
+
+async def _watched(ctx: Context, backend: Backend, store: str | None) -> JSON:
+    """A run as a job, its progress sent as notifications; the run record when done.
+
+    MCP wants each notification's progress greater than the last: it counts
+    the stages seen (the n-th stage starts at n) plus the share of the
+    current one done; the message names the stage and its counts.
+    """
+    job = await run(backend.consolidate, store=store, dry_run=False, wait=False)
+    stages, seen = 0, None
+    while job["status"] in ("queued", "running"):
+        if job["stage"] and (job["stage"], job["done"], job["total"]) != seen:
+            if seen is None or job["stage"] != seen[0]:
+                stages += 1
+            seen = (job["stage"], job["done"], job["total"])
+            share = min(job["done"] / job["total"], 0.999) if job["total"] else 0.0
+            message = f"{job['stage']} {job['done']}/{job['total']}"
+            await ctx.report_progress(stages + share, None, message)
+        await anyio.sleep(POLL_SECONDS)
+        job = await run(backend.consolidation_job, job["id"], store=store)
+    if job["status"] == "failed":
+        error: dict[str, Any] = job["error"] or {}
+        raise error_from_wire(str(error.get("code")), str(error.get("message")))
+    return dict(job["run"])
