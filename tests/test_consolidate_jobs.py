@@ -37,7 +37,7 @@ def fill(c: httpx.Client, store: str, n: int = ENTRIES) -> None:
     items = [
         {
             "content": e.content,
-            "occurred_at": datetime.fromtimestamp(float(e.occurred_at), UTC).isoformat(),  # type: ignore[arg-type]
+            "occurred_at": datetime.fromtimestamp(float(e.occurred_at), UTC).isoformat(),
         }
         for e in corpus(n, 7, time.time() - 10 * DAY)
     ]
@@ -171,8 +171,8 @@ def test_mcp_stdio_run_sends_progress_notifications(
     fill(server.client(), store_name)
     notes: list[tuple[float, float | None, str | None]] = []
 
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        notes.append((value, total, message))
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
+        notes.append((progress, total, message))
 
     async def work(session: ClientSession) -> Any:
         return await session.call_tool(

@@ -82,7 +82,8 @@ def _run_on_server(remote: Any, store: str | None, dry_run: bool, show: Show) ->
     while job["status"] in ("queued", "running"):
         if job["stage"]:
             show(job["stage"], job["done"], job["total"])
-        time.sleep(POLL_SECONDS)
+        # Quickly until the run's first report, then at the pace of a display.
+        time.sleep(POLL_SECONDS if job["stage"] else POLL_SECONDS / 5)
         job = remote.call("GET", f"/consolidate/jobs/{quote(job['id'], safe='')}", store)
     if job["status"] == "failed":
         error = job.get("error") or {}

@@ -26,13 +26,11 @@ log = logging.getLogger("halls.consolidate")
 
 def release() -> None:
     """Clear the run's parse caches and give the freed heap back to the system."""
-    from halls.consolidate import standalone, voices
-    from halls.consolidate.judge import forms, reading, synonyms
+    from halls.consolidate import judge, standalone, voices
 
     voices.clear()
     standalone.clear()
-    for cached in (reading.parse, forms.snowball, synonyms.senses):
-        cached.cache_clear()
+    judge.clear_caches()
     trim = _malloc_trim()
     if trim is not None:
         trim(0)

@@ -226,7 +226,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     # between the statements of a cluster comes before the fact they make (a
     # third phrasing said between the other two): read again beside the facts
     # the run made, it is one more statement of one of them, or it waits.
-    for cand in progress.each("reading again", alone, 64):
+    for cand in progress.each("reading again", alone, 32):
         known = pool.nearest(cand.vector, NEAREST)
         # Only facts first said before it (what was said before a fact was
         # first said may be the value it replaced, read as the same), and

@@ -77,6 +77,7 @@ class Runner:
             caches.release()
 
     def _run(self, dry_run: bool) -> Run:
+        progress.report("reading", 0, 1)
         now = self.clock()
         self.store.fail_stale_runs(now)
         last = self.store.last_applied_run()
@@ -93,7 +94,6 @@ class Runner:
         if not dry_run:
             self.store.save_run(run)
         try:
-            progress.report("reading", 0, 1)
             inputs = self.read(now, since)
             plan = self.engine.plan(inputs)
             progress.report("retiring", 0, len(inputs.facts))

@@ -140,7 +140,7 @@ class Jobs:
             self._finish(state, None, JobError(code=exc.code, message=exc.message))
         except Exception:
             log.exception("consolidation job %s failed", state.id)
-            error = JobError(code="internal_error", message="internal error; see the halls log")
+            error = JobError(code="internal", message="internal error; see the server log")
             self._finish(state, None, error)
         else:
             self._finish(state, run, None)

@@ -46,7 +46,8 @@ def register(tools: Tools) -> None:
         forget flags (purging personal data for good). It runs by itself about every 20 hours,
         so use action=run only when the user asks for it, or right after flag_forget when
         something must go now. status, dry_run and runs change nothing; revert undoes a run
-        (not its purges)."""
+        (not its purges). A run over a large backlog takes a minute: action=start answers at
+        once with a job, and action=job with its id tells how far it is."""
         if action == "runs":
             return {"runs": await run(backend.list_runs, store=pick(store), limit=50)}
         if action == "revert":
