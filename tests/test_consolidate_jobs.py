@@ -24,6 +24,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
+from clock_server import free_port, serve
 from halls import Memory, Settings
 from halls.bench.consolidate import DAY, corpus
 from mcp_scenario import call, error
@@ -253,3 +254,25 @@ def test_cli_against_a_server_shows_its_jobs_progress(server: Any, store_name: s
     # --server-url is for a run; a subcommand refuses it.
     bad = _halls("consolidate", "--server-url", server.url, "runs")
     assert bad.returncode == 2 and "--server-url" in bad.stderr
+
+
+def test_a_failed_run_is_a_failed_job_with_its_error(tmp_path: Path, embedder: Any) -> None:
+    """The llm engine's endpoint is not there: the job fails with the run's error
+    (503's code), nothing changes, and the store is free for the next job."""
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    cfg = {"mode": "external", "engine": "llm", "model_url": url, "timeout_seconds": 5}
+    memory = Memory(Settings(data_dir=tmp_path / "data", consolidator=cfg), embedder=embedder)
+    with serve(memory) as server:
+        c = server.client
+        fill(c, "s", 120)
+        r = c.post("/consolidate/run", params={"store": "s"}, json={"wait": False})
+        assert r.status_code == 202, r.text
+        final = watch(c, r.json(), "s")[-1]
+        assert final["status"] == "failed" and final["run"] is None, final
+        assert final["error"]["code"] == "consolidation_failed"
+        assert "nothing changed" in final["error"]["message"]
+        assert "Traceback" not in final["error"]["message"]
+        assert c.get("/long", params={"store": "s"}).json() == []
+        again = c.post("/consolidate/run", params={"store": "s"}, json={"wait": False})
+        assert again.status_code == 202, again.text
+        watch(c, again.json(), "s")

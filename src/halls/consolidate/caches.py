@@ -19,9 +19,6 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
-import logging
-
-log = logging.getLogger("halls.consolidate")
 
 
 def release() -> None:
