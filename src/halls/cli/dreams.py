@@ -117,8 +117,9 @@ def consolidate_cmd(
     """
     ctx.obj = _settings(config, data_dir)
     if ctx.invoked_subcommand is not None:
-        if server_url or token:
-            raise click.UsageError("--server-url and --token apply to a run, not to a subcommand")
+        if server_url:
+            # (A token may come from the environment: HALLS_TOKEN is not a usage error.)
+            raise click.UsageError("--server-url applies to a run, not to a subcommand")
         return
     remote = _remote(ctx.obj, data_dir, server_url, token)
     if remote is not None:
