@@ -111,6 +111,7 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
     reach = max(cfg.related_threshold, cfg.cluster_threshold - REACH_MARGIN)
 
     def joins(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        progress.report("pairing", 0, len(a))  # the pairs' vectors: seconds at 10,000 entries
         # The judge reads a pair earlier statement first (a < b on ties).
         first = when[a] <= when[b]
         early, late = np.where(first, a, b), np.where(first, b, a)

@@ -2,11 +2,12 @@
 
 The runner sets a reporter for the run (``watching``); the steps that take
 time call ``report(stage, done, total)`` as they go: reading, extracting,
-embedding, clustering, judging, candidates, reconciling, applying. A
-context variable rather than an argument: the loops that take time sit
-several calls below the runner (engine, plan, candidates, cluster, judge),
-and threading a parameter through each would change every signature on the
-way for something none of them decides with. Reporting never changes what
+embedding, clustering, pairing, parsing, judging, candidates, reconciling,
+applying (docs/http-api.md lists them all). A context variable rather
+than an argument: the loops that take time sit several calls below the
+runner (engine, plan, candidates, cluster, judge), and threading a
+parameter through each would change every signature on the way for
+something none of them decides with. Reporting never changes what
 a run decides; without a reporter a report is one lookup.
 
 A reporter is called from the run's own thread, often (every block of a
