@@ -272,6 +272,16 @@ def bench_consolidate(entries: int, seed: int, out: Path | None) -> None:
         f"{result['ingest_seconds']} s"
     )
     click.echo("actions: " + ", ".join(f"{k} {v}" for k, v in result["actions"].items()))
+    click.echo(
+        f"first progress after {result['first_progress_seconds']} s; longest wait between "
+        f"two: {result['longest_gap_seconds']} s ({result['longest_gap_between']})"
+    )
+    rss = result["rss_mb"]
+    if rss is not None:
+        click.echo(
+            f"resident memory: {rss['before']} MB before, {rss['peak']} MB at the peak, "
+            f"{rss['after']} MB after"
+        )
     if out is not None:
         out.write_text(json.dumps(result, indent=2) + "\n", encoding="utf-8")
         click.echo(f"wrote {out}", err=True)

@@ -3,6 +3,10 @@
 from __future__ import annotations
 
 import json
+import sys
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 from urllib.parse import quote
@@ -29,8 +33,68 @@ def _print_run(run: Any, as_json: bool) -> None:
         click.echo(f"  note: {note}")
 
 
+Show = Callable[[str, int, int], None]
+POLL_SECONDS = 0.25  # how often a run on a server is asked how far it is
+LINE_SECONDS = 1.0  # without a terminal: a line per stage, and at most one a second
+
+
+@contextmanager
+def _progress() -> Iterator[Show]:
+    """A ``(stage, done, total)`` reporter shown on stderr: a rich progress bar on a
+    terminal, else plain lines (a log, a pipe)."""
+    from rich.console import Console
+
+    console = Console(stderr=True)
+    if not console.is_terminal:
+        last: list[Any] = ["", 0.0]  # the stage of the last line, and when
+
+        def line(stage: str, done: int, total: int) -> None:
+            now = time.monotonic()
+            if stage != last[0] or now - last[1] >= LINE_SECONDS:
+                last[:] = [stage, now]
+                print(f"consolidating: {stage} {done}/{total}", file=sys.stderr, flush=True)
+
+        yield line
+        return
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TimeElapsedColumn
+
+    columns = (
+        "[progress.description]{task.description}",
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+    )
+    with Progress(*columns, console=console, transient=True) as bar:
+        task = bar.add_task("starting", total=None)
+
+        def show(stage: str, done: int, total: int) -> None:
+            bar.update(task, description=stage, completed=done, total=total or None)
+
+        yield show
+
+
+def _run_on_server(remote: Any, store: str | None, dry_run: bool, show: Show) -> Any:
+    """A run as a job of the server (``POST /consolidate/run`` with wait false), its
+    progress polled; the run record when done."""
+    from halls.client import error_from_wire
+    from halls.models import Run
+
+    job = remote.call("POST", "/consolidate/run", store, {"dry_run": dry_run, "wait": False})
+    while job["status"] in ("queued", "running"):
+        if job["stage"]:
+            show(job["stage"], job["done"], job["total"])
+        # Quickly until the run's first report, then at the pace of a display.
+        time.sleep(POLL_SECONDS if job["stage"] else POLL_SECONDS / 5)
+        job = remote.call("GET", f"/consolidate/jobs/{quote(job['id'], safe='')}", store)
+    if job["status"] == "failed":
+        error = job.get("error") or {}
+        raise error_from_wire(str(error.get("code")), str(error.get("message")))
+    return Run.model_validate(job["run"])
+
+
 @main.group("consolidate", invoke_without_command=True)
 @_common
+@_server
 @click.option("--store", help="Store name (default: the configured store).")
 @click.option("--dry-run", is_flag=True, help="Show the plan; change nothing.")
 @click.option("--json", "as_json", is_flag=True, help="Print the run record as JSON.")
@@ -39,15 +103,33 @@ def consolidate_cmd(
     ctx: click.Context,
     config: Path | None,
     data_dir: Path | None,
+    server_url: str | None,
+    token: str | None,
     store: str | None,
     dry_run: bool,
     as_json: bool,
 ) -> None:
-    """Run the consolidator on a store now (or `runs`, `review`, `apply`, `revert RUN_ID`)."""
+    """Run the consolidator on a store now (or `runs`, `review`, `apply`, `revert RUN_ID`).
+
+    The run's progress (its stage, items done of the stage's total) shows on
+    stderr: a progress bar on a terminal, else a line per stage and at most
+    one a second. When a server answers (`--server-url`, else the configured
+    one) the run is its job; else it runs here, on the data directory.
+    """
     ctx.obj = _settings(config, data_dir)
-    if ctx.invoked_subcommand is None:
-        with _memory(ctx.obj) as memory:
-            _print_run(memory.consolidate(store=store, dry_run=dry_run), as_json)
+    if ctx.invoked_subcommand is not None:
+        if server_url:
+            # (A token may come from the environment: HALLS_TOKEN is not a usage error.)
+            raise click.UsageError("--server-url applies to a run, not to a subcommand")
+        return
+    remote = _remote(ctx.obj, data_dir, server_url, token)
+    if remote is not None:
+        with remote, _translated(), _progress() as show:
+            run = _run_on_server(remote, store, dry_run, show)
+    else:
+        with _memory(ctx.obj) as memory, _progress() as show:
+            run = memory.consolidate(store=store, dry_run=dry_run, progress=show)
+    _print_run(run, as_json)
 
 
 @consolidate_cmd.command("runs")

@@ -17,7 +17,7 @@ from datetime import datetime
 import numpy as np
 
 from halls.consolidate import briefs as briefs_mod
-from halls.consolidate import standalone
+from halls.consolidate import progress, standalone
 from halls.consolidate.cluster import ALIKE, APART, JOIN, cluster, medoid
 from halls.consolidate.distill import Unit
 from halls.consolidate.engine import Inputs, Plan
@@ -128,6 +128,7 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
     reach = max(cfg.related_threshold, cfg.cluster_threshold - REACH_MARGIN)
 
     def joins(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        progress.report("pairing", 0, len(a))  # the pairs' vectors: seconds at 10,000 entries
         # The judge reads a pair earlier statement first (a < b on ties).
         first = when[a] <= when[b]
         early, late = np.where(first, a, b), np.where(first, b, a)
@@ -199,6 +200,7 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
     ]
     fallback = briefs_mod.nearest(unmatched, [vectors[m] for m in clusters]) if unmatched else {}
     for n, members in enumerate(clusters):
+        progress.report("candidates", n, len(clusters))
         group = [units[i] for i in members]
         texts = [u.content for u in group]
         topics = [u.topic for u in group]

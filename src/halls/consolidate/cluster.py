@@ -31,6 +31,8 @@ from collections.abc import Callable
 
 import numpy as np
 
+from halls.consolidate import progress
+
 JOIN, APART = 1, -1  # answers of ``joins`` beside 0 (neither)
 # ... and: the two read as the same, but not surely enough to link them; they
 # may share a cluster that links each of them to its seed.
@@ -48,7 +50,9 @@ def neighbours(
     count: list[int] = []
     for start in range(0, len(vectors), BLOCK):
         sims = vectors[start : start + BLOCK] @ vectors.T
-        for row in sims:
+        for k, row in enumerate(sims):
+            if k % 256 == 0:  # a block of rows takes a second on a busy machine
+                progress.report("clustering", start + k, len(vectors))
             near = np.flatnonzero(row >= threshold)
             out.append(near[np.argsort(-row[near], kind="stable")])
             count.append(len(near) if dense is None else int((row[near] >= dense).sum()))

@@ -35,6 +35,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
 
+from halls.consolidate import progress
 from halls.consolidate.extract import statements
 from halls.consolidate.segment import sentences
 from halls.consolidate.speaker import USER, speaker_of
@@ -81,7 +82,7 @@ class LocalExtractor:
 
     def extract(self, batch: Sequence[Utterance]) -> list[list[str]]:
         out: list[list[str]] = []
-        for n, u in enumerate(batch):
+        for n, u in enumerate(progress.each("extracting", batch)):
             # A speaker's turn right before is where a "she" may be named.
             last = batch[n - 1] if n else None
             same = last is not None and u.speaker is not None and last.speaker == u.speaker

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 import numpy as np
 
 from halls.consolidate import briefs as briefs_mod
-from halls.consolidate import dates
+from halls.consolidate import dates, progress
 from halls.consolidate.candidates import Candidate, find_candidates
 from halls.consolidate.engine import Inputs, Plan, Proposal
 from halls.consolidate.evidence import evidence_count, evidence_score
@@ -174,7 +174,9 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             return
         consumed.update(cand.ids)
 
-    for cand in sorted(find_candidates(inputs, plan, decider.judge), key=lambda c: c.last_seen):
+    found = sorted(find_candidates(inputs, plan, decider.judge), key=lambda c: c.last_seen)
+    for n, cand in enumerate(found):
+        progress.report("reconciling", n, len(found))
         verdict = decider.reconcile(cand, pool.nearest(cand.vector, NEAREST), pool.texts)
         d = verdict.decision
         made = created.get(d.target_id or "")
@@ -224,7 +226,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     # between the statements of a cluster comes before the fact they make (a
     # third phrasing said between the other two): read again beside the facts
     # the run made, it is one more statement of one of them, or it waits.
-    for cand in alone:
+    for cand in progress.each("reading again", alone, 32):
         known = pool.nearest(cand.vector, NEAREST)
         # Only facts first said before it (what was said before a fact was
         # first said may be the value it replaced, read as the same), and

@@ -13,12 +13,13 @@ the runner reads its inputs, and the edges an age-out deletes, for it.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
+from typing import overload
 
 import numpy as np
 
 from halls.config import ConsolidatorSettings, RecallSettings
-from halls.consolidate import apply, distill, reasons, review
+from halls.consolidate import apply, caches, distill, progress, reasons, review
 from halls.consolidate.distill import Extractor, LocalExtractor
 from halls.consolidate.engine import Engine, EngineUnavailable, Inputs, Proposal
 from halls.consolidate.retire import retirements
@@ -38,6 +39,7 @@ from halls.store.base import Store
 
 log = logging.getLogger("halls.consolidate")
 Embed = Callable[[list[str]], np.ndarray]
+EMBED_BLOCK = 256  # texts embedded between two progress reports (~0.5 s on two cores)
 
 
 class Runner:
@@ -50,6 +52,7 @@ class Runner:
         clock: Callable[[], float],
         recall: RecallSettings | None = None,
         extractor: Extractor | None = None,
+        progress: progress.Reporter | None = None,
     ) -> None:
         self.store = store
         self.engine = engine
@@ -59,16 +62,21 @@ class Runner:
         # How strength decays (for retiring faded facts): recall's own curve.
         self.recall = recall or RecallSettings()
         self.extractor: Extractor = extractor or LocalExtractor()
+        # Told the stage and its done / total counts as the run goes (``progress``).
+        self.progress = progress
 
     def run(self, *, dry_run: bool = False) -> Run:
         if not self.store.try_lock_consolidation():
             raise Conflict(f"a consolidation run for store '{self.store.name}' is in progress")
         try:
-            return self._run(dry_run)
+            with progress.watching(self.progress):
+                return self._run(dry_run)
         finally:
             self.store.unlock_consolidation()
+            caches.release()
 
     def _run(self, dry_run: bool) -> Run:
+        progress.report("reading", 0, 1)
         now = self.clock()
         self.store.fail_stale_runs(now)
         last = self.store.last_applied_run()
@@ -87,6 +95,7 @@ class Runner:
         try:
             inputs = self.read(now, since)
             plan = self.engine.plan(inputs)
+            progress.report("retiring", 0, len(inputs.facts))
             plan.proposals += retirements(
                 inputs.facts,
                 plan.proposals,
@@ -96,6 +105,7 @@ class Runner:
                 self.cfg.retire_below,
             )
             self._embed_missing(plan.proposals)
+            progress.report("materialising", 0, len(plan.proposals))
             actions, changes, purge = self.materialise(plan.proposals, inputs, now)
         except EngineUnavailable as exc:
             return self._fail(run, dry_run, f"the {self.engine.name} engine is unavailable: {exc}")
@@ -117,7 +127,9 @@ class Runner:
             self.store.save_run(run)
             return run
         run.status = "done"
-        self.store.apply_changes(changes, run)
+        # Reported as the store walks the changes, within its one transaction.
+        self.store.apply_changes(_Counted(changes, "applying"), run)
+        progress.report("applying", len(changes), len(changes))
         if purge["facts"]:
             try:
                 self.store.purge(**purge)
@@ -200,7 +212,7 @@ class Runner:
         """A vector per unit: the entry's stored one when the text is the entry's, else embedded."""
         dim = vectors.shape[1] if vectors.ndim == 2 and len(vectors) else 0
         todo = [n for n, u in enumerate(units) if u.row is None]
-        fresh = self.embed([units[n].content for n in todo]) if todo else None
+        fresh = self._embed_counted([units[n].content for n in todo]) if todo else None
         if fresh is not None and len(fresh):
             dim = fresh.shape[1]
         out = np.zeros((len(units), dim), dtype=np.float32)
@@ -211,10 +223,21 @@ class Runner:
             out[todo] = fresh
         return out
 
+    def _embed_counted(self, texts: list[str]) -> np.ndarray:
+        """``embed(texts)`` in blocks, reporting each: a backlog of rewritten statements
+        takes seconds to embed. (The default ONNX embedder embeds one text at a time,
+        so blocks give the same vectors.)"""
+        parts = []
+        for start in range(0, len(texts), EMBED_BLOCK):
+            progress.report("embedding", start, len(texts))
+            parts.append(self.embed(texts[start : start + EMBED_BLOCK]))
+        progress.report("embedding", len(texts), len(texts))
+        return np.concatenate(parts)
+
     def _embed_missing(self, proposals: list[Proposal]) -> None:
         todo = [p for p in proposals if p.text is not None and p.vector is None]
         if todo:
-            for p, v in zip(todo, self.embed([p.text for p in todo]), strict=True):  # type: ignore[misc]
+            for p, v in zip(todo, self._embed_counted([p.text for p in todo]), strict=True):  # type: ignore[misc]
                 p.vector = v
 
     # -- plan -> actions and changes --
@@ -223,6 +246,26 @@ class Runner:
         self, proposals: list[Proposal], inputs: Inputs, now: float
     ) -> tuple[list[Action], list[ch.Change], dict[str, list[str]]]:
         return apply.materialise(proposals, inputs, now, review.aged_edges(self.store, proposals))
+
+
+class _Counted(Sequence[ch.Change]):
+    """A run's changes, reporting every 100th as the store walks them."""
+
+    def __init__(self, changes: list[ch.Change], stage: str) -> None:
+        self._changes, self._stage = changes, stage
+
+    def __len__(self) -> int:
+        return len(self._changes)
+
+    @overload
+    def __getitem__(self, i: int) -> ch.Change: ...
+    @overload
+    def __getitem__(self, i: slice) -> Sequence[ch.Change]: ...
+    def __getitem__(self, i: int | slice) -> ch.Change | Sequence[ch.Change]:
+        return self._changes[i]
+
+    def __iter__(self) -> Iterator[ch.Change]:
+        return progress.each(self._stage, self._changes, 100)
 
 
 def operator_purge(store: Store, fact: LongFact, now: float) -> Run:

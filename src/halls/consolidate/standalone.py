@@ -46,7 +46,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from halls import nlp
-from halls.consolidate import voices
+from halls.consolidate import progress, voices
 
 if TYPE_CHECKING:
     from spacy.tokens import Doc, Token
@@ -71,6 +71,9 @@ def read(texts: Sequence[str]) -> list[Reading]:
         todo = [t for t in dict.fromkeys(texts) if t not in _cache]
         if len(_cache) + len(todo) > _CACHE_SIZE:
             _cache.clear()
+        if todo and not nlp.pipeline.cache_info().currsize:
+            # Seconds, once a process: a stage of its own for whoever watches.
+            progress.report("loading the English parser", 0, 1)
         docs = nlp.pipeline().pipe(todo, batch_size=256) if todo else iter(())
         for text, doc in zip(todo, docs, strict=True):
             _cache[text] = Reading(_unresolved(doc) or voices.one_off_request(doc), _lasting(doc))
@@ -80,6 +83,12 @@ def read(texts: Sequence[str]) -> list[Reading]:
 _CACHE_SIZE = 100_000
 _cache: dict[str, Reading] = {}
 _lock = threading.Lock()
+
+
+def clear() -> None:
+    """Forget the readings (``halls.consolidate.caches``: when a run ends)."""
+    with _lock:
+        _cache.clear()
 
 
 def _role(token: Token) -> str:

@@ -35,6 +35,11 @@ def _parse(sentence: str) -> Doc:
     return nlp.pipeline()(sentence)
 
 
+def clear() -> None:
+    """Forget the parses (``halls.consolidate.caches``: when a run ends)."""
+    _parse.cache_clear()
+
+
 def _bare_verb(doc: Doc) -> Token | None:
     """The root of a sentence whose main verb is bare and has no subject, else None."""
     root = next((t for t in doc if t.dep_ == "ROOT"), None)

@@ -80,7 +80,11 @@ class Backend(Protocol):
         noise: list[str] | None = None,
     ) -> JSON: ...
     def flag_forget(self, id: str, reason: str, *, store: str | None) -> JSON: ...
-    def consolidate(self, *, store: str | None, dry_run: bool) -> JSON: ...
+    def consolidate(self, *, store: str | None, dry_run: bool, wait: bool = True) -> JSON:
+        """The run record; ``wait`` False: the job that runs it, started."""
+        ...
+
+    def consolidation_job(self, id: str, *, store: str | None) -> JSON: ...
     def consolidation_status(self, *, store: str | None) -> JSON: ...
     def list_loops(self, *, store: str | None, status: str | None, limit: int) -> list[JSON]: ...
     def stats(self, *, store: str | None) -> JSON: ...
@@ -207,8 +211,12 @@ class LocalBackend:
     def flag_forget(self, id: str, reason: str, *, store: str | None) -> JSON:
         return _json(self.memory.flag_forget(id, reason, store=store))
 
-    def consolidate(self, *, store: str | None, dry_run: bool) -> JSON:
-        return _json(self.memory.consolidate(store=store, dry_run=dry_run))
+    def consolidate(self, *, store: str | None, dry_run: bool, wait: bool = True) -> JSON:
+        start = self.memory.consolidate if wait else self.memory.start_consolidation
+        return _json(start(store=store, dry_run=dry_run))
+
+    def consolidation_job(self, id: str, *, store: str | None) -> JSON:
+        return _json(self.memory.consolidation_job(id, store=store))
 
     def consolidation_status(self, *, store: str | None) -> JSON:
         return _json(self.memory.consolidation_status(store=store))
@@ -406,8 +414,11 @@ class RemoteBackend:
         body = {"reason": reason}
         return self._call("POST", f"/long/{_segment(id)}/forget", store, body)
 
-    def consolidate(self, *, store: str | None, dry_run: bool) -> JSON:
-        return self._call("POST", "/consolidate/run", store, {"dry_run": dry_run})
+    def consolidate(self, *, store: str | None, dry_run: bool, wait: bool = True) -> JSON:
+        return self._call("POST", "/consolidate/run", store, {"dry_run": dry_run, "wait": wait})
+
+    def consolidation_job(self, id: str, *, store: str | None) -> JSON:
+        return self._call("GET", f"/consolidate/jobs/{_segment(id)}", store)
 
     def consolidation_status(self, *, store: str | None) -> JSON:
         return self._call("GET", "/consolidate/status", store)

@@ -10,6 +10,7 @@ from halls.service.access import Action, Grant, Tokens
 from halls.service.archive import ImportReport, archive_encrypted
 from halls.service.audit import AuditLog, acting_as
 from halls.service.dreams import RunOutcomes
+from halls.service.jobs import JOB_ID, Job
 from halls.service.memory import Memory
 from halls.service.migrate import Copied, Place, migrate_stores
 from halls.service.session import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
@@ -28,6 +29,8 @@ __all__ = [
     "ContextBlock",
     "Copied",
     "ImportReport",
+    "JOB_ID",
+    "Job",
     "Memory",
     "Place",
     "RecordTexts",

@@ -22,6 +22,7 @@ from halls.models import Run, check_id, check_page, check_run_id, to_datetime
 from halls.service.stores import Stores
 
 Embed = Callable[[list[str]], np.ndarray]
+Reporter = Callable[[str, int, int], None]  # (stage, done, total): halls.consolidate.progress
 
 
 class RunOutcomes:
@@ -68,14 +69,23 @@ class Dreams:
 
         return HeuristicEngine()
 
-    def consolidate(self, *, store: str | None = None, dry_run: bool = False) -> Run:
-        """Run the consolidator on a store now; a dry run returns the plan, changes nothing."""
+    def consolidate(
+        self, *, store: str | None = None, dry_run: bool = False, progress: Reporter | None = None
+    ) -> Run:
+        """Run the consolidator on a store now; a dry run returns the plan, changes nothing.
+        ``progress(stage, done, total)`` is told how far the run is as it goes."""
         from halls.consolidate.runner import Runner
 
         cfg = self.settings.consolidator
         s = self._stores.embedded(store)
         runner = Runner(
-            s, self._consolidation_engine(), cfg, self._embed, self.clock, self.settings.recall
+            s,
+            self._consolidation_engine(),
+            cfg,
+            self._embed,
+            self.clock,
+            self.settings.recall,
+            progress=progress,
         )
         try:
             run = runner.run(dry_run=dry_run)

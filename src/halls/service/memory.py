@@ -10,7 +10,8 @@ several objects to call where the design promises one.
 - ``Records`` (``records.py``): short-term, open loops, journal, long-term, briefs;
 - the recall pipeline (``recall.py``) and the session-start block (``session.py``);
 - ``Dreams`` (``dreams.py``): consolidation runs, and the ``Scheduler``
-  (``scheduler.py``) that runs them on a timer, started by ``start_background``.
+  (``scheduler.py``) that runs them on a timer, started by ``start_background``;
+- ``Jobs`` (``jobs.py``): runs started now and watched as they go (progress).
 
 Every public method takes a ``store`` name (``None`` = the configured default
 store). Ids, times and embeddings are stamped here, never by the store.
@@ -35,7 +36,7 @@ import numpy as np
 
 from halls.config import Settings
 from halls.embed import Embedder, build_embedder, fingerprint
-from halls.errors import InvalidInput
+from halls.errors import Conflict, InvalidInput
 from halls.models import (
     RECALL_TIERS,
     RETRIEVERS,
@@ -63,6 +64,7 @@ from halls.service.archive import Archives, ImportReport, Progress
 from halls.service.audit import AuditLog
 from halls.service.dreams import Dreams, RunOutcomes
 from halls.service.erase import Erasure
+from halls.service.jobs import Job, Jobs
 from halls.service.recall import search
 from halls.service.records import Records, check_category
 from halls.service.reinforce import Reinforcer
@@ -116,6 +118,7 @@ class Memory:
         self._erasure = Erasure(self._stores, self._dreams)
         self.audit = AuditLog(self.settings.data_dir)
         self._scheduler: Scheduler | None = None
+        self._jobs = Jobs(clock)
 
     # -- composition --
 
@@ -141,10 +144,12 @@ class Memory:
             self._scheduler.start()
 
     def close(self) -> None:
-        """Stop the consolidation timer (letting a run finish), then close every store."""
+        """Stop the consolidation timer and let runs (and jobs) finish, then close every
+        store."""
         if self._scheduler is not None:
             self._scheduler.stop()
             self._scheduler = None
+        self._jobs.wait()
         self._reinforcer.close()
         self._stores.close()
 
@@ -647,12 +652,36 @@ class Memory:
 
     # -- consolidation ("dreaming") --
 
-    def consolidate(self, *, store: str | None = None, dry_run: bool = False) -> Run:
-        """Run the consolidator on a store now; a dry run returns the plan, changes nothing."""
+    def consolidate(
+        self,
+        *,
+        store: str | None = None,
+        dry_run: bool = False,
+        progress: Callable[[str, int, int], None] | None = None,
+    ) -> Run:
+        """Run the consolidator on a store now; a dry run returns the plan, changes nothing.
+        ``progress(stage, done, total)`` is told how far the run is as it goes."""
         # Strength decays from the recalls counted so far: write them first.
         self._reinforcer.flush(self._stores.name(store))
-        run = self._dreams.consolidate(store=store, dry_run=dry_run)
+        run = self._dreams.consolidate(store=store, dry_run=dry_run, progress=progress)
         return run if dry_run else self._logged(store, "consolidate.run", run)
+
+    def start_consolidation(self, *, store: str | None = None, dry_run: bool = False) -> Job:
+        """Start a consolidation run as a job (``halls.service.jobs``) and answer at once;
+        ``consolidation_job`` tells how far it is, and its run record when done."""
+        s = self._stores.embedded(store)  # an unknown store fails here, not in the job
+        if s.consolidation_locked():
+            raise Conflict(f"a consolidation run for store '{s.name}' is in progress")
+        name = s.name
+        return self._jobs.start(
+            name,
+            dry_run,
+            lambda report: self.consolidate(store=name, dry_run=dry_run, progress=report),
+        )
+
+    def consolidation_job(self, id: str, *, store: str | None = None) -> Job:
+        """A consolidation job of this process: its status, stage, done / total, result."""
+        return self._jobs.get(id, self._stores.name(store))
 
     def list_runs(self, *, store: str | None = None, limit: int = 50, offset: int = 0) -> list[Run]:
         """Consolidation run records, newest first."""

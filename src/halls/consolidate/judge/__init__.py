@@ -28,6 +28,17 @@ from halls.consolidate.judge.protocol import (
     same_change,
 )
 
+
+def clear_caches() -> None:
+    """Forget the parses, stems and senses read so far (``halls.consolidate.caches``:
+    a run clears them as it ends). A text read again reads the same: its words keep
+    their ids in ``reading``'s vocabulary."""
+    from halls.consolidate.judge import forms, reading, synonyms
+
+    for cached in (reading.parse, forms.snowball, synonyms.senses):
+        cached.cache_clear()
+
+
 __all__ = [
     "CROSS_BUDGET",
     "LABELS",
@@ -41,6 +52,7 @@ __all__ = [
     "LocalJudge",
     "Pair",
     "Readings",
+    "clear_caches",
     "default_judge",
     "read",
     "restates_change",

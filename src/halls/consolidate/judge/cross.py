@@ -25,7 +25,10 @@ from typing import Protocol
 
 import numpy as np
 
+from halls.consolidate import progress
+
 MODEL = "data/cross.onnx"
+BLOCK = 64  # pairs read between two progress reports (~0.1 s on two cores)
 # Checked by tests/test_judge_cross.py; re-pinned by hand after a deliberate
 # retrain (scripts/train_cross.py), so a changed file never goes unnoticed.
 MODEL_SHA256 = "02bd8dc7276ce5d077c74df1d2aa4db7dab1b934d8d18f2352af8a05e309032e"
@@ -66,10 +69,18 @@ class CrossReader:
             return np.zeros((0, N_LABELS), dtype=np.float32)
         encodings = self._tokenizer.encode_batch(list(pairs))
         items = [(e.ids, e.type_ids) for e in encodings]
-        if len(items) < 4 or self._threads == 1:
-            rows = [self._run(i) for i in items]
-        else:
-            rows = self._workers.map(self._run, items)
+        rows: list[np.ndarray] = []
+        # In blocks, each reported (a run's 1,500 pairs take seconds; a few
+        # pairs of one reconciliation are not worth a report): one pair per
+        # run, so the blocks read as the whole would.
+        for start in range(0, len(items), BLOCK):
+            if len(items) > BLOCK:
+                progress.report("cross-encoding", start, len(items))
+            block = items[start : start + BLOCK]
+            if len(block) < 4 or self._threads == 1:
+                rows += [self._run(i) for i in block]
+            else:
+                rows += self._workers.map(self._run, block)
         return np.stack(rows)
 
     def _run(self, item: tuple[list[int], list[int]]) -> np.ndarray:

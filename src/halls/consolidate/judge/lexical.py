@@ -18,6 +18,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from halls.consolidate import progress
 from halls.consolidate.judge import quantities, shortenings, synonyms
 from halls.consolidate.judge.columns import CHANGE_B, N_LEXICAL, NEG_B, RETRACT_B, SAME_VALUES
 from halls.consolidate.judge.flags import N_FLAGS
@@ -103,7 +104,7 @@ class Statements:
     def __init__(self, texts: Sequence[str], vectors: np.ndarray | None = None) -> None:
         self.texts = list(texts)
         self.vectors = vectors
-        parsed = [parse(t) for t in texts]
+        parsed = [parse(t) for t in progress.each("parsing", texts)]
         self.words = _pad(parsed, -1)
         self.senses = [p.senses for p in parsed]
         self.numbers = [p.numbers for p in parsed]

@@ -22,6 +22,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from halls.consolidate import progress
 from halls.consolidate.judge import mlp, rules
 from halls.consolidate.judge.columns import CHANGE_B, NEG_B, RETRACT_B, SAME_VALUES
 from halls.consolidate.judge.cross import Reader, default_reader
@@ -96,7 +97,7 @@ class LocalJudge:
         statements = Statements(texts)
         parts = [
             self._read(statements, vectors, a[s : s + BATCH], b[s : s + BATCH], "cluster")
-            for s in range(0, len(a), BATCH)
+            for s in progress.counted("judging", range(0, len(a), BATCH), len(a))
         ] or [self._read(statements, vectors, a, b, "cluster")]
         out = Readings(
             np.concatenate([r.probabilities for r in parts]),
