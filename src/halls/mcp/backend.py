@@ -39,7 +39,13 @@ __all__ = ["Backend", "LocalBackend", "RemoteBackend", "error_from_wire"]
 
 class Backend(Protocol):
     def remember(
-        self, content: str, *, store: str | None, topic: str | None, pinned: bool
+        self,
+        content: str,
+        *,
+        store: str | None,
+        topic: str | None,
+        pinned: bool,
+        importance: float | str | None = None,
     ) -> JSON: ...
     def add_loop(
         self,
@@ -123,8 +129,19 @@ class LocalBackend:
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
 
-    def remember(self, content: str, *, store: str | None, topic: str | None, pinned: bool) -> JSON:
-        return _json(self.memory.remember(content, store=store, topic=topic, pinned=pinned))
+    def remember(
+        self,
+        content: str,
+        *,
+        store: str | None,
+        topic: str | None,
+        pinned: bool,
+        importance: float | str | None = None,
+    ) -> JSON:
+        entry = self.memory.remember(
+            content, store=store, topic=topic, pinned=pinned, importance=importance
+        )
+        return _json(entry)
 
     def add_loop(
         self,
@@ -316,8 +333,16 @@ class RemoteBackend:
     def close(self) -> None:
         self._http.close()
 
-    def remember(self, content: str, *, store: str | None, topic: str | None, pinned: bool) -> JSON:
-        body = {"content": content, "topic": topic, "pinned": pinned}
+    def remember(
+        self,
+        content: str,
+        *,
+        store: str | None,
+        topic: str | None,
+        pinned: bool,
+        importance: float | str | None = None,
+    ) -> JSON:
+        body = {"content": content, "topic": topic, "pinned": pinned, "importance": importance}
         return self._call("POST", "/short", store, body)
 
     def add_loop(
