@@ -64,6 +64,34 @@ def test_migration_5_makes_the_edges_the_sources_in_unix_seconds(tmp_path: Path)
     store.close()
 
 
+def test_migration_9_adds_importance_unset_to_existing_records(tmp_path: Path) -> None:
+    """m009: a store from before importance opens, its records read back unset,
+    and a new entry keeps the importance it is given."""
+    path = tmp_path / "old.sqlite3"
+    db = _at_version(path, 8)
+    db.execute(
+        "INSERT INTO short(id, content, created_at, occurred_at) VALUES ('s_old', 'x', ?, ?)",
+        (T0, T0),
+    )
+    db.execute(
+        "INSERT INTO near(id, intent, trigger_type, status, created_at, occurred_at) "
+        "VALUES ('n_old', 'y', 'manual', 'open', ?, ?)",
+        (T0, T0),
+    )
+    db.close()
+
+    store = SQLiteStore(path, "old")
+    assert store._db.reader().execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    old = store.get_short("s_old")
+    assert old is not None and old.importance is None
+    loop = store.get_loop("n_old")
+    assert loop is not None and loop.importance is None
+    assert store.update_short(old.model_copy(update={"importance": 0.75}), None)
+    again = store.get_short("s_old")
+    assert again is not None and again.importance == 0.75
+    store.close()
+
+
 def test_a_file_that_is_not_a_database_is_store_unavailable(tmp_path: Path) -> None:
     """sqlite3 errors never leave the store: a garbage file opens as StoreUnavailable."""
     (tmp_path / "junk.sqlite3").write_bytes(b"not a database at all" * 200)
