@@ -140,19 +140,24 @@ NOTES = [
     "The payments service deploy pipeline posts to the releases channel",
     "The payments service deploy runs database migrations first",
 ]
-CRITICAL = "Never deploy the payments service during the Friday settlement window"
+# Less like the query than every note: last among the hits even with its ranking factor.
+CRITICAL = "Nothing ships on Fridays: the settlement window is frozen"
 
 
 @pytest.mark.parametrize("importance", [None, "critical"])
 def test_context_keeps_the_critical_memory_under_a_tight_budget(
     server: LiveServer, store_name: str, importance: str | None
 ) -> None:
-    """Under a budget for two memories, the critical one is in; unmarked, it is not."""
+    """Under a budget for three of five memories, the critical one is in although it ranks
+    last; unmarked, it is not."""
     c = server.client()
     for note in NOTES:
         _write(c, store_name, note)
     warning = _write(c, store_name, CRITICAL, importance=importance)["id"]
-    body = {"query": "how does the payments service deploy?", "budget_tokens": 50}
+    query = "how does the payments service deploy?"
+    hits = c.post("/search", params={"store": store_name}, json={"query": query}).json()
+    assert [h["id"] for h in hits["results"]][-1] == warning
+    body = {"query": query, "budget_tokens": 50}
     r = c.post("/context", params={"store": store_name}, json=body)
     assert r.status_code == 200, r.text
     block = r.json()
