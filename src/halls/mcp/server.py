@@ -59,8 +59,9 @@ def _lean(schema: Any) -> Any:
 
     Pydantic titles each property after its own name, types an enum of
     strings as a string, and spells an optional argument as ``anyOf: [type,
-    null]`` with ``default: null``; an argument left out means the same. Only the schema listed to clients changes: the
-    SDK still validates calls against the function's own signature.
+    null]`` with ``default: null``; an argument left out means the same.
+    Only the schema listed to clients changes: the SDK still validates calls
+    against the function's own signature.
     """
     if isinstance(schema, list):
         return [_lean(s) for s in schema]
