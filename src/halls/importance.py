@@ -39,12 +39,9 @@ def parse_importance(value: Any, field: str = "importance") -> float | None:
     """A number in [0, 1] or a level name, as a number; ``None`` stays unset."""
     if value is None:
         return None
-    if isinstance(value, str):
-        if value in LEVEL_VALUE:
-            return LEVEL_VALUE[value]
-        raise InvalidInput(
-            f"{field} must be a number from 0 to 1 or one of {', '.join(IMPORTANCE_LEVELS)}"
-        )
+    if isinstance(value, str) and value in LEVEL_VALUE:
+        return LEVEL_VALUE[value]
+    # Not "0.5" nor true: a level's name or a JSON number, as the schema says.
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise InvalidInput(
             f"{field} must be a number from 0 to 1 or one of {', '.join(IMPORTANCE_LEVELS)}"
