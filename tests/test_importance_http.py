@@ -19,7 +19,7 @@ from mcp import ClientSession
 from conftest import LiveServer
 from halls import Memory, Settings
 from halls.cli import main
-from mcp_scenario import call, error, over_http
+from mcp_scenario import call, error, over_http, over_stdio
 
 # One statement, written three times: every signal but importance is equal.
 SAME = "The staging cluster is rebuilt from the ops repository every Monday"
@@ -182,8 +182,12 @@ def test_export_and_import_keep_importance(server: LiveServer, store_name: str) 
     assert c.get(f"/near/{loop['id']}", params=target).json()["importance"] == 0.25
 
 
-def test_mcp_remember_takes_importance(server: LiveServer, store_name: str) -> None:
-    """The official MCP client: remember stores a level or a number; a bad one is a tool error."""
+@pytest.mark.parametrize("via", ["http", "stdio proxy"])
+def test_mcp_remember_takes_importance(
+    server: LiveServer, store_name: str, via: str, tmp_path: Path
+) -> None:
+    """The official MCP client, over /mcp and through `halls mcp --server-url`: remember
+    stores a level or a number; a bad one is a tool error that stores nothing."""
 
     async def work(session: ClientSession) -> tuple[dict[str, Any], dict[str, Any], str]:
         high = await call(
@@ -199,7 +203,11 @@ def test_mcp_remember_takes_importance(server: LiveServer, store_name: str) -> N
         )
         return high, number, bad
 
-    high, number, bad = asyncio.run(over_http(f"{server.url}/mcp", work))
+    if via == "http":
+        high, number, bad = asyncio.run(over_http(f"{server.url}/mcp", work))
+    else:
+        args = ["--server-url", server.url]
+        high, number, bad = asyncio.run(over_stdio(args, tmp_path / "mcp.log", work))
     assert high["importance"] == 1.0 and number["importance"] == 0.3
     assert "importance" in bad
     with server.client() as c:

@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from halls.mcp.backend import JSON
 from halls.mcp.tools.base import ADD, Store, Text, Tools, Topic, run
-from halls.models import MAX_CONTENT_CHARS, ImportanceLevel
+from halls.models import MAX_CONTENT_CHARS, ImportanceLevel, NewShort
 
 
 class JournalItem(BaseModel):
@@ -56,14 +56,8 @@ def register(tools: Tools) -> None:
         or "this". Notes age out in about 8 days (important ones later) unless they recur;
         consolidation files what recurs into long-term memory. Secrets (keys, e-mail addresses,
         phone and card numbers) are redacted: `redactions` counts them."""
-        return await run(
-            backend.remember,
-            content,
-            store=pick(store),
-            topic=topic,
-            pinned=pinned,
-            importance=importance,
-        )
+        note = NewShort(content=content, topic=topic, pinned=pinned, importance=importance)
+        return await run(backend.remember, note, store=pick(store))
 
     @tools.tool(ADD)
     async def journal(
