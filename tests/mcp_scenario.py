@@ -6,13 +6,18 @@ pass the same scenario, so behaviour cannot differ between them.
 
 from __future__ import annotations
 
+import os
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
 
 import httpx
-from mcp import ClientSession
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
 from mcp.client.streamable_http import streamable_http_client
+
+REPO = Path(__file__).resolve().parent.parent
 
 # The default profile (mcp.tools: agent), and what `all` adds.
 AGENT_TOOLS = {"remember", "recall", "context", "loops", "memory", "flag_forget", "submit_brief"}
@@ -254,3 +259,26 @@ async def over_http(url: str, work: Any, token: str | None = None) -> Any:
     ):
         await session.initialize()
         return await work(session)
+
+
+async def over_stdio(
+    args: list[str], log: Path, work: Any, env: dict[str, str] | None = None
+) -> Any:
+    """``await work(session)`` in one session with ``halls mcp ARGS`` over stdio; its stderr
+    goes to ``log``."""
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "halls", "mcp", *args],
+        cwd=REPO,
+        env={
+            **{k: v for k, v in os.environ.items() if not k.startswith("HALLS_")},
+            **(env or {}),
+        },
+    )
+    with open(log, "w") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            return await work(session)

@@ -23,11 +23,12 @@ def server(api_server: LiveServer) -> LiveServer:
 
 HIT_KEYS = {
     "id", "tier", "content", "topic", "metadata", "occurred_at", "created_at", "score", "relevance",
-    "score_detail",
+    "score_detail", "importance",
 }  # fmt: skip
 # The parts every score breakdown shows; retrievers may add more (context, episode).
 DETAIL_KEYS = {
     "bm25_rank", "bm25", "dense_rank", "cosine", "relevance", "tier_weight", "evidence", "recency",
+    "importance",
 }  # fmt: skip
 
 PEOPLE = [

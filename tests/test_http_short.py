@@ -18,7 +18,7 @@ def server(api_server: LiveServer) -> LiveServer:
 
 SHORT_KEYS = {
     "id", "tier", "content", "topic", "source", "pinned", "metadata",
-    "created_at", "occurred_at", "expires_at", "redactions",
+    "created_at", "occurred_at", "expires_at", "importance", "redactions",
 }  # fmt: skip
 EIGHT_DAYS = timedelta(seconds=691200)
 

@@ -3,37 +3,14 @@
 from __future__ import annotations
 
 import asyncio
-import os
-import sys
 from pathlib import Path
 from typing import Any
 
-from mcp import ClientSession, StdioServerParameters
-from mcp.client.stdio import stdio_client
+from mcp import ClientSession
 
 from halls import Memory, Settings
 from mcp_scenario import MEMORY, call, error, exercise
-
-REPO = Path(__file__).resolve().parent.parent
-
-
-async def _stdio(args: list[str], log: Path, work: Any, env: dict[str, str] | None = None) -> Any:
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "halls", "mcp", *args],
-        cwd=REPO,
-        env={
-            **{k: v for k, v in os.environ.items() if not k.startswith("HALLS_")},
-            **(env or {}),
-        },
-    )
-    with open(log, "w") as errlog:
-        async with (
-            stdio_client(params, errlog=errlog) as (read, write),
-            ClientSession(read, write) as session,
-        ):
-            await session.initialize()
-            return await work(session)
+from mcp_scenario import over_stdio as _stdio
 
 
 def test_mcp_stdio_on_a_data_dir(tmp_path: Path, embedder: Any) -> None:

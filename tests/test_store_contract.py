@@ -69,6 +69,29 @@ def test_short_round_trip_keeps_every_field(store: Store) -> None:
     assert got is not None and got.metadata == meta
 
 
+def test_importance_round_trips_on_every_tier(store: Store) -> None:
+    """Importance (or its absence) reads back on each tier, by id and in get_records,
+    and update_short and update_fact change it."""
+    e, unset = short("critical note", importance=1.0), short("plain note")
+    store.add_short([e, unset], np.stack([axis(0), axis(1)]))
+    n = loop("raise it").model_copy(update={"importance": 0.75})
+    store.add_loop(n, axis(2))
+    f = fact("a low fact").model_copy(update={"importance": 0.25})
+    store.add_fact(f, axis(3))
+    got = store.get_records([e.id, unset.id, n.id, f.id])
+    assert {i: getattr(r, "importance", "?") for i, r in got.items()} == {
+        e.id: 1.0,
+        unset.id: None,
+        n.id: 0.75,
+        f.id: 0.25,
+    }
+    assert store.update_short(e.model_copy(update={"importance": None}), None)
+    store.update_fact(f.model_copy(update={"importance": 0.5}))
+    assert (store.get_short(e.id) or e).importance is None
+    assert (store.get_loop(n.id) or n).importance == 0.75
+    assert (store.get_fact(f.id) or f).importance == 0.5
+
+
 def test_short_get_missing_and_delete(store: Store) -> None:
     """get of an unknown id is None; delete is True once, then False; the entry is gone."""
     e = short("to be deleted")

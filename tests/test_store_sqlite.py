@@ -79,6 +79,33 @@ def test_migration_9_indexes_the_journal_written_before(tmp_path: Path) -> None:
     event = store.get_journal("j_1")
     assert event is not None and event.visibility == "full"
     assert [m.id for m in store.journal_search(["lighthouse"], SearchFilter(), 10)] == ["j_1"]
+
+
+def test_migration_10_adds_importance_unset_to_existing_records(tmp_path: Path) -> None:
+    """m010: a store from before importance opens, its records read back unset,
+    and a new entry keeps the importance it is given."""
+    path = tmp_path / "old.sqlite3"
+    db = _at_version(path, 9)
+    db.execute(
+        "INSERT INTO short(id, content, created_at, occurred_at) VALUES ('s_old', 'x', ?, ?)",
+        (T0, T0),
+    )
+    db.execute(
+        "INSERT INTO near(id, intent, trigger_type, status, created_at, occurred_at) "
+        "VALUES ('n_old', 'y', 'manual', 'open', ?, ?)",
+        (T0, T0),
+    )
+    db.close()
+
+    store = SQLiteStore(path, "old")
+    assert store._db.reader().execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    old = store.get_short("s_old")
+    assert old is not None and old.importance is None
+    loop = store.get_loop("n_old")
+    assert loop is not None and loop.importance is None
+    assert store.update_short(old.model_copy(update={"importance": 0.75}), None)
+    again = store.get_short("s_old")
+    assert again is not None and again.importance == 0.75
     store.close()
 
 

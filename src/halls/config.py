@@ -131,6 +131,10 @@ class ServerSettings(BaseModel):
 
 class ShortSettings(BaseModel):
     ttl_seconds: int = Field(default=691200, ge=60)
+    # An entry's TTL is multiplied by importance_ttl_factor ** (2 x importance - 1)
+    # (halls.importance): a critical entry lives this many times as long, a
+    # low one half as long (with the default 4); unset is the plain TTL.
+    importance_ttl_factor: float = Field(default=4.0, ge=1, le=100)
 
 
 class EmbedderSettings(BaseModel):
@@ -179,6 +183,12 @@ class RecallSettings(BaseModel):
     superseded_decay: float = Field(default=4.0, ge=1)
     strength_floor: float = Field(default=0.5, ge=0, le=1)
     strength_floor_evidence: int = Field(default=5, ge=1)
+    # Importance (halls.importance): a hit's score is multiplied by
+    # 1 + importance_weight x (2 x importance - 1), in [1 - w, 1 + w]; the
+    # strength half-life by importance_half_life_factor ** (2 x importance - 1).
+    # An unset importance changes neither.
+    importance_weight: float = Field(default=0.2, ge=0, le=0.5)
+    importance_half_life_factor: float = Field(default=4.0, ge=1, le=100)
     # Reinforcement: a memory opened by id or shown in a /context block
     # counts as used (a search's hits do not: issue 52); uses are written off the
     # request path, every reinforce_flush_seconds. reinforce_top: the best

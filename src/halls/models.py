@@ -58,6 +58,11 @@ ON_CONFLICT: tuple[str, ...] = get_args(OnConflict)
 Retriever = Literal["full", "fused", "bm25", "dense"]
 RETRIEVERS: tuple[str, ...] = get_args(Retriever)
 
+# How much a memory matters, as its writer says (halls.importance maps each
+# level to a number in [0, 1]).
+ImportanceLevel = Literal["low", "normal", "high", "critical"]
+IMPORTANCE_LEVELS: tuple[str, ...] = get_args(ImportanceLevel)
+
 # Id prefixes tell the tier at a glance and let a bad id be refused early.
 ID_PREFIX = {"short": "s", "near": "n", "long": "l", "journal": "j", "brief": "b", "flag": "f"}
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -223,6 +228,8 @@ class ShortEntry(Record):
     source: str | None = None
     pinned: bool = False
     expires_at: datetime | None = None
+    # In [0, 1] (halls.importance); None: unset, ranked and aged as 0.5.
+    importance: float | None = Field(default=None, ge=0, le=1)
 
     redactions = redaction_count("content", "topic", "source", "metadata")
 
@@ -235,6 +242,7 @@ class OpenLoop(Record):
     expires_at: datetime | None = None
     status: LoopStatus = "open"
     closed_at: datetime | None = None
+    importance: float | None = Field(default=None, ge=0, le=1)
 
     @property
     def content(self) -> str:
@@ -256,6 +264,8 @@ class LongFact(Record):
     supersedes: str | None = None
     superseded_by: str | None = None
     derived_from: list[str] = Field(default_factory=list)
+    # The highest importance of the entries it was promoted from.
+    importance: float | None = Field(default=None, ge=0, le=1)
 
 
 class JournalEvent(Record):
@@ -332,6 +342,8 @@ class Hit(BaseModel):
     # embedder other than the one it was fitted for): then nothing is filtered.
     relevance: float | None
     score_detail: dict[str, float | int | str | None]
+    # The memory's importance (halls.importance), None when unset.
+    importance: float | None = Field(default=None, ge=0, le=1)
 
 
 class DueLoop(BaseModel):
@@ -361,6 +373,8 @@ class NewShort(BaseModel):
     pinned: bool = False
     metadata: dict[str, Any] = Field(default_factory=dict)
     occurred_at: Any = None
+    # A number in [0, 1] or a level name; checked by halls.importance.
+    importance: Any = None
 
 
 class NewJournal(BaseModel):

@@ -8,6 +8,7 @@ import json
 import socket
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import quote
 
 import click
@@ -26,7 +27,7 @@ from halls.cli._app import (
 )
 from halls.config import Settings
 from halls.errors import HallsError
-from halls.models import RECALL_TIERS
+from halls.models import IMPORTANCE_LEVELS, RECALL_TIERS
 
 
 @main.command()
@@ -133,6 +134,23 @@ def _check_port(host: str, port: int) -> None:
                 ) from None
 
 
+class _Importance(click.ParamType):
+    """A number from 0 to 1, or a level name (halls.importance): refused at the edge."""
+
+    name = "importance"
+
+    def convert(self, value: Any, param: Any, ctx: Any) -> float | str:
+        if isinstance(value, float) or value in IMPORTANCE_LEVELS:
+            return value
+        try:
+            number = float(value)
+        except ValueError:
+            number = float("nan")
+        if not 0.0 <= number <= 1.0:  # NaN too
+            self.fail(f"{value!r}: a number from 0 to 1, or {', '.join(IMPORTANCE_LEVELS)}")
+        return number
+
+
 @main.command()
 @_common
 @_server
@@ -141,6 +159,11 @@ def _check_port(host: str, port: int) -> None:
 @click.option("--topic")
 @click.option("--pinned", is_flag=True, help="Never ages out of short-term memory.")
 @click.option("--occurred-at", help="When it happened (ISO-8601 or unix seconds).")
+@click.option(
+    "--importance",
+    type=_Importance(),
+    help=f"How much it matters: 0 to 1, or {', '.join(IMPORTANCE_LEVELS)}. Default: unset.",
+)
 def remember(
     config: Path | None,
     data_dir: Path | None,
@@ -151,18 +174,30 @@ def remember(
     topic: str | None,
     pinned: bool,
     occurred_at: str | None,
+    importance: float | str | None,
 ) -> None:
     """Remember CONTENT in short-term memory; prints the new id."""
     settings = _settings(config, data_dir)
     remote = _remote(settings, data_dir, server_url, token)
     if remote is not None:
-        body = {"content": content, "topic": topic, "pinned": pinned, "occurred_at": occurred_at}
+        body = {
+            "content": content,
+            "topic": topic,
+            "pinned": pinned,
+            "occurred_at": occurred_at,
+            "importance": importance,
+        }
         with remote, _translated():
             click.echo(remote.call("POST", "/short", store, body)["id"])
         return
     with _memory(settings) as memory:
         entry = memory.remember(
-            content, store=store, topic=topic, pinned=pinned, occurred_at=occurred_at
+            content,
+            store=store,
+            topic=topic,
+            pinned=pinned,
+            occurred_at=occurred_at,
+            importance=importance,
         )
         click.echo(entry.id)
 

@@ -19,6 +19,7 @@ import numpy as np
 from halls.consolidate.category import categorize
 from halls.consolidate.decay import decayed_evidence
 from halls.consolidate.engine import Inputs, Proposal
+from halls.importance import highest
 from halls.models import Action, Edge, LongFact, OpenLoop, ShortEntry
 from halls.recall.entities import mentions
 from halls.store import changes as ch
@@ -158,6 +159,7 @@ def _new_fact(plan: Applied, p: Proposal) -> None:
         status="active",
         supersedes=old.id if old else None,
         pinned=p.pinned,
+        importance=highest((old.importance if old else None, p.importance)),
         derived_from=sources,
         created_at=when,
         occurred_at=_at(p.last_seen or now),
@@ -201,6 +203,8 @@ def _restate(plan: Applied, p: Proposal) -> None:
             "category": old.category or categorize(old.content),
             # A pinned entry that restates a fact pins the fact.
             "pinned": old.pinned or p.pinned,
+            # What its writer said matters keeps mattering once restated.
+            "importance": highest((old.importance, p.importance)),
         }
     else:
         upd = {"status": "superseded", "superseded_by": None}

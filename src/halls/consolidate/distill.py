@@ -57,6 +57,8 @@ class Unit:
     journal: list[str] = field(default_factory=list)  # journal (j_) and brief (b_) ids
     topic: str | None = None
     pinned: bool = False
+    # The entry's importance (halls.importance): a promoted fact keeps the highest.
+    importance: float | None = None
     row: int | None = None  # the entry's row whose stored vector is this text's, if any
     told: bool = False  # the user said it to an assistant (``speaker.USER``)
 
@@ -148,6 +150,7 @@ def from_entries(
                     journal=journal,
                     topic=e.topic,
                     pinned=e.pinned,
+                    importance=e.importance,
                     row=n if text == e.content.strip() else None,
                     told=u.speaker == USER,
                 )

@@ -86,6 +86,8 @@ class Proposal:
     # The new fact comes from a pinned entry: it is pinned too (never fades,
     # and only a statement that says it changed retires it).
     pinned: bool = False
+    # The highest importance of its entries: the new (or confirmed) fact's.
+    importance: float | None = None
 
 
 @dataclass

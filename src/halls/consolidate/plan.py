@@ -27,6 +27,7 @@ from halls.consolidate.evidence import evidence_count, evidence_score
 from halls.consolidate.judge import Judge, Judgement, Pair, restates_change, same_change
 from halls.consolidate.pii import detect
 from halls.consolidate.reconcile import Decision, Known
+from halls.importance import highest
 from halls.models import ForgetFlag, LongFact, new_id
 from halls.redact import redact
 
@@ -137,6 +138,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             brief_id=cand.brief_id,
             note=verdict.note,
             pinned=any(u.pinned for u in cand.entries),
+            importance=highest(u.importance for u in cand.entries),
         )
         if d.kind == "NONE" and d.target_id in created:
             merged = created[d.target_id]  # a second cluster restating a fact made this run
@@ -144,6 +146,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             merged.journal += cand.journal
             merged.evidence += evidence_count(cand.score)
             merged.pinned |= base["pinned"]
+            merged.importance = highest((merged.importance, base["importance"]))
         elif d.kind == "NONE" and d.target_id:
             plan.proposals.append(Proposal("confirm", why, d.target_id, **base))
         elif d.kind == "ADD":

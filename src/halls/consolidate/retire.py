@@ -2,7 +2,7 @@
 
 A run retires an active, unpinned fact whose strength
 (``halls.recall.strength``: time since it was last recalled or confirmed,
-stretched by how often it was) fell below ``consolidator.retire_below``, so
+stretched by how often it was and by its importance) fell below ``consolidator.retire_below``, so
 long-term memory does not grow without bound. Retiring keeps the fact as
 history (status ``retired``, out of default search) and is a reviewable
 action that a revert undoes. A fact the engine acts on in the same run
@@ -45,7 +45,8 @@ def retirements(
                 kind="retire",
                 target_id=fact.id,
                 reason=f"strength {value:.3f} fell below {below}: unused for {idle:.0f} days, "
-                f"recalled {recalled} times, confirmed {fact.evidence_count} times",
+                f"recalled {recalled} times, confirmed {fact.evidence_count} times"
+                + ("" if fact.importance is None else f", importance {fact.importance:g}"),
             )
         )
     return out

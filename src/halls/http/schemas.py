@@ -28,6 +28,7 @@ from halls.models import (
     TRIGGER_TYPES,
     UNIX_SECONDS_PATTERN,
     Category,
+    ImportanceLevel,
     Retriever,
     Visibility,
 )
@@ -87,6 +88,18 @@ MinRelevance = Field(
 )
 
 
+# How much a memory matters: a number in [0, 1] or a level (halls.importance
+# maps low, normal, high, critical to 0.25, 0.5, 0.75, 1). Anything else is a
+# 422 that changes nothing; null (the default) leaves it unset.
+Importance = Annotated[
+    Annotated[float, Field(ge=0.0, le=1.0)] | ImportanceLevel | None,
+    Field(
+        description="How much the memory matters: a number from 0 to 1, or low (0.25), "
+        "normal (0.5), high (0.75), critical (1). Unset ranks and ages as normal."
+    ),
+]
+
+
 # As documented; parse_time is what decides (400 invalid_input otherwise).
 _ISO_TIME: dict[str, Any] = {
     "type": "string",
@@ -139,6 +152,7 @@ class ShortIn(_Body):
     pinned: bool = False
     metadata: dict[str, Any] = Field(default_factory=dict)
     occurred_at: Time = None
+    importance: Importance = None
 
 
 class ShortPatch(_Body):
@@ -154,6 +168,8 @@ class ShortPatch(_Body):
     topic: str | None = Field(default=None, max_length=200)
     pinned: bool = None  # type: ignore[assignment]
     metadata: dict[str, Any] = None  # type: ignore[assignment]
+    # A null importance clears it (unset), as a null topic does.
+    importance: Importance = None
 
 
 class ShortBatchIn(_Body):
@@ -208,6 +224,7 @@ class NearIn(_Body):
     trigger_value: str | None = Field(default=None, max_length=1000)
     expires_at: Time = None
     metadata: dict[str, Any] = Field(default_factory=dict)
+    importance: Importance = None
 
 
 class JournalIn(_Body):

@@ -28,7 +28,7 @@ from halls.errors import InvalidInput
 from halls.mcp.files import reading as _reading
 from halls.mcp.files import writing as _writing
 from halls.mcp.files import written as _written
-from halls.models import NewJournal
+from halls.models import NewJournal, NewShort
 
 if TYPE_CHECKING:  # the service (store, indexes) loads only where a LocalBackend is built
     from halls.service import Memory
@@ -38,9 +38,7 @@ __all__ = ["Backend", "LocalBackend", "RemoteBackend", "error_from_wire"]
 
 
 class Backend(Protocol):
-    def remember(
-        self, content: str, *, store: str | None, topic: str | None, pinned: bool
-    ) -> JSON: ...
+    def remember(self, note: NewShort, *, store: str | None) -> JSON: ...
     def add_loop(
         self,
         intent: str,
@@ -132,8 +130,8 @@ class LocalBackend:
     def __init__(self, memory: Memory) -> None:
         self.memory = memory
 
-    def remember(self, content: str, *, store: str | None, topic: str | None, pinned: bool) -> JSON:
-        return _json(self.memory.remember(content, store=store, topic=topic, pinned=pinned))
+    def remember(self, note: NewShort, *, store: str | None) -> JSON:
+        return _json(self.memory.remember_many([note], store=store)[0])
 
     def add_loop(
         self,
@@ -340,9 +338,9 @@ class RemoteBackend:
     def close(self) -> None:
         self._http.close()
 
-    def remember(self, content: str, *, store: str | None, topic: str | None, pinned: bool) -> JSON:
-        body = {"content": content, "topic": topic, "pinned": pinned}
-        return self._call("POST", "/short", store, body)
+    def remember(self, note: NewShort, *, store: str | None) -> JSON:
+        # NewShort's fields are POST /short's: the body is the note as it is.
+        return self._call("POST", "/short", store, note.model_dump(mode="json"))
 
     def add_loop(
         self,

@@ -57,22 +57,34 @@ def _prose(doc: str) -> str:
 def _lean(schema: Any) -> Any:
     """A tool's input schema without what tells a model nothing, for fewer tokens.
 
-    Pydantic titles each property after its own name, and spells an optional
-    argument as ``anyOf: [type, null]`` with ``default: null``; an argument
-    left out means the same. Only the schema listed to clients changes: the
-    SDK still validates calls against the function's own signature.
+    Pydantic titles each property after its own name, types an enum of
+    strings as a string, and spells an optional argument as ``anyOf: [type,
+    null]`` with ``default: null``; an argument left out means the same.
+    Only the schema listed to clients changes: the SDK still validates calls
+    against the function's own signature.
     """
     if isinstance(schema, list):
         return [_lean(s) for s in schema]
     if not isinstance(schema, dict):
         return schema
     out = {k: _lean(v) for k, v in schema.items() if not (k == "title" and isinstance(v, str))}
+    # An enum of strings says its type already.
+    enum = out.get("enum")
+    if (
+        out.get("type") == "string"
+        and isinstance(enum, list)
+        and all(isinstance(v, str) for v in enum)
+    ):
+        del out["type"]
     branches = out.get("anyOf")
     if isinstance(branches, list) and "default" in out and out["default"] is None:
         kept = [b for b in branches if b != {"type": "null"}]
+        del out["default"]
         if len(kept) == 1:
-            del out["anyOf"], out["default"]
+            del out["anyOf"]
             out = {**kept[0], **out}
+        else:
+            out["anyOf"] = kept
     return out
 
 

@@ -1,6 +1,6 @@
 """Cross-tier ranking (pure): the fused relevance and bonuses, weighed by tier and time.
 
-    score = relevance x tier_weight x evidence x recency
+    score = relevance x tier_weight x evidence x recency x importance
 
 - relevance: the fused relevance of the BM25 and dense searches, in
   [0, 1] (``halls.recall.fusion``: normalised scores by default, or
@@ -18,6 +18,9 @@
   (``halls.recall.strength``) halves with the time since the record was last
   of use (recalled, confirmed or written), more slowly the more it was
   recalled and confirmed.
+- importance: 1 + importance_weight x (2 x importance - 1), in
+  [1 - w, 1 + w] (``halls.importance``): the writer's word on how much the
+  memory matters; 1 when it is unset, so an unmarked store ranks as before.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import math
 from typing import NamedTuple
 
 from halls.config import RecallSettings
+from halls.importance import rank_factor
 from halls.models import Hit, JournalEvent, LongFact, OpenLoop, Record, Retention
 from halls.recall.strength import strength, weight
 from halls.recall.substance import substance_bonus
@@ -84,19 +88,27 @@ class _Weighed(NamedTuple):
     evidence: float
     strength: float
     fresh: float
+    important: float
     score: float
+
+
+def importance_of(record: Record) -> float | None:
+    return getattr(record, "importance", None)
 
 
 def _weigh(c: Candidate, now: float, cfg: RecallSettings) -> _Weighed:
     tier, evidence = tier_weight(c.record, cfg)
     strong = strength(c.record, c.retention, now, cfg)
-    return _scored(c, tier, evidence, strong, weight(strong, cfg))
+    important = rank_factor(importance_of(c.record), cfg.importance_weight)
+    return _scored(c, tier, evidence, strong, weight(strong, cfg), important)
 
 
-def _scored(c: Candidate, tier: float, evidence: float, strong: float, fresh: float) -> _Weighed:
+def _scored(
+    c: Candidate, tier: float, evidence: float, strong: float, fresh: float, important: float
+) -> _Weighed:
     bonus = c.feedback + c.context + c.episode + c.speaker + c.time + c.substance + c.association
-    total = (c.relevance + bonus) * tier * evidence * fresh
-    return _Weighed(c, c.relevance, tier, evidence, strong, fresh, round(total, 6))
+    total = (c.relevance + bonus) * tier * evidence * fresh * important
+    return _Weighed(c, c.relevance, tier, evidence, strong, fresh, important, round(total, 6))
 
 
 def _hit(w: _Weighed) -> Hit:
@@ -112,6 +124,7 @@ def _hit(w: _Weighed) -> Hit:
         score=w.score,
         # Set by halls.recall.relevance.scored, from the whole search's bests.
         relevance=0.0,
+        importance=importance_of(r),
         score_detail={
             "bm25_rank": c.bm25_rank,
             "bm25": None if c.bm25 is None else round(c.bm25, 4),
@@ -129,6 +142,7 @@ def _hit(w: _Weighed) -> Hit:
             "evidence": round(w.evidence, 4),
             "strength": round(w.strength, 4),
             "recency": round(w.fresh, 4),
+            "importance": round(w.important, 4),
         },
     )
 
@@ -166,12 +180,12 @@ def _with_substance(
     best: list[float] = []  # a min-heap of the n best scores so far
     out = []
     for w in weighed:  # best first, so the bar only rises
-        ceiling = w.score + cfg.substance_weight * w.weight * w.evidence * w.fresh
+        ceiling = w.score + cfg.substance_weight * w.weight * w.evidence * w.fresh * w.important
         if len(best) < n or ceiling + 1e-6 >= best[0]:  # scores are rounded to 1e-6
             content = getattr(w.candidate.record, "content", "")
             c = w.candidate._replace(substance=substance_bonus(content, cfg))
             # Only the bonus changed: the record's weights stand as weighed.
-            scored = _scored(c, w.weight, w.evidence, w.strength, w.fresh)
+            scored = _scored(c, w.weight, w.evidence, w.strength, w.fresh, w.important)
             if len(best) < n:
                 heapq.heappush(best, scored.score)
             else:

@@ -10,6 +10,9 @@
   for a fact also x (1 + ln(evidence_count)): every use and every
   confirmation makes a memory fade more slowly, as the spacing effect of
   forgetting curves has it, with diminishing returns;
+- a memory its writer marked important (``halls.importance``) fades more
+  slowly, a low one faster: the half-life is also multiplied by
+  ``importance_half_life_factor ** (2 x importance - 1)`` (x 1 unset);
 - superseded and demoted facts fade ``superseded_decay`` times faster: they
   are history;
 - pinned records (a pinned short-term entry, a pinned fact) never fade;
@@ -29,6 +32,7 @@ from __future__ import annotations
 import math
 
 from halls.config import RecallSettings
+from halls.importance import lifetime_factor
 from halls.models import LongFact, Record, Retention, ShortEntry
 
 DAY = 86400.0
@@ -37,6 +41,9 @@ DAY = 86400.0
 def half_life_days(record: Record, retention: Retention | None, cfg: RecallSettings) -> float:
     accessed = retention.access_count if retention is not None else 0
     days = cfg.recency_half_life_days * (1.0 + math.log1p(max(accessed, 0)))
+    importance = getattr(record, "importance", None)
+    if importance is not None:
+        days *= lifetime_factor(importance, cfg.importance_half_life_factor)
     if isinstance(record, LongFact):
         days *= 1.0 + math.log(max(record.evidence_count, 1))
         if record.status in ("superseded", "demoted"):

@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from halls.config import RecallSettings
+from halls.importance import rank_factor
 from halls.models import ID_PREFIX, Hit, Record, Retention
 from halls.recall.fusion import Signals
 from halls.recall.neighbours import Boost
@@ -62,8 +63,9 @@ def reach(
     What is known before reading (relevance, feedback, neighbour and
     association bonuses), plus the most the bonuses read from its text and
     time can add for this query (speaker, date, substance), at its tier's
-    weight with evidence 1 and full recency. A fact's evidence has no upper
-    bound: its reach is infinite, so facts are always read.
+    weight with evidence 1, full recency and the highest importance (its
+    importance is read with it). A fact's evidence has no upper bound: its
+    reach is infinite, so facts are always read.
     """
     association = association or {}
     ceiling = 0.0
@@ -73,7 +75,11 @@ def reach(
         ceiling += cfg.time_weight if windows(query) else 0.0
         ceiling += cfg.when_weight if asks_when(query) else 0.0
         ceiling += cfg.substance_weight
-    tiers = {ID_PREFIX["short"]: cfg.tier_weight_short, ID_PREFIX["near"]: cfg.tier_weight_near}
+    most = rank_factor(1.0, cfg.importance_weight)
+    tiers = {
+        ID_PREFIX["short"]: cfg.tier_weight_short * most,
+        ID_PREFIX["near"]: cfg.tier_weight_near * most,
+    }
     out = {}
     for i in ids:
         b = boost.get(i)

@@ -206,7 +206,10 @@ class Memory:
         pinned: bool = False,
         metadata: dict[str, Any] | None = None,
         occurred_at: Any = None,
+        importance: Any = None,
     ) -> ShortEntry:
+        """Remember one short-term entry; ``importance`` is a number in [0, 1] or a
+        level (low, normal, high, critical), None unset (``halls.importance``)."""
         return self._logged(
             store,
             "short.add",
@@ -218,6 +221,7 @@ class Memory:
                 pinned=pinned,
                 metadata=metadata,
                 occurred_at=occurred_at,
+                importance=importance,
             ),
         )
 
@@ -251,7 +255,8 @@ class Memory:
     def edit_short(
         self, id: str, changes: dict[str, Any], *, store: str | None = None
     ) -> ShortEntry:
-        """Change content, topic, pinned or metadata (``changes``); new content is re-embedded."""
+        """Change content, topic, pinned, metadata or importance (``changes``); new
+        content is re-embedded, a new importance rescales the TTL."""
         return self._logged(store, "short.edit", self._records.edit_short(id, changes, store=store))
 
     def add_loop(
@@ -264,6 +269,7 @@ class Memory:
         trigger_value: str | None = None,
         expires_at: Any = None,
         metadata: dict[str, Any] | None = None,
+        importance: Any = None,
     ) -> OpenLoop:
         return self._logged(
             store,
@@ -276,6 +282,7 @@ class Memory:
                 trigger_value=trigger_value,
                 expires_at=expires_at,
                 metadata=metadata,
+                importance=importance,
             ),
         )
 

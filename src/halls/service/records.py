@@ -22,6 +22,7 @@ from pydantic import ValidationError
 
 from halls.config import Settings
 from halls.errors import Conflict, InvalidInput, NotFound
+from halls.importance import lifetime_factor, parse_importance
 from halls.models import (
     CATEGORIES,
     FACT_STATUSES,
@@ -106,6 +107,7 @@ class Records:
         pinned: bool = False,
         metadata: dict[str, Any] | None = None,
         occurred_at: Any = None,
+        importance: Any = None,
     ) -> ShortEntry:
         try:
             item = NewShort(
@@ -115,6 +117,7 @@ class Records:
                 pinned=pinned,
                 metadata=metadata or {},
                 occurred_at=occurred_at,
+                importance=importance,
             )
         except ValidationError as exc:
             first = exc.errors()[0]
@@ -131,11 +134,11 @@ class Records:
         if len(items) > MAX_BATCH:
             raise InvalidInput(f"at most {MAX_BATCH} items per batch")
         now = self.clock()
-        ttl = self.settings.short.ttl_seconds
         entries = []
         for n, item in enumerate(items):
             where = f"items[{n}]." if len(items) > 1 else ""
             check_content(item.content, f"{where}content")
+            importance = parse_importance(item.importance, f"{where}importance")
             occurred = parse_time(item.occurred_at, f"{where}occurred_at")
             if occurred is None:  # not ``or``: 0 is 1970, not "now"
                 occurred = now
@@ -149,7 +152,8 @@ class Records:
                     metadata=_metadata(item.metadata, f"{where}metadata"),
                     created_at=to_datetime(now),
                     occurred_at=to_datetime(occurred),
-                    expires_at=None if item.pinned else to_datetime(now + ttl),
+                    expires_at=None if item.pinned else to_datetime(now + self._ttl(importance)),
+                    importance=importance,
                 )
             )
         s = self._stores.embedded(store, create=True)
@@ -157,6 +161,11 @@ class Records:
         edges = [edge for e in entries for edge in mentions(e.id, e.content, now)]
         s.add_short(entries, vectors, edges)
         return entries
+
+    def _ttl(self, importance: float | None) -> float:
+        """The short-term lifetime of an entry of this importance, in seconds."""
+        cfg = self.settings.short
+        return cfg.ttl_seconds * lifetime_factor(importance, cfg.importance_ttl_factor)
 
     def list_short(
         self, *, store: str | None = None, limit: int = 50, offset: int = 0
@@ -172,12 +181,14 @@ class Records:
     def edit_short(
         self, id: str, changes: Mapping[str, Any], *, store: str | None = None
     ) -> ShortEntry:
-        """Change an entry's content, topic, pinned or metadata; new content is re-embedded.
+        """Change an entry's content, topic, pinned, metadata or importance; new content
+        is re-embedded.
 
         Pinning keeps the entry until it is deleted; unpinning starts its TTL
-        from now.
+        from now. A new importance (None: unset) rescales the TTL of an
+        unpinned entry from when it was written.
         """
-        allowed = {"content", "topic", "pinned", "metadata"}
+        allowed = {"content", "topic", "pinned", "metadata", "importance"}
         unknown = sorted(set(changes) - allowed)
         if unknown:
             raise InvalidInput(f"cannot change '{unknown[0]}': only {', '.join(sorted(allowed))}")
@@ -199,9 +210,15 @@ class Records:
             upd["topic"] = _maybe(upd["topic"], "topic")
         if "metadata" in upd:
             upd["metadata"] = _metadata(upd["metadata"])
+        if "importance" in upd:
+            upd["importance"] = parse_importance(upd["importance"])
+        importance = upd.get("importance", old.importance)
         if "pinned" in upd and upd["pinned"] != old.pinned:
-            ttl = self.settings.short.ttl_seconds
+            ttl = self._ttl(importance)
             upd["expires_at"] = None if upd["pinned"] else to_datetime(self.clock() + ttl)
+        elif "importance" in upd and not old.pinned and importance != old.importance:
+            written = old.created_at.timestamp()
+            upd["expires_at"] = to_datetime(written + self._ttl(importance))
         new = old.model_copy(update=upd)
         vector = self._embed([new.content])[0] if new.content != old.content else None
         if not s.update_short(new, vector):
@@ -230,8 +247,10 @@ class Records:
         trigger_value: str | None = None,
         expires_at: Any = None,
         metadata: dict[str, Any] | None = None,
+        importance: Any = None,
     ) -> OpenLoop:
         check_content(intent, "intent")
+        weight = parse_importance(importance)
         if trigger_type not in TRIGGER_TYPES:
             raise InvalidInput(f"trigger_type must be one of {', '.join(TRIGGER_TYPES)}")
         if trigger_type == "time":
@@ -255,6 +274,7 @@ class Records:
             metadata=_metadata(metadata),
             created_at=to_datetime(now),
             occurred_at=to_datetime(now),
+            importance=weight,
         )
         s = self._stores.embedded(store, create=True)
         s.add_loop(loop, self._embed([intent])[0])

@@ -10,8 +10,13 @@ last:
 2. recalls for the query (already ranked by ``halls.recall``);
 3. active long-term facts by category (decisions, preferences, procedures,
    plans, people, then other facts: what changes how an agent acts first),
-   then by value = evidence x recency, the same two factors that weigh a
-   fact in search, so "important" means one thing everywhere.
+   then by value = evidence x recency x importance, the factors that weigh
+   a fact in search, so "important" means one thing everywhere.
+
+When the budget cannot hold everything, what its writer marked at least
+``high`` (``halls.importance``) is chosen first, whatever its section; the
+rest then fill what is left in the order above. The block still renders in
+that order.
 
 Items are deduplicated by id and by normalised text, long items are
 shortened, and the block never exceeds ``budget_tokens`` as counted by
@@ -32,6 +37,7 @@ from pydantic import BaseModel
 
 from halls.config import RecallSettings
 from halls.errors import InvalidInput
+from halls.importance import PREFERRED, rank_factor
 from halls.models import CATEGORIES, Hit, LongFact, OpenLoop, parse_time
 from halls.recall.rank import recency, tier_weight
 from halls.recall.text import query_terms
@@ -130,7 +136,7 @@ def explain_due(
 
 def fact_value(fact: LongFact, now: float, cfg: RecallSettings) -> float:
     _, evidence = tier_weight(fact, cfg)
-    return evidence * recency(fact, now, cfg)
+    return evidence * recency(fact, now, cfg) * rank_factor(fact.importance, cfg.importance_weight)
 
 
 def rank_facts(facts: Sequence[LongFact], now: float, cfg: RecallSettings) -> list[LongFact]:
@@ -159,13 +165,19 @@ def assemble(
 ) -> ContextBlock:
     """Choose, order and render; the result never counts more than the budget."""
     cfg = cfg or RecallSettings()
-    candidates: list[tuple[str, str, str]] = []  # (section, id, line)
+    listed: list[tuple[str, str, str, float | None]] = []  # (section, id, line, importance)
     for loop in due_loops(loops, now, query):
-        candidates.append(("loops", loop.id, f"- {_short(loop.intent)} [{loop.id}]"))
+        listed.append(("loops", loop.id, f"- {_short(loop.intent)} [{loop.id}]", loop.importance))
     for hit in hits:
-        candidates.append(("recalls", hit.id, f"- {_short(hit.content)}"))
+        listed.append(("recalls", hit.id, f"- {_short(hit.content)}", hit.importance))
     for fact in rank_facts(facts, now, cfg):
-        candidates.append(("facts", fact.id, f"- {_short(fact.content)}"))
+        listed.append(("facts", fact.id, f"- {_short(fact.content)}", fact.importance))
+    # (place in the block, section, id, line), the important first: a stable
+    # sort, so each part keeps the order above.
+    candidates = sorted(
+        ((n, section, item_id, line) for n, (section, item_id, line, _) in enumerate(listed)),
+        key=lambda c: not _preferred(listed[c[0]][3]),
+    )
 
     # Each line is counted with its newline; the final check below makes the
     # budget hold even for a tokenizer that does not add up line by line.
@@ -177,9 +189,9 @@ def assemble(
         return ContextBlock(text="", ids=[], tokens=0)
     seen_ids: set[str] = set()
     seen_text: set[str] = set()
-    chosen: list[tuple[str, str, str]] = []
+    chosen: list[tuple[int, str, str, str]] = []
     opened: set[str] = set()
-    for section, item_id, line in candidates:
+    for place, section, item_id, line in candidates:
         key = _norm(line[2:].split(" [", 1)[0] if section == "loops" else line[2:])
         if item_id in seen_ids or key in seen_text:
             continue
@@ -190,15 +202,21 @@ def assemble(
         opened.add(section)
         seen_ids.add(item_id)
         seen_text.add(key)
-        chosen.append((section, item_id, line))
+        chosen.append((place, section, item_id, line))
 
     while chosen:
-        text = _render(chosen)
+        # Shown in section order; dropped (below) last chosen first.
+        shown = [c[1:] for c in sorted(chosen)]
+        text = _render(shown)
         tokens = count_tokens(text)
         if tokens <= budget_tokens:
-            return ContextBlock(text=text, ids=[c[1] for c in chosen], tokens=tokens)
+            return ContextBlock(text=text, ids=[c[1] for c in shown], tokens=tokens)
         chosen.pop()
     return ContextBlock(text="", ids=[], tokens=0)
+
+
+def _preferred(importance: float | None) -> bool:
+    return importance is not None and importance >= PREFERRED
 
 
 def _render(chosen: Sequence[tuple[str, str, str]]) -> str:

@@ -113,6 +113,7 @@ def short_of(row: Row) -> ShortEntry:
         created_at=to_datetime(row["created_at"]),
         occurred_at=to_datetime(row["occurred_at"]),
         expires_at=to_datetime(row["expires_at"]),
+        importance=row["importance"],
     )
 
 
@@ -126,6 +127,7 @@ def loop_of(row: Row) -> OpenLoop:
         expires_at=to_datetime(row["expires_at"]),
         status=row["status"],
         closed_at=to_datetime(row["closed_at"]),
+        importance=row["importance"],
         metadata=metadata_of(row),
         created_at=to_datetime(row["created_at"]),
         occurred_at=to_datetime(row["occurred_at"]),
@@ -147,6 +149,7 @@ def fact_of(row: Row) -> LongFact:
         supersedes=row["supersedes"],
         superseded_by=row["superseded_by"],
         derived_from=loads(row["derived_from"]),
+        importance=row["importance"],
         metadata=metadata_of(row),
         created_at=to_datetime(row["created_at"]),
         occurred_at=to_datetime(row["occurred_at"]),
@@ -228,7 +231,7 @@ def run_of(r: Row, store: str, actions: Sequence[Row]) -> Run:
 
 SHORT_COLUMNS = (
     "id, content, topic, source, pinned, metadata, created_at, occurred_at, expires_at, "
-    "consolidated_into"
+    "consolidated_into, importance"
 )
 
 
@@ -244,12 +247,13 @@ def short_values(entry: ShortEntry, consolidated_into: str | None) -> tuple[Any,
         ts(entry.occurred_at),
         ts(entry.expires_at),
         consolidated_into,
+        entry.importance,
     )
 
 
 LOOP_COLUMNS = (
     "id, intent, topic, trigger_type, trigger_value, expires_at, status, closed_at, metadata, "
-    "created_at, occurred_at"
+    "created_at, occurred_at, importance"
 )
 
 
@@ -266,12 +270,13 @@ def loop_values(loop: OpenLoop) -> tuple[Any, ...]:
         json.dumps(loop.metadata),
         ts(loop.created_at),
         ts(loop.occurred_at),
+        loop.importance,
     )
 
 
 FACT_COLUMNS = (
     "id, content, topic, category, evidence_count, first_seen, last_confirmed, status, "
-    "pinned, supersedes, superseded_by, metadata, created_at, occurred_at"
+    "pinned, supersedes, superseded_by, metadata, created_at, occurred_at, importance"
 )
 
 
@@ -291,13 +296,15 @@ def fact_values(fact: LongFact) -> tuple[Any, ...]:
         json.dumps(fact.metadata),
         ts(fact.created_at),
         ts(fact.occurred_at),
+        fact.importance,
     )
 
 
 # The mutable fields update_fact overwrites, then the id.
 FACT_UPDATE = (
     "content = {p}, topic = {p}, category = {p}, evidence_count = {p}, last_confirmed = {p}, "
-    "status = {p}, pinned = {p}, supersedes = {p}, superseded_by = {p}, metadata = {p}"
+    "status = {p}, pinned = {p}, supersedes = {p}, superseded_by = {p}, metadata = {p}, "
+    "importance = {p}"
 )
 
 
@@ -313,6 +320,7 @@ def fact_update_values(fact: LongFact) -> tuple[Any, ...]:
         fact.supersedes,
         fact.superseded_by,
         json.dumps(fact.metadata),
+        fact.importance,
         fact.id,
     )
 

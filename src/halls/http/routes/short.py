@@ -45,9 +45,10 @@ def get_short(
 
 @router.patch("/{id}", response_model=ShortEntry)
 def edit_short(id: ShortId, body: ShortPatch, memory: MemoryDep, store: WriteStore) -> ShortEntry:
-    """Change the fields given (null: unchanged, but a null topic clears it); re-embed content."""
+    """Change the fields given (null: unchanged, but a null topic or importance clears it);
+    re-embed content."""
     given = body.model_dump(exclude_unset=True)
-    changes = {k: v for k, v in given.items() if v is not None or k == "topic"}
+    changes = {k: v for k, v in given.items() if v is not None or k in ("topic", "importance")}
     return memory.edit_short(id, changes, store=store)
 
 

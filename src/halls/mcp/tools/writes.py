@@ -8,7 +8,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from halls.mcp.backend import JSON
 from halls.mcp.tools.base import ADD, Store, Text, Tools, Topic, run
-from halls.models import MAX_CONTENT_CHARS, Visibility
+from halls.models import MAX_CONTENT_CHARS, ImportanceLevel, NewShort, Visibility
 
 
 class JournalItem(BaseModel):
@@ -48,16 +48,20 @@ def register(tools: Tools) -> None:
         pinned: Annotated[
             bool, Field(description="Keep it in short-term memory until deleted.")
         ] = False,
+        importance: Annotated[
+            Annotated[float, Field(ge=0, le=1)] | ImportanceLevel | None,
+            Field(description="How much it matters; default normal."),
+        ] = None,
         store: Store = None,
     ) -> JSON:
         """Save something worth knowing later: a preference, a decision and its reason, a fact
         about the project or its people, a correction. Call it as soon as you learn one. Write
         one self-contained sentence that makes sense weeks from now: name who and what, no "he"
-        or "this". Short-term memory ages out in about 8 days unless the note recurs or matters;
-        consolidation files those into long-term memory. Never save secrets: keys, e-mail
-        addresses, phone and card numbers are redacted (`redactions` counts them). Returns the
-        entry with its id."""
-        return await run(backend.remember, content, store=pick(store), topic=topic, pinned=pinned)
+        or "this". Notes age out in about 8 days (important ones later) unless they recur;
+        consolidation files what recurs into long-term memory. Secrets (keys, e-mail addresses,
+        phone and card numbers) are redacted: `redactions` counts them."""
+        note = NewShort(content=content, topic=topic, pinned=pinned, importance=importance)
+        return await run(backend.remember, note, store=pick(store))
 
     @tools.tool(ADD)
     async def journal(

@@ -251,12 +251,23 @@ def m005_journal_search() -> str:
     """
 
 
+def m006_importance() -> str:
+    return """
+        -- How much a memory matters, as its writer said (halls.importance):
+        -- a number in [0, 1], NULL when unset (ranked and aged as before).
+        ALTER TABLE halls.short ADD COLUMN importance double precision;
+        ALTER TABLE halls.near ADD COLUMN importance double precision;
+        ALTER TABLE halls.long ADD COLUMN importance double precision;
+    """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     m001_initial,
     m002_retention,
     m003_edges_by_destination_and_kind,
     m004_flag_authority,
     m005_journal_search,
+    m006_importance,
 ]
 
 

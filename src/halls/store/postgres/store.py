@@ -153,13 +153,14 @@ class PostgresStore(ComposedStore):
         with self._db.tx(self._id) as conn:
             changed = conn.execute(
                 "UPDATE halls.short SET content = %s, topic = %s, pinned = %s, metadata = %s, "
-                "expires_at = %s WHERE store = %s AND id = %s",
+                "expires_at = %s, importance = %s WHERE store = %s AND id = %s",
                 (
                     entry.content,
                     entry.topic,
                     entry.pinned,
                     json.dumps(entry.metadata),
                     rowmap.ts(entry.expires_at),
+                    entry.importance,
                     self._id,
                     entry.id,
                 ),

@@ -277,6 +277,16 @@ def m009_journal_search() -> str:
     """
 
 
+def m010_importance() -> str:
+    return """
+        -- How much a memory matters, as its writer said (halls.importance):
+        -- a number in [0, 1], NULL when unset (ranked and aged as before).
+        ALTER TABLE short ADD COLUMN importance REAL;
+        ALTER TABLE near ADD COLUMN importance REAL;
+        ALTER TABLE long ADD COLUMN importance REAL;
+    """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     m001_initial,
     m002_consolidation,
@@ -287,6 +297,7 @@ MIGRATIONS: list[Callable[[], str]] = [
     m007_edges_by_destination_and_kind,
     m008_flag_authority,
     m009_journal_search,
+    m010_importance,
 ]
 
 

@@ -123,13 +123,14 @@ class SQLiteStore(ComposedStore):
         with self._db.tx() as db:
             changed = db.execute(
                 "UPDATE short SET content = ?, topic = ?, pinned = ?, metadata = ?, "
-                "expires_at = ? WHERE id = ?",
+                "expires_at = ?, importance = ? WHERE id = ?",
                 (
                     entry.content,
                     entry.topic,
                     int(entry.pinned),
                     json.dumps(entry.metadata),
                     ts(entry.expires_at),
+                    entry.importance,
                     entry.id,
                 ),
             ).rowcount
@@ -157,7 +158,7 @@ class SQLiteStore(ComposedStore):
     def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None:
         with self._db.tx() as db:
             db.execute(
-                f"INSERT INTO near({rowmap.LOOP_COLUMNS}) VALUES ({marks(11)})",
+                f"INSERT INTO near({rowmap.LOOP_COLUMNS}) VALUES ({marks(12)})",
                 rowmap.loop_values(loop),
             )
             rows.index_doc(db, loop, loop.intent, loop.status == "open", vector)
