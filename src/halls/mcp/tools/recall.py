@@ -52,8 +52,8 @@ def register(tools: Tools) -> None:
             Field(
                 ge=0.0,
                 le=1.0,
-                description="Return hits only if the search's relevance is at least this (0 to "
-                "1); 0 shows the closest memories even when none seems relevant.",
+                description="The least relevance (0 to 1) a search needs to return hits; 0 "
+                "shows the closest even when none seems relevant.",
             ),
         ] = DEFAULT_MIN_RELEVANCE,
         store: Store = None,
@@ -105,8 +105,7 @@ def register(tools: Tools) -> None:
         """A compact memory briefing within budget_tokens: open loops due now, memories
         relevant to `query` (if any), the most important
         long-term facts. Call it once at the start of a session or task (pass the user's first
-        request as query), and again when the subject changes sharply. Act on due loops.
-        Returns the text, the ids in it, its token count."""
+        request as query), and again when the subject changes sharply. Act on due loops."""
         return await run(
             backend.context,
             store=pick(store),
