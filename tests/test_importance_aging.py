@@ -31,9 +31,9 @@ def clock() -> FakeClock:
 def client(
     tmp_path: Path, embedder: Any, clock: FakeClock, storage: StorageSettings
 ) -> Iterator[httpx.Client]:
-    settings = Settings(
-        data_dir=tmp_path / "data", storage=storage, consolidator={"mode": "external"}
-    )
+    # Importance alone promotes nothing here: these tests watch entries age.
+    consolidator = {"mode": "external", "promote_min_importance": None}
+    settings = Settings(data_dir=tmp_path / "data", storage=storage, consolidator=consolidator)
     with serve(Memory(settings, embedder=embedder, clock=clock)) as live:
         yield live.client
 
@@ -113,3 +113,29 @@ def test_a_promoted_fact_keeps_the_highest_importance_and_retires_later(
     assert retired == {standup["id"]}
     assert set(facts(c, "retired")) == {STANDUP}
     assert paths["id"] in {f["id"] for f in facts(c, "active").values()}
+
+
+def test_what_its_writer_marks_high_is_promoted_without_recurring(
+    tmp_path: Path, embedder: Any, clock: FakeClock
+) -> None:
+    """consolidator.promote_min_importance (high by default): a note marked high or
+    critical becomes a fact at the next run; a normal one said once waits."""
+    settings = Settings(data_dir=tmp_path / "data", consolidator={"mode": "external"})
+    with serve(Memory(settings, embedder=embedder, clock=clock)) as live:
+        c = live.client
+        vault = remember(
+            c, "The production database is restored from the vault key", importance="critical"
+        )
+        remember(c, "The parking garage closes at ten in the evening")
+        remember(c, "Invoices go to accounts payable by the fifth", importance="low")
+        [made] = [a for a in run(c)["actions"] if a["kind"] == "promote"]
+        assert made["inputs"] == [vault] and "importance 1" in made["reason"], made
+        assert list(facts(c, "active")) == [
+            "The production database is restored from the vault key"
+        ]
+        assert (
+            facts(c, "active")["The production database is restored from the vault key"][
+                "importance"
+            ]
+            == 1.0
+        )

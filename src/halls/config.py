@@ -361,6 +361,9 @@ class ConsolidatorSettings(BaseModel):
     # kept ("dont touch vendor/", "our dog Biscuit is a beagle"). Conversations
     # between people and notes still need promote_min_evidence.
     promote_told: bool = True
+    # A cluster with an entry its writer marked at least this important
+    # (halls.importance: high 0.75) is promoted without recurring; None: never.
+    promote_min_importance: float | None = Field(default=0.75, ge=0, le=1)
     # Cosine similarity above which short-term entries cluster unless the pair
     # judge reads a change (all-MiniLM-L6-v2 paraphrases: ~0.85-0.95).
     cluster_threshold: float = Field(default=0.75, gt=0, le=1)

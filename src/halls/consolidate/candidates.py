@@ -23,6 +23,7 @@ from halls.consolidate.distill import Unit
 from halls.consolidate.engine import Inputs, Plan
 from halls.consolidate.evidence import evidence_score
 from halls.consolidate.judge import RETRACT, SAME, UNRELATED, UPDATE, Judge, read
+from halls.importance import highest
 from halls.redact import MARK
 
 UNSURE = 0.8  # an "unrelated" or "update" this unsure does not keep two close statements apart
@@ -222,6 +223,13 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
             gate = f"brief {hint.source} hint '{hint.text[:60]}'"
         elif score >= cfg.promote_min_evidence:
             gate = f"evidence {score:g} >= {cfg.promote_min_evidence:g}"
+        elif (
+            cfg.promote_min_importance is not None
+            and (weight := highest(u.importance for u in group) or 0.0)
+            >= cfg.promote_min_importance
+        ):
+            # What its writer marked important need not recur (DESIGN.md).
+            gate = f"importance {weight:g}"
         elif cfg.promote_told and _told(group):
             gate = "the user told it to the assistant"
         # A statement that does not stand alone counts as evidence but is
