@@ -76,9 +76,13 @@ def test_migration_9_indexes_the_journal_written_before(tmp_path: Path) -> None:
     )
     db.close()
     store = SQLiteStore(path, "old")
-    event = store.get_journal("j_1")
-    assert event is not None and event.visibility == "full"
-    assert [m.id for m in store.journal_search(["lighthouse"], SearchFilter(), 10)] == ["j_1"]
+    try:
+        event = store.get_journal("j_1")
+        assert event is not None and event.visibility == "full"
+        found = store.journal_search(["lighthouse"], SearchFilter(), 10)
+        assert [m.id for m in found] == ["j_1"]
+    finally:
+        store.close()  # an unclosed connection is a ResourceWarning on Python 3.13
 
 
 def test_migration_10_adds_importance_unset_to_existing_records(tmp_path: Path) -> None:
