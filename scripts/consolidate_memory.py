@@ -1,13 +1,15 @@
 """Whether a process's memory returns to its level after consolidation runs.
 
-    python scripts/consolidate_memory.py [--entries 3000] [--runs 2]
+    python scripts/consolidate_memory.py [--entries 3000] [--runs 2] [--idle 5]
 
 Fills one store per run with ``--entries`` entries of the consolidation
 bench's corpus (``halls.bench.consolidate``; each store its own seed), then
 consolidates them one after the other in this process, printing the
 resident memory before and after each run (after a garbage collection).
 The first run loads the models a run needs and keeps them; what a later
-run adds is what a run leaves behind.
+run adds is what a run leaves behind. With ``--idle S`` the models are let
+go S seconds after the last run (``consolidator.models_idle_seconds``), and
+the memory after that is printed too.
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--entries", type=int, default=3000)
     parser.add_argument("--runs", type=int, default=2)
+    parser.add_argument("--idle", type=float, default=None, help="models_idle_seconds")
     args = parser.parse_args()
     clock = Clock()
     t0 = clock.t
-    settings = ConsolidatorSettings(mode="external")
+    settings = ConsolidatorSettings(mode="external", models_idle_seconds=args.idle)
     with (
         tempfile.TemporaryDirectory() as tmp,
         Memory(Settings(data_dir=Path(tmp), consolidator=settings), clock=clock) as memory,
@@ -66,6 +69,10 @@ def main() -> None:
                 f"({time.perf_counter() - started:.1f} s; {counts})",
                 flush=True,
             )
+        if args.idle is not None:
+            time.sleep(args.idle + 2)
+            gc.collect()
+            print(f"{args.idle:g} s after the last run: {mb()} MB", flush=True)
 
 
 if __name__ == "__main__":

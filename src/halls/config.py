@@ -364,6 +364,9 @@ class ConsolidatorSettings(BaseModel):
     # A cluster with an entry its writer marked at least this important
     # (halls.importance: high 0.75) is promoted without recurring; None: never.
     promote_min_importance: float | None = Field(default=0.75, ge=0, le=1)
+    # The models a run loads (spaCy's pipeline, the cross-encoder: ~370 MB) are
+    # let go when no run has started for this long; null keeps them loaded.
+    models_idle_seconds: float | None = Field(default=600.0, gt=0)
     # Cosine similarity above which short-term entries cluster unless the pair
     # judge reads a change (all-MiniLM-L6-v2 paraphrases: ~0.85-0.95).
     cluster_threshold: float = Field(default=0.75, gt=0, le=1)

@@ -7,7 +7,10 @@ That changes no result: each is a pure function of its text (the judge's
 word ids live on in ``reading``'s vocabulary, so a text parsed again reads
 the same). The models stay loaded (the judge's weights and word tables,
 the cross-encoder, spaCy's pipeline): loading them takes seconds, and a
-second run finds them as the first left them.
+second run soon after finds them as the first left them. When no run
+starts for ``consolidator.models_idle_seconds`` (10 minutes by default),
+they are let go too (``release_models``), and a process that dreams every
+20 hours holds between runs about what it held before the first one.
 
 Freed memory stays in the C heap until glibc is asked to hand it back
 (``malloc_trim``); elsewhere the allocator decides. Figures in
@@ -19,6 +22,8 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import functools
+import gc
+import threading
 
 
 def release() -> None:
@@ -31,6 +36,56 @@ def release() -> None:
     trim = _malloc_trim()
     if trim is not None:
         trim(0)
+
+
+def release_models() -> None:
+    """Let the models a run loaded go (they load again at the next run)."""
+    from halls import nlp
+    from halls.consolidate.judge import cross
+
+    nlp.pipeline.cache_clear()
+    cross.default_reader.cache_clear()
+    release()
+    gc.collect()
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+class _Idle:
+    """Runs in progress in this process, and the timer that lets the models go when
+    none has started for a while."""
+
+    def __init__(self) -> None:
+        self.lock = threading.Lock()
+        self.running = 0
+        self.timer: threading.Timer | None = None
+
+    def start(self) -> None:
+        with self.lock:
+            self.running += 1
+            if self.timer is not None:
+                self.timer.cancel()
+                self.timer = None
+
+    def end(self, idle_seconds: float | None) -> None:
+        with self.lock:
+            self.running -= 1
+            if self.running or idle_seconds is None:
+                return
+            self.timer = threading.Timer(idle_seconds, self._fire)
+            self.timer.daemon = True
+            self.timer.start()
+
+    def _fire(self) -> None:
+        with self.lock:
+            if self.running:
+                return
+            self.timer = None
+            release_models()
+
+
+IDLE = _Idle()
 
 
 @functools.cache

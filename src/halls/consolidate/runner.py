@@ -68,12 +68,14 @@ class Runner:
     def run(self, *, dry_run: bool = False) -> Run:
         if not self.store.try_lock_consolidation():
             raise Conflict(f"a consolidation run for store '{self.store.name}' is in progress")
+        caches.IDLE.start()
         try:
             with progress.watching(self.progress):
                 return self._run(dry_run)
         finally:
             self.store.unlock_consolidation()
             caches.release()
+            caches.IDLE.end(self.cfg.models_idle_seconds)
 
     def _run(self, dry_run: bool) -> Run:
         progress.report("reading", 0, 1)
