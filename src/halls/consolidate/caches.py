@@ -41,10 +41,10 @@ def release() -> None:
 def release_models() -> None:
     """Let the models a run loaded go (they load again at the next run)."""
     from halls import nlp
-    from halls.consolidate.judge import cross
+    from halls.consolidate import judge
 
     nlp.pipeline.cache_clear()
-    cross.default_reader.cache_clear()
+    judge.unload()
     release()
     gc.collect()
     trim = _malloc_trim()

@@ -39,7 +39,16 @@ def clear_caches() -> None:
         cached.cache_clear()
 
 
+def unload() -> None:
+    """Let the cross-encoder go (``halls.consolidate.caches``: when no run has started
+    for a while); the next judge loads it again."""
+    from halls.consolidate.judge import cross
+
+    cross.default_reader.cache_clear()
+
+
 __all__ = [
+    "unload",
     "CROSS_BUDGET",
     "LABELS",
     "RETRACT",
