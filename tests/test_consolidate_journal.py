@@ -278,25 +278,6 @@ def test_a_pronoun_is_resolved_across_a_session(make_server, clock) -> None:
     assert not any(f.lower().startswith(("she ", "he ")) for f in facts), facts
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 51: the judge (its cross-encoder too) reads two statements of one "
-    "person's different attributes as one fact changed (same 0.94 / update 0.91)",
-)
-def test_a_move_does_not_supersede_where_someone_works(make_server, clock) -> None:
-    c = make_server().client
-    days = [
-        ["My sister Ana moved to Porto last year", "she works at the Santo Antonio hospital"],
-        ["Ana says hi", "She works at Santo Antonio hospital, nights mostly"],
-    ]
-    for n, said in enumerate(days):
-        journal(c, [{"content": t, "role": "user", "session_id": f"d{n}"} for t in said])
-        run(c)
-        clock.advance(DAY)
-    facts = [f["content"] for f in c.get("/long", params={**S, "status": "active"}).json()]
-    assert any(f.startswith("Ana works at") and "hospital" in f for f in facts), facts
-
-
 def test_a_pronoun_with_two_people_before_it_is_not_resolved() -> None:
     """The user's previous message names the person "he" or "she" is, if just one."""
     got = LocalExtractor().extract(

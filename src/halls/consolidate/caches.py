@@ -43,13 +43,11 @@ def release_models() -> None:
     from halls import nlp
     from halls.consolidate import judge
 
-    nlp.pipeline.cache_clear()
+    with nlp.LOCK:
+        nlp.pipeline.cache_clear()
     judge.unload()
+    gc.collect()  # the pipeline's objects hold cycles: freed before the heap is trimmed
     release()
-    gc.collect()
-    trim = _malloc_trim()
-    if trim is not None:
-        trim(0)
 
 
 class _Idle:

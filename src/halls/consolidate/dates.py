@@ -19,7 +19,6 @@ weekend", "a few days ago", "recently").
 from __future__ import annotations
 
 import functools
-import threading
 from dataclasses import dataclass
 from datetime import date, datetime, timedelta
 from typing import TYPE_CHECKING
@@ -32,7 +31,6 @@ if TYPE_CHECKING:
 _TIMES = frozenset(("DATE", "TIME"))
 # Dependency labels of a clause's core arguments (ClearNLP labels, as the model's parser).
 _CORE_ARGUMENTS = frozenset(("nsubj", "nsubjpass", "csubj", "dobj", "dative", "attr", "oprd"))
-_lock = threading.Lock()  # the pipeline's string store is not two runs' to race on
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +44,7 @@ class _Time:
 
 def dated(text: str, said_at: datetime) -> str:
     """``text`` with its relative times made absolute, from when it was said."""
-    with _lock:
+    with nlp.LOCK:
         doc = nlp.pipeline()(text)
         times = _times(_spans(doc))
     day = said_at.replace(tzinfo=None).date()

@@ -40,7 +40,6 @@ Parses are cached by text (the same statement recurs across entries).
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -65,9 +64,7 @@ class Reading:
 
 def read(texts: Sequence[str]) -> list[Reading]:
     """How each text reads (parsed in one batch, each distinct text once a process)."""
-    # One parse at a time: runs of two stores may share the process (the
-    # scheduler's thread), and the pipeline's string store is not theirs to race on.
-    with _lock:
+    with nlp.LOCK:
         todo = [t for t in dict.fromkeys(texts) if t not in _cache]
         if len(_cache) + len(todo) > _CACHE_SIZE:
             _cache.clear()
@@ -82,12 +79,11 @@ def read(texts: Sequence[str]) -> list[Reading]:
 
 _CACHE_SIZE = 100_000
 _cache: dict[str, Reading] = {}
-_lock = threading.Lock()
 
 
 def clear() -> None:
     """Forget the readings (``halls.consolidate.caches``: when a run ends)."""
-    with _lock:
+    with nlp.LOCK:
         _cache.clear()
 
 

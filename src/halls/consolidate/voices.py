@@ -32,7 +32,8 @@ _LEAD = 3
 
 @functools.lru_cache(maxsize=4096)
 def _parse(sentence: str) -> Doc:
-    return nlp.pipeline()(sentence)
+    with nlp.LOCK:
+        return nlp.pipeline()(sentence)
 
 
 def clear() -> None:
