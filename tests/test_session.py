@@ -172,7 +172,8 @@ def _seed_facts(memory: Memory, n: int) -> list[LongFact]:
 
 @pytest.mark.slow
 def test_context_budget_with_1000_facts(memory: Memory, embedder: Any) -> None:
-    """With 1,000 facts, every budget holds by the model's tokenizer, best facts first."""
+    """With 1,000 facts, every budget holds by the model's tokenizer, best facts first; the
+    facts shown are the hot set, which fills the budget when the hot set's budget is as wide."""
     facts = _seed_facts(memory, 1000)
     count = token_counter(embedder.tokenizer)
     best = rank_facts(facts, memory.clock(), memory.settings.recall)
@@ -181,11 +182,14 @@ def test_context_budget_with_1000_facts(memory: Memory, embedder: Any) -> None:
         assert block.tokens == count(block.text) <= budget
         assert block.ids == [f.id for f in best[: len(block.ids)]]
         assert 0 < len(block.ids) < 1000
-    wide = memory.context(store="facts", budget_tokens=8000)
-    assert wide.tokens > 8000 - 60  # filled, not stopped early
+    hot = memory.context(store="facts", budget_tokens=8000)
+    assert 200 - 60 < hot.tokens <= memory.settings.context.hot_tokens == 200
     queried = memory.context(store="facts", query="who reviews service 12?", budget_tokens=400)
     assert queried.tokens == count(queried.text) <= 400
     assert "Relevant memories:" in queried.text
+    memory.settings.context.hot_tokens = 8000
+    wide = memory.context(store="facts", budget_tokens=8000)
+    assert wide.tokens > 8000 - 60  # filled, not stopped early
 
 
 def test_context_due_time_loop_appears_future_does_not(memory: Memory) -> None:

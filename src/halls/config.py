@@ -256,6 +256,12 @@ class RecallSettings(BaseModel):
     graph_edges: list[EdgeKind] = Field(default_factory=lambda: list(_DEFAULT_EDGES))
 
 
+class ContextSettings(BaseModel):
+    # The hot set: the facts every /context block shows (halls.service.hot);
+    # 0 shows none, and facts come only as recalls.
+    hot_tokens: int = Field(default=200, ge=0, le=8000)
+
+
 class SqliteSettings(BaseModel):
     """Settings only the SQLite backend reads."""
 
@@ -433,6 +439,7 @@ class Settings(BaseSettings):
     short: ShortSettings = Field(default_factory=ShortSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
+    context: ContextSettings = Field(default_factory=ContextSettings)
     storage: StorageSettings = Field(default_factory=StorageSettings)
     consolidator: ConsolidatorSettings = Field(default_factory=ConsolidatorSettings)
     mcp: McpSettings = Field(default_factory=McpSettings)
@@ -508,6 +515,7 @@ def load_settings(config: Path | None = None, **overrides: Any) -> Settings:
 
 __all__ = [
     "ConsolidatorSettings",
+    "ContextSettings",
     "EmbedderSettings",
     "McpSettings",
     "RecallSettings",

@@ -64,8 +64,10 @@ from halls.service.archive import Archives, ImportReport, Progress
 from halls.service.audit import AuditLog
 from halls.service.dreams import Dreams, RunOutcomes
 from halls.service.erase import Erasure
+from halls.service.hot import hot_set, hot_stats
 from halls.service.jobs import Job, Jobs
 from halls.service.recall import search
+from halls.service.notation import FORMATS
 from halls.service.records import Records, check_category
 from halls.service.reinforce import Reinforcer
 from halls.service.scheduler import Scheduler
@@ -74,6 +76,7 @@ from halls.service.session import (
     MAX_BUDGET,
     MIN_BUDGET,
     ContextBlock,
+    TokenCounter,
     assemble,
     explain_due,
     token_counter,
@@ -130,6 +133,10 @@ class Memory:
 
     def _embed(self, texts: list[str]) -> np.ndarray:
         return self.embedder.embed(texts)
+
+    def _token_counter(self) -> TokenCounter:
+        """Tokens as the embedding model counts them (the session block's budget)."""
+        return token_counter(getattr(self.embedder, "tokenizer", None))
 
     @property
     def run_outcomes(self) -> RunOutcomes:
@@ -487,16 +494,22 @@ class Memory:
         project: str | None = None,
         budget_tokens: int = DEFAULT_BUDGET,
         min_relevance: float = DEFAULT_MIN_RELEVANCE,
+        format: str = "verbose",
     ) -> ContextBlock:
-        """A token-budgeted block for a system prompt: due loops, recalls, top facts.
+        """A token-budgeted block for a system prompt: due loops, the hot set, recalls.
 
         ``project`` (e.g. the working directory's name) is what the session is
         about when no query is known yet: memories mentioning it come first, and
         topic loops on it fire. The relevant memories are the search hits that
         clear ``min_relevance`` (as ``search``): none for an unrelated query.
         With a project and no query, they are the hits that name the project.
+        The facts shown are the hot set (``halls.service.hot``), within
+        ``context.hot_tokens``; ``format`` is ``verbose`` or ``terse``
+        (``halls.service.notation``).
         """
         check_min_relevance(min_relevance)
+        if format not in FORMATS:
+            raise InvalidInput(f"format must be one of {', '.join(FORMATS)}")
         if (
             isinstance(budget_tokens, bool)
             or not isinstance(budget_tokens, int)
@@ -524,15 +537,26 @@ class Memory:
         )
         if about and not asked:
             hits = [h for h in hits if h.score_detail.get("bm25") is not None]
+        now, count = self.clock(), self._token_counter()
+        hot = hot_set(
+            facts,
+            now=now,
+            budget_tokens=min(self.settings.context.hot_tokens, budget_tokens),
+            count_tokens=count,
+            cfg=self.settings.recall,
+            format=format,  # type: ignore[arg-type]  # checked above
+        )
         block = assemble(
-            facts=facts,
+            facts=hot.facts,
             loops=loops,
             hits=hits,
-            now=self.clock(),
+            now=now,
             query=about,
             budget_tokens=budget_tokens,
-            count_tokens=token_counter(getattr(self.embedder, "tokenizer", None)),
+            count_tokens=count,
             cfg=self.settings.recall,
+            format=format,  # type: ignore[arg-type]
+            hot=True,
         )
         # What the block shows the agent at the start of a session is in use: it
         # keeps those memories from fading into retirement (a search's hits are
@@ -560,6 +584,13 @@ class Memory:
             },
             "size_bytes": s.size_bytes(),
             "embedder": self._stores.fingerprint_of(s.name),
+            "hot": hot_stats(
+                s.list_facts("active", CONTEXT_POOL, 0) if counts["long"] else [],
+                now=self.clock(),
+                budget_tokens=self.settings.context.hot_tokens,
+                count_tokens=self._token_counter(),
+                cfg=self.settings.recall,
+            ),
         }
 
     def open_store_counts(self) -> dict[str, dict[str, int]]:

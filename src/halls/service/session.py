@@ -41,6 +41,7 @@ from halls.importance import PREFERRED, rank_factor
 from halls.models import CATEGORIES, Hit, LongFact, OpenLoop, parse_time
 from halls.recall.rank import recency, tier_weight
 from halls.recall.text import query_terms
+from halls.service.notation import VERBOSE_HEADER, Format, notation
 
 MIN_BUDGET = 50
 MAX_BUDGET = 8000
@@ -50,12 +51,7 @@ DEFAULT_BUDGET = 400
 MAX_ITEM_CHARS = 300
 CHARS_PER_TOKEN = 4
 
-HEADER = "Memory from halls (recall for more; loops complete when a loop is done):"
-SECTIONS = {
-    "loops": "Open loops due now:",
-    "recalls": "Relevant memories:",
-    "facts": "Long-term facts:",
-}
+HEADER = VERBOSE_HEADER
 
 TokenCounter = Callable[[str], int]
 
@@ -162,52 +158,74 @@ def assemble(
     budget_tokens: int,
     count_tokens: TokenCounter = estimate_tokens,
     cfg: RecallSettings | None = None,
+    format: Format = "verbose",
+    hot: bool = False,
 ) -> ContextBlock:
-    """Choose, order and render; the result never counts more than the budget."""
+    """Choose, order and render; the result never counts more than the budget.
+
+    With ``hot``, ``facts`` are the hot set (``halls.service.hot``): they are
+    chosen before the recalls (after the due loops), so that a query's hits
+    fill what the hot set leaves rather than push it out.
+    """
     cfg = cfg or RecallSettings()
-    listed: list[tuple[str, str, str, float | None]] = []  # (section, id, line, importance)
+    style = notation(format)
+    # (section, id, line, dedup key, importance)
+    listed: list[tuple[str, str, str, str, float | None]] = []
     for loop in due_loops(loops, now, query):
-        listed.append(("loops", loop.id, f"- {_short(loop.intent)} [{loop.id}]", loop.importance))
+        text = _short(loop.intent)
+        line = style.item(text, loop_id=loop.id)
+        listed.append(("loops", loop.id, line, _norm(text), loop.importance))
+    hit_items = []
     for hit in hits:
-        listed.append(("recalls", hit.id, f"- {_short(hit.content)}", hit.importance))
+        text = _short(hit.content)
+        hit_items.append(("recalls", hit.id, style.item(text), _norm(text), hit.importance))
+    fact_items = []
     for fact in rank_facts(facts, now, cfg):
-        listed.append(("facts", fact.id, f"- {_short(fact.content)}", fact.importance))
-    # (place in the block, section, id, line), the important first: a stable
-    # sort, so each part keeps the order above.
-    candidates = sorted(
-        ((n, section, item_id, line) for n, (section, item_id, line, _) in enumerate(listed)),
-        key=lambda c: not _preferred(listed[c[0]][3]),
-    )
+        text = _short(fact.content)
+        section = style.section("facts", fact.category or "fact")
+        fact_items.append((section, fact.id, style.item(text), _norm(text), fact.importance))
+    listed += fact_items + hit_items if hot else hit_items + fact_items
+    # Where each item goes in the block: sections in the notation's order.
+    order = {section: i for i, section in enumerate(style.sections)}
+    place = sorted(range(len(listed)), key=lambda n: (order[listed[n][0]], n))
+    at = {n: i for i, n in enumerate(place)}
+    # (place in the block, section, id, line, key), the important first: a
+    # stable sort, so each part keeps the order above.
+    candidates = [
+        (at[n], section, item_id, line, key)
+        for n, (section, item_id, line, key, importance) in sorted(
+            enumerate(listed), key=lambda pair: not _preferred(pair[1][4])
+        )
+    ]
 
     # Each line is counted with its newline; the final check below makes the
     # budget hold even for a tokenizer that does not add up line by line.
     def cost(line: str) -> int:
         return count_tokens(line + "\n")
 
-    used = cost(HEADER)
+    used = cost(style.header)
     if used > budget_tokens:
         return ContextBlock(text="", ids=[], tokens=0)
     seen_ids: set[str] = set()
     seen_text: set[str] = set()
     chosen: list[tuple[int, str, str, str]] = []
     opened: set[str] = set()
-    for place, section, item_id, line in candidates:
-        key = _norm(line[2:].split(" [", 1)[0] if section == "loops" else line[2:])
+    for where, section, item_id, line, key in candidates:
         if item_id in seen_ids or key in seen_text:
             continue
-        extra = cost(line) + (0 if section in opened else cost(SECTIONS[section]))
+        extra = cost(line) + (0 if section in opened else cost(style.sections[section]))
         if used + extra > budget_tokens:
             continue
         used += extra
         opened.add(section)
         seen_ids.add(item_id)
         seen_text.add(key)
-        chosen.append((place, section, item_id, line))
+        chosen.append((where, section, item_id, line))
 
     while chosen:
         # Shown in section order; dropped (below) last chosen first.
         shown = [c[1:] for c in sorted(chosen)]
-        text = _render(shown)
+        text = style.render([(sec, line) for sec, _, line in shown])
         tokens = count_tokens(text)
         if tokens <= budget_tokens:
             return ContextBlock(text=text, ids=[c[1] for c in shown], tokens=tokens)
@@ -217,16 +235,6 @@ def assemble(
 
 def _preferred(importance: float | None) -> bool:
     return importance is not None and importance >= PREFERRED
-
-
-def _render(chosen: Sequence[tuple[str, str, str]]) -> str:
-    lines = [HEADER]
-    for section in SECTIONS:
-        items = [line for sec, _, line in chosen if sec == section]
-        if items:
-            lines.append(SECTIONS[section])
-            lines.extend(items)
-    return "\n".join(lines)
 
 
 __all__ = [
