@@ -184,7 +184,8 @@ def test_hooks_run_against_a_live_server(server: Any, store_name: str, tmp_path:
     common = ("--server-url", server.url, "--store", store_name)
 
     start = halls(tmp_path, "hook", "session-start", *common, stdin='{"source": "startup"}')
-    assert start.returncode == 0 and "Ask whether the offsite is booked" in start.stdout
+    # In the terse notation, the hook's default: the article is left out.
+    assert start.returncode == 0 and "Ask whether offsite is booked [n_" in start.stdout
 
     said = {"prompt": "I use Neovim, reach me at ana@example.org", "session_id": "sess-1"}
     prompt = halls(tmp_path, "hook", "user-prompt", *common, stdin=json.dumps(said))

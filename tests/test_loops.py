@@ -7,6 +7,7 @@ runs the real ``halls hook`` against a live server.
 
 from __future__ import annotations
 
+import itertools
 import json
 import subprocess
 from collections.abc import Iterator
@@ -20,6 +21,7 @@ from clock_server import DAY, FakeClock, InProcessServer, serve
 from halls.config import Settings
 from halls.models import to_datetime
 from halls.service import Memory
+from halls.service.notation import TERSE, VERBOSE, terse_text
 from test_install import halls
 
 S = {"store": "loops"}
@@ -51,13 +53,16 @@ def due(c: httpx.Client, **params: str) -> dict[str, str]:
 
 
 def due_section(block: dict[str, Any]) -> str:
-    """The block's "Open loops due now" lines (open loops may also be recalled as memories)."""
+    """The block's due loops' lines, verbose or terse (open loops may also be recalled)."""
     text = str(block["text"])
-    if "Open loops due now:\n" not in text:
+    for heading in (VERBOSE.sections["loops"], TERSE.sections["loops"]):
+        if f"\n{heading}\n" in text:
+            break
+    else:
         return ""
     lines = []
-    for line in text.split("Open loops due now:\n", 1)[1].splitlines():
-        if not line.startswith("- "):
+    for line in text.split(f"\n{heading}\n", 1)[1].splitlines():
+        if line in TERSE.sections.values() or line in VERBOSE.sections.values():
             break
         lines.append(line)
     return "\n".join(lines)
@@ -151,7 +156,8 @@ def _repo(root: Path, name: str, remote: str) -> Path:
 def test_session_start_hook_puts_the_projects_memories_first(
     server: Any, store_name: str, tmp_path: Path
 ) -> None:
-    """In two projects, each session-start block shows that project's memories first."""
+    """In two projects, each session-start block shows that project's memories first, in the
+    terse notation (the hook's default) and the verbose one."""
     with server.client() as http:
         for texts in PROJECTS.values():
             for text in texts:
@@ -173,8 +179,9 @@ def test_session_start_hook_puts_the_projects_memories_first(
         "atlas": _repo(tmp_path, "atlas", "git@example.org:acme/atlas.git"),
         "zephyr": _repo(tmp_path, "checkout-2", "https://example.org/acme/zephyr.git"),
     }
-    for project, cwd in dirs.items():
+    for (project, cwd), fmt in itertools.product(dirs.items(), ("terse", "verbose")):
         event = json.dumps({"source": "startup", "cwd": str(cwd)})
+        chosen = () if fmt == "terse" else ("--format", fmt)
         out = halls(
             tmp_path,
             "hook",
@@ -183,17 +190,21 @@ def test_session_start_hook_puts_the_projects_memories_first(
             server.url,
             "--store",
             store_name,
+            *chosen,
             stdin=event,
         )
         assert out.returncode == 0 and out.stderr == "", out.stderr
         text = out.stdout
+        assert text.startswith(TERSE.header if fmt == "terse" else VERBOSE.header), text
+        written = terse_text if fmt == "terse" else str
         other = next(p for p in PROJECTS if p != project)
-        ours = [text.find(t) for t in PROJECTS[project]]
-        theirs = [text.find(t) for t in PROJECTS[other] if t in text]
+        ours = [text.find(written(t)) for t in PROJECTS[project]]
+        theirs = [text.find(written(t)) for t in PROJECTS[other] if written(t) in text]
         assert all(i >= 0 for i in ours), text
         assert all(max(ours) < j for j in theirs), text
         raised = due_section({"text": text})
-        assert ("Rotate the zephyr replication password" in raised) == (project == "zephyr")
+        raises = written("Rotate the zephyr replication password") in raised
+        assert raises == (project == "zephyr")
 
 
 def test_user_prompt_hook_adds_relevant_memories_only_when_asked(

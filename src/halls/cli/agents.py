@@ -94,6 +94,14 @@ def uninstall() -> None:
     show_default=True,
     help="user-prompt: append the prompt to the journal, for consolidation.",
 )
+@click.option(
+    "--format",
+    "notation",
+    type=click.Choice(["terse", "verbose"]),
+    default="terse",
+    show_default=True,
+    help="session-start: the context block's notation.",
+)
 def hook(
     event: str,
     server_url: str,
@@ -102,6 +110,7 @@ def hook(
     budget_tokens: int,
     prompt_tokens: int,
     journal: bool,
+    notation: str,
 ) -> None:
     """Run one Claude Code hook (reads the hook's JSON on stdin)."""
     from halls.integrations import hooks
@@ -110,7 +119,9 @@ def hook(
     data = hooks.read_input(sys.stdin.read() if not sys.stdin.isatty() else "")
     remote = RemoteBackend(server_url, token, timeout=10)
     try:
-        out = hooks.run(event, data, remote, store, budget_tokens, prompt_tokens, journal)
+        out = hooks.run(
+            event, data, remote, store, budget_tokens, prompt_tokens, journal, format=notation
+        )
     except Exception as exc:  # a failing hook must never block the agent's session
         click.echo(f"halls hook {event}: {_one_line(exc)}", err=True)
         return

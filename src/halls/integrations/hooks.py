@@ -208,6 +208,7 @@ def run(
     budget_tokens: int,
     prompt_tokens: int = 0,
     journal: bool = True,
+    format: str = "terse",
 ) -> str:
     """Perform hook ``name``; return what to print on stdout.
 
@@ -215,7 +216,9 @@ def run(
     to the prompt (within that many tokens) before the reminder; 0, the
     default, sends the reminder alone. With ``journal`` (the default) it also
     appends the prompt to the journal, where consolidation finds what the user
-    states about themself and their work.
+    states about themself and their work. ``format`` is the SessionStart
+    block's notation: terse (the default; ``docs/benchmarks.md`` measures what
+    it saves) or verbose.
     """
     if name == "session-start":
         block = backend.context(
@@ -223,6 +226,7 @@ def run(
             query=first_prompt(event),
             project=project_of(event),
             budget_tokens=budget_tokens,
+            format=format,
         )
         return str(block.get("text") or "")
     if name == "user-prompt":

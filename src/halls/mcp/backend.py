@@ -64,7 +64,13 @@ class Backend(Protocol):
         ...
 
     def context(
-        self, *, store: str | None, query: str | None, project: str | None, budget_tokens: int
+        self,
+        *,
+        store: str | None,
+        query: str | None,
+        project: str | None,
+        budget_tokens: int,
+        format: str = "verbose",
     ) -> JSON: ...
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]: ...
     def submit_brief(
@@ -176,10 +182,16 @@ class LocalBackend:
         return _json(found)
 
     def context(
-        self, *, store: str | None, query: str | None, project: str | None, budget_tokens: int
+        self,
+        *,
+        store: str | None,
+        query: str | None,
+        project: str | None,
+        budget_tokens: int,
+        format: str = "verbose",
     ) -> JSON:
         block = self.memory.context(
-            store=store, query=query, project=project, budget_tokens=budget_tokens
+            store=store, query=query, project=project, budget_tokens=budget_tokens, format=format
         )
         return _json(block)
 

@@ -78,9 +78,17 @@ class RemoteBackend:
         return self._call("POST", "/search", store, body)
 
     def context(
-        self, *, store: str | None, query: str | None, project: str | None, budget_tokens: int
+        self,
+        *,
+        store: str | None,
+        query: str | None,
+        project: str | None,
+        budget_tokens: int,
+        format: str = "verbose",
     ) -> JSON:
         body = {"query": query, "project": project, "budget_tokens": budget_tokens}
+        if format != "verbose":  # a server older than the terse notation still answers
+            body["format"] = format
         return self._call("POST", "/context", store, body)
 
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]:

@@ -13,6 +13,7 @@ from halls.service.dreams import RunOutcomes
 from halls.service.jobs import JOB_ID, Job
 from halls.service.memory import Memory
 from halls.service.migrate import Copied, Place, migrate_stores
+from halls.service.notation import Format as ContextFormat
 from halls.service.session import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
 from halls.service.stores import check_store_name
 from halls.service.texts import MAX_TEXT_IDS, RecordTexts
@@ -27,6 +28,7 @@ __all__ = [
     "AuditLog",
     "Grant",
     "ContextBlock",
+    "ContextFormat",
     "Copied",
     "ImportReport",
     "JOB_ID",

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+from fastapi import APIRouter, Query
 from pydantic import Field
 
 from halls.http.deps import MemoryDep, ReadStore
 from halls.http.schemas import Integer, MinRelevance, _Body
 from halls.models import MAX_CONTENT_CHARS
-from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
+from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock, ContextFormat
 
 router = APIRouter(tags=["context"])
 
@@ -27,10 +27,21 @@ class ContextIn(_Body):
     )
     budget_tokens: Integer = Field(default=DEFAULT_BUDGET, ge=MIN_BUDGET, le=MAX_BUDGET)
     min_relevance: float = MinRelevance
+    format: ContextFormat = Field(
+        default="verbose",
+        description="verbose (bulleted sentences) or terse (the notation of docs/http-api.md).",
+    )
 
 
 @router.post("/context", response_model=ContextBlock)
-def context(memory: MemoryDep, store: ReadStore, body: ContextIn | None = None) -> ContextBlock:
+def context(
+    memory: MemoryDep,
+    store: ReadStore,
+    body: ContextIn | None = None,
+    format: ContextFormat | None = Query(
+        default=None, description="As the body's `format`, which it overrides."
+    ),
+) -> ContextBlock:
     body = body or ContextIn()
     return memory.context(
         store=store,
@@ -38,4 +49,5 @@ def context(memory: MemoryDep, store: ReadStore, body: ContextIn | None = None) 
         project=body.project,
         budget_tokens=body.budget_tokens,
         min_relevance=body.min_relevance,
+        format=format or body.format,
     )
