@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import httpx
+import pytest
 
 from halls.bench.scripted import SESSIONS, still_true, turns
 from halls.service.notation import TERSE, VERBOSE
@@ -24,6 +25,7 @@ def _ok(r: httpx.Response, status: int = 200) -> Any:
     return r.json()
 
 
+@pytest.mark.slow
 def test_hot_set_stays_in_budget_over_200_turns_and_cold_facts_stay_recallable(
     server: Any, store_name: str
 ) -> None:
@@ -89,9 +91,13 @@ def test_context_format_terse_and_bad_format(server: Any, store_name: str) -> No
         assert terse == by_query
         assert verbose["ids"] == terse["ids"] == [loop["id"]]
         assert verbose["text"].endswith(f"- Ask whether the offsite is booked. [{loop['id']}]")
-        assert terse["text"] == f"{TERSE.header}\ndue:\nAsk whether offsite is booked [{loop['id']}]"
+        assert (
+            terse["text"] == f"{TERSE.header}\ndue:\nAsk whether offsite is booked [{loop['id']}]"
+        )
         assert terse["tokens"] < verbose["tokens"]
-        overridden = _ok(c.post("/context", params={**p, "format": "verbose"}, json={"format": "terse"}))
+        overridden = _ok(
+            c.post("/context", params={**p, "format": "verbose"}, json={"format": "terse"})
+        )
         assert overridden == verbose
         for bad in ({"format": "short"}, {"format": None}, {"format": 1}):
             r = c.post("/context", params=p, json=bad)

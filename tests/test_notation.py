@@ -12,7 +12,10 @@ from test_session import NOW, fact, hit, loop
 @pytest.mark.parametrize(
     ("text", "terse"),
     [
-        ("The user's staging database runs PostgreSQL 16.", "user's staging database runs PostgreSQL 16"),
+        (
+            "The user's staging database runs PostgreSQL 16.",
+            "user's staging database runs PostgreSQL 16",
+        ),
         ("Always write a test before the fix.", "Always write test before fix"),
         ("An API key lives in the vault", "API key lives in vault"),
         # A capitalised article inside a text is part of a name.
@@ -29,7 +32,10 @@ from test_session import NOW, fact, hit, loop
         ("The API targets Python 3.12.", "API targets Python 3.12."),
         ("Wait for it...", "Wait for it..."),
         # Negations and numbers are words like any other: kept.
-        ("The user does not eat meat, not even on the 3rd", "user does not eat meat, not even on 3rd"),
+        (
+            "The user does not eat meat, not even on the 3rd",
+            "user does not eat meat, not even on 3rd",
+        ),
         ("the", "the"),
     ],
 )

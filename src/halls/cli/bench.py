@@ -287,6 +287,22 @@ def bench_consolidate(entries: int, seed: int, out: Path | None) -> None:
         click.echo(f"wrote {out}", err=True)
 
 
+@bench.command("context")
+@click.option("--show", is_flag=True, help="Also print both blocks.")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
+def bench_context(show: bool, out: Path | None) -> None:
+    """Tokens of the verbose and terse session blocks for the same facts, and the hot set."""
+    from halls.bench import context as bench_mod
+
+    figures = bench_mod.run(progress=lambda m: click.echo(m, err=True))
+    click.echo(bench_mod.report(figures))
+    if show:
+        click.echo(f"\n{figures['verbose_text']}\n\n{figures['terse_text']}")
+    if out is not None:
+        out.write_text(json.dumps(figures, indent=2) + "\n", encoding="utf-8")
+        click.echo(f"wrote {out}", err=True)
+
+
 @bench.command("dreams")
 @click.option(
     "--engine",

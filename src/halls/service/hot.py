@@ -37,7 +37,7 @@ DEMAND_CAP = 1_000_000
 
 @dataclass(frozen=True)
 class HotSet:
-    """The hot facts (in the block's order), the tokens of the block they make, and what all would."""
+    """The hot facts (in the block's order), their block's tokens, and what all would take."""
 
     facts: list[LongFact]
     tokens: int

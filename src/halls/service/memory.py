@@ -66,8 +66,8 @@ from halls.service.dreams import Dreams, RunOutcomes
 from halls.service.erase import Erasure
 from halls.service.hot import hot_set, hot_stats
 from halls.service.jobs import Job, Jobs
-from halls.service.recall import search
 from halls.service.notation import FORMATS
+from halls.service.recall import search
 from halls.service.records import Records, check_category
 from halls.service.reinforce import Reinforcer
 from halls.service.scheduler import Scheduler

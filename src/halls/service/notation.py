@@ -16,7 +16,7 @@ into every session:
   database runs PostgreSQL 16"), but never inside backticks, never before a
   word that cannot start a noun phrase ("option a or b" stays), and a
   capitalised one only at the start ("Plan A is", "lives in The Hague" stay);
-- the phrases of ``PHRASES`` are written shorter ("in order to" -> "to");
+- the phrases of ``data/terse.tsv`` are written shorter ("in order to" -> "to");
 - a sentence's final full stop is left out.
 
 Every other word is kept as written: names, numbers, identifiers, negations
@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Literal, get_args
 
 Format = Literal["verbose", "terse"]
@@ -50,24 +51,29 @@ TERSE_SECTIONS = {
     "person": "people:",
     "facts": "facts:",
 }
-# Shorter forms of the same meaning, each fewer tokens under WordPiece and BPE alike.
-PHRASES = {
-    "in order to": "to",
-    "is going to": "will",
-    "are going to": "will",
-    "at the moment": "now",
-    "as well as": "and",
-    "every day": "daily",
-    "every week": "weekly",
-    "every month": "monthly",
-    "every year": "yearly",
-}
+TABLES = Path(__file__).resolve().parent / "data" / "terse.tsv"
+
+
+def _tables(path: Path) -> tuple[dict[str, str], frozenset[str]]:
+    phrases: dict[str, str] = {}
+    words: set[str] = set()
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        kind, *rest = line.split("\t")
+        if kind == "phrase":
+            phrases[rest[0].lower()] = rest[1]
+        elif kind == "not_noun_start":
+            words.add(rest[0].lower())
+        else:
+            raise ValueError(f"{path.name}: unknown row kind {kind!r}")
+    return phrases, frozenset(words)
+
+
+# PHRASES: shorter forms of the same meaning. NOT_A_NOUN_START: words an
+# article never stands before (an "a" there is a name: "option a or b").
+PHRASES, NOT_A_NOUN_START = _tables(TABLES)
 ARTICLES = frozenset({"a", "an", "the"})
-# Words an article never stands before: an article there is a name ("option a or b").
-NOT_A_NOUN_START = frozenset(
-    """and or but nor is are was were be been to of in on at for with by from as than
-    then so if that which who""".split()
-)
 
 _PHRASE = re.compile(
     r"\b(" + "|".join(re.escape(p) for p in sorted(PHRASES, key=len, reverse=True)) + r")\b",

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 from fastapi import APIRouter, Query
 from pydantic import Field
 
@@ -38,9 +40,9 @@ def context(
     memory: MemoryDep,
     store: ReadStore,
     body: ContextIn | None = None,
-    format: ContextFormat | None = Query(
-        default=None, description="As the body's `format`, which it overrides."
-    ),
+    format: Annotated[
+        ContextFormat | None, Query(description="As the body's `format`, which it overrides.")
+    ] = None,
 ) -> ContextBlock:
     body = body or ContextIn()
     return memory.context(
