@@ -78,6 +78,7 @@ from halls.service.session import (
     ContextBlock,
     TokenCounter,
     assemble,
+    estimate_tokens,
     explain_due,
     token_counter,
 )
@@ -572,6 +573,7 @@ class Memory:
         # Briefs and flags a run has already read are history, not work waiting.
         last = s.last_applied_run()
         since = last.started_at.timestamp() if last else None
+        facts = s.list_facts("active", CONTEXT_POOL, 0) if counts["long"] else []
         return {
             "store": s.name,
             "counts": {
@@ -585,10 +587,11 @@ class Memory:
             "size_bytes": s.size_bytes(),
             "embedder": self._stores.fingerprint_of(s.name),
             "hot": hot_stats(
-                s.list_facts("active", CONTEXT_POOL, 0) if counts["long"] else [],
+                facts,
                 now=self.clock(),
                 budget_tokens=self.settings.context.hot_tokens,
-                count_tokens=self._token_counter(),
+                # No fact, no count: a store without facts loads no model.
+                count_tokens=self._token_counter() if facts else estimate_tokens,
                 cfg=self.settings.recall,
             ),
         }
