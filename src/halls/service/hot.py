@@ -26,9 +26,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from halls.config import RecallSettings
-from halls.models import LongFact
+from halls.models import Hit, LongFact, OpenLoop
 from halls.service.notation import Format
-from halls.service.session import TokenCounter, assemble
+from halls.service.session import ContextBlock, TokenCounter, assemble
 
 # What the whole of a store's facts would take is counted up to this: past
 # it the pressure is "far over" whatever its exact value.
@@ -94,6 +94,43 @@ def hot_set(
     )
 
 
+def hot_block(
+    *,
+    facts: Sequence[LongFact],
+    loops: Sequence[OpenLoop],
+    hits: Sequence[Hit],
+    now: float,
+    query: str | None,
+    budget_tokens: int,
+    hot_tokens: int,
+    count_tokens: TokenCounter,
+    cfg: RecallSettings,
+    format: Format = "verbose",
+) -> ContextBlock:
+    """The session block: due loops, the hot set of ``facts`` (within ``hot_tokens`` and the
+    block's own budget), then ``hits`` in what is left."""
+    hot = hot_set(
+        facts,
+        now=now,
+        budget_tokens=min(hot_tokens, budget_tokens),
+        count_tokens=count_tokens,
+        cfg=cfg,
+        format=format,
+    )
+    return assemble(
+        facts=hot.facts,
+        loops=loops,
+        hits=hits,
+        now=now,
+        query=query,
+        budget_tokens=budget_tokens,
+        count_tokens=count_tokens,
+        cfg=cfg,
+        format=format,
+        hot=True,
+    )
+
+
 def hot_stats(
     facts: Sequence[LongFact],
     *,
@@ -126,4 +163,4 @@ def hot_stats(
     return out
 
 
-__all__ = ["HotSet", "hot_set", "hot_stats"]
+__all__ = ["HotSet", "hot_block", "hot_set", "hot_stats"]

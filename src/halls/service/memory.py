@@ -64,7 +64,7 @@ from halls.service.archive import Archives, ImportReport, Progress
 from halls.service.audit import AuditLog
 from halls.service.dreams import Dreams, RunOutcomes
 from halls.service.erase import Erasure
-from halls.service.hot import hot_set, hot_stats
+from halls.service.hot import hot_block, hot_stats
 from halls.service.jobs import Job, Jobs
 from halls.service.notation import FORMATS
 from halls.service.recall import search
@@ -77,7 +77,6 @@ from halls.service.session import (
     MIN_BUDGET,
     ContextBlock,
     TokenCounter,
-    assemble,
     estimate_tokens,
     explain_due,
     token_counter,
@@ -538,26 +537,17 @@ class Memory:
         )
         if about and not asked:
             hits = [h for h in hits if h.score_detail.get("bm25") is not None]
-        now, count = self.clock(), self._token_counter()
-        hot = hot_set(
-            facts,
-            now=now,
-            budget_tokens=min(self.settings.context.hot_tokens, budget_tokens),
-            count_tokens=count,
-            cfg=self.settings.recall,
-            format=format,  # type: ignore[arg-type]  # checked above
-        )
-        block = assemble(
-            facts=hot.facts,
+        block = hot_block(
+            facts=facts,
             loops=loops,
             hits=hits,
-            now=now,
+            now=self.clock(),
             query=about,
             budget_tokens=budget_tokens,
-            count_tokens=count,
+            hot_tokens=self.settings.context.hot_tokens,
+            count_tokens=self._token_counter(),
             cfg=self.settings.recall,
-            format=format,  # type: ignore[arg-type]
-            hot=True,
+            format=format,  # type: ignore[arg-type]  # checked above
         )
         # What the block shows the agent at the start of a session is in use: it
         # keeps those memories from fading into retirement (a search's hits are
