@@ -35,7 +35,7 @@ against each backend through ``halls.store.open_backend``):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import Protocol, TypeGuard
 
@@ -52,11 +52,16 @@ from halls.models import (
     Record,
     Retention,
     Run,
+    Scope,
     SearchFilter,
     ShortEntry,
     Written,
 )
 from halls.store.changes import Change
+
+# Given the store's turn count and its scopes (every open one and each one
+# named), the new turn count and the scopes to write (halls.scopes).
+ScopeStep = Callable[[int, dict[str, Scope]], tuple[int, list[Scope]]]
 
 
 class Records(Protocol):
@@ -197,6 +202,19 @@ class Records(Protocol):
         whatever a node's degree: how association spreading bounds its fan-out.
         ``ids`` may name graph nodes that are no record (a name's ``e_`` node).
         ``supersedes`` is ``InvalidInput`` (read those through ``edges``)."""
+        ...
+
+    def list_scopes(self, status: str | None, limit: int, offset: int) -> list[Scope]:
+        """Work scopes of that status (all when None), the last written for first
+        (``last_turn`` descending, then by name)."""
+        ...
+
+    def update_scopes(self, names: Sequence[str], step: ScopeStep) -> list[Scope]:
+        """In one transaction, serialised with every other write to the store: read
+        the turn count (meta ``scope_turn``, 0 when unset) and the open scopes
+        and those of ``names``; call ``step``; store the turn count and upsert the
+        scopes it returns (by name), which are returned. An error ``step`` raises
+        leaves everything as it was."""
         ...
 
 

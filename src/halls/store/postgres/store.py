@@ -36,6 +36,7 @@ from halls.store.postgres.consolidation import AdvisoryLock, Consolidation, RunL
 from halls.store.postgres.db import Database, dicts, translated
 from halls.store.postgres.journal import JournalText, tokens_of
 from halls.store.postgres.purge import TABLES, Purger
+from halls.store.postgres.scopes import ScopeTable
 from halls.store.postgres.search import Search
 from halls.store.rowmap import marks
 
@@ -91,6 +92,7 @@ class PostgresStore(ComposedStore):
         self._lock = self._advisory
         self._cons = Consolidation(db, store, self._runs)
         self._purger = Purger(db, store)
+        self._scopes = ScopeTable(db, store)
 
     def close(self) -> None:
         self._advisory.close()
@@ -262,7 +264,7 @@ class PostgresStore(ComposedStore):
         with self._db.tx(self._id) as conn, conn.cursor() as cur:
             cur.executemany(
                 f"INSERT INTO halls.journal(store, {rowmap.JOURNAL_COLUMNS}, tokens) "
-                f"VALUES ({marks(12, '%s')})",
+                f"VALUES ({marks(13, '%s')})",
                 [
                     (self._id, *rowmap.journal_values(e), tokens)
                     for e, tokens in zip(events, tokens_of(events), strict=True)

@@ -35,6 +35,7 @@ from halls.store.sqlite.db import Database, blob, chunks, marks, translated, ts
 from halls.store.sqlite.journal import JournalText, index_events
 from halls.store.sqlite.purge import Purger
 from halls.store.sqlite.schema import migrate
+from halls.store.sqlite.scopes import ScopeTable
 from halls.store.sqlite.search import Search
 
 # The supersession chain of a fact, both ways, in one statement.
@@ -77,6 +78,7 @@ class SQLiteStore(ComposedStore):
         self._lock = ConsolidationLock(Path(f"{path}.consolidate.lock"))
         self._cons = Consolidation(self._db, self._runs)
         self._purger = Purger(self._db)
+        self._scopes = ScopeTable(self._db)
 
     def close(self) -> None:
         self._db.close()
@@ -158,7 +160,7 @@ class SQLiteStore(ComposedStore):
     def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None:
         with self._db.tx() as db:
             db.execute(
-                f"INSERT INTO near({rowmap.LOOP_COLUMNS}) VALUES ({marks(12)})",
+                f"INSERT INTO near({rowmap.LOOP_COLUMNS}) VALUES ({marks(13)})",
                 rowmap.loop_values(loop),
             )
             rows.index_doc(db, loop, loop.intent, loop.status == "open", vector)
@@ -240,7 +242,7 @@ class SQLiteStore(ComposedStore):
     def add_journal(self, events: list[JournalEvent]) -> None:
         with self._db.tx() as db:
             db.executemany(
-                f"INSERT INTO journal({rowmap.JOURNAL_COLUMNS}) VALUES ({marks(10)})",
+                f"INSERT INTO journal({rowmap.JOURNAL_COLUMNS}) VALUES ({marks(11)})",
                 [rowmap.journal_values(e) for e in events],
             )
             index_events(db, events)
