@@ -28,9 +28,9 @@ from halls.consolidate.judge import Judge, Judgement, Pair, restates_change, sam
 from halls.consolidate.pii import detect
 from halls.consolidate.reconcile import Decision, Known
 from halls.importance import highest
-from halls.scopes import common_scope
 from halls.models import ForgetFlag, LongFact, new_id
 from halls.redact import redact
+from halls.scopes import common_scope
 
 NEAREST = 5
 _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable
 
 from halls.config import Settings
 from halls.errors import InvalidInput, NotFound
-from halls.models import SCOPE_STATUSES, MAX_LIST, Scope, Scopes, check_page
+from halls.models import MAX_LIST, SCOPE_STATUSES, Scope, Scopes, check_page
 from halls.redact import redact
 from halls.scopes import TURN_KEY, check_scope, mark_done, take_turn
 from halls.service.stores import Stores
@@ -50,9 +50,7 @@ class WorkScopes:
             ),
         )
 
-    def list(
-        self, *, store: str | None, status: str | None, limit: int, offset: int
-    ) -> Scopes:
+    def list(self, *, store: str | None, status: str | None, limit: int, offset: int) -> Scopes:
         if status is not None and status not in SCOPE_STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(SCOPE_STATUSES)}")
         s = self._stores.open(store)

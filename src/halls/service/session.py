@@ -44,9 +44,9 @@ from halls.config import RecallSettings
 from halls.errors import InvalidInput
 from halls.importance import PREFERRED, rank_factor
 from halls.models import CATEGORIES, Hit, LongFact, OpenLoop, parse_time
-from halls.scopes import is_cold
 from halls.recall.rank import recency, tier_weight
 from halls.recall.text import query_terms
+from halls.scopes import is_cold
 
 MIN_BUDGET = 50
 MAX_BUDGET = 8000

@@ -36,7 +36,8 @@ class ScopeTable:
             ).fetchone()
             turn = int(row[0]) if row else 0
             found = dicts(conn).execute(
-                "SELECT * FROM halls.scopes WHERE store = %s AND (status = 'open' OR name = ANY(%s))",
+                "SELECT * FROM halls.scopes "
+                "WHERE store = %s AND (status = 'open' OR name = ANY(%s))",
                 (self._store, list(dict.fromkeys(names))),
             )
             scopes = {r["name"]: rowmap.scope_of(r) for r in found}

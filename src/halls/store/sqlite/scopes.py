@@ -26,16 +26,15 @@ class ScopeTable:
 
     def update(self, names: Sequence[str], step: ScopeStep) -> list[Scope]:
         with self._db.tx() as db:
-            row = db.execute(
-                "SELECT value FROM meta WHERE key = ?", (TURN_KEY,)
-            ).fetchone()
+            row = db.execute("SELECT value FROM meta WHERE key = ?", (TURN_KEY,)).fetchone()
             turn = int(row[0]) if row else 0
             scopes = {
                 r["name"]: rowmap.scope_of(r)
                 for r in db.execute("SELECT * FROM scopes WHERE status = 'open'")
             }
             for chunk in chunks(list(dict.fromkeys(names))):
-                found = db.execute(f"SELECT * FROM scopes WHERE name IN ({marks(len(chunk))})", chunk)
+                sql = f"SELECT * FROM scopes WHERE name IN ({marks(len(chunk))})"
+                found = db.execute(sql, chunk)
                 scopes |= {r["name"]: rowmap.scope_of(r) for r in found}
             turn, changed = step(turn, scopes)
             db.execute(
