@@ -78,10 +78,24 @@ class RemoteBackend:
         return self._call("POST", "/search", store, body)
 
     def context(
-        self, *, store: str | None, query: str | None, project: str | None, budget_tokens: int
+        self,
+        *,
+        store: str | None,
+        query: str | None,
+        project: str | None,
+        budget_tokens: int,
+        scope: str | None = None,
     ) -> JSON:
         body = {"query": query, "project": project, "budget_tokens": budget_tokens}
+        if scope is not None:  # a server from before scopes refuses the field
+            body["scope"] = scope
         return self._call("POST", "/context", store, body)
+
+    def list_scopes(self, *, store: str | None, status: str | None, limit: int) -> JSON:
+        return self._call("GET", "/scopes", store, status=status, limit=limit)
+
+    def close_scope(self, name: str, *, store: str | None) -> JSON:
+        return self._call("POST", "/scopes/close", store, {"name": name})
 
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]:
         return self._call("POST", "/journal/batch", store, {"items": events})["ids"]

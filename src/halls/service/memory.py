@@ -368,7 +368,7 @@ class Memory:
     ) -> Scopes:
         """The store's work scopes (of a status: open, closed), the last written for
         first, and its turn count."""
-        return self._scopes.list(store=store, status=status, limit=limit, offset=offset)
+        return self._scopes.listed(store=store, status=status, limit=limit, offset=offset)
 
     def close_scope(self, name: str, *, store: str | None = None) -> Scope:
         """Mark a work scope done: closed, its memories leave the session-start block."""

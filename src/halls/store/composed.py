@@ -69,7 +69,7 @@ class PurgePart(Protocol):
 
 
 class ScopesPart(Protocol):
-    def list(self, status: str | None, limit: int, offset: int) -> list[Scope]: ...
+    def select(self, status: str | None, limit: int, offset: int) -> list[Scope]: ...
     def update(self, names: Sequence[str], step: ScopeStep) -> list[Scope]: ...
 
 
@@ -85,7 +85,7 @@ class ComposedStore:
     # -- work scopes --
 
     def list_scopes(self, status: str | None, limit: int, offset: int) -> list[Scope]:
-        return self._scopes.list(status, limit, offset)
+        return self._scopes.select(status, limit, offset)
 
     def update_scopes(self, names: Sequence[str], step: ScopeStep) -> list[Scope]:
         return self._scopes.update(names, step)

@@ -19,7 +19,7 @@ class ScopeTable:
         self._db = db
         self._store = store
 
-    def list(self, status: str | None, limit: int, offset: int) -> list[Scope]:
+    def select(self, status: str | None, limit: int, offset: int) -> list[Scope]:
         with self._db.read() as conn:
             found = dicts(conn).execute(
                 "SELECT * FROM halls.scopes WHERE store = %s AND (%s::text IS NULL OR status = %s) "

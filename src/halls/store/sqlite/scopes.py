@@ -16,7 +16,7 @@ class ScopeTable:
     def __init__(self, db: Database) -> None:
         self._db = db
 
-    def list(self, status: str | None, limit: int, offset: int) -> list[Scope]:
+    def select(self, status: str | None, limit: int, offset: int) -> list[Scope]:
         found = self._db.reader().execute(
             "SELECT * FROM scopes WHERE (? IS NULL OR status = ?) "
             "ORDER BY last_turn DESC, name LIMIT ? OFFSET ?",
