@@ -50,7 +50,7 @@ class WorkScopes:
             ),
         )
 
-    def list(self, *, store: str | None, status: str | None, limit: int, offset: int) -> Scopes:
+    def listed(self, *, store: str | None, status: str | None, limit: int, offset: int) -> Scopes:
         if status is not None and status not in SCOPE_STATUSES:
             raise InvalidInput(f"status must be one of {', '.join(SCOPE_STATUSES)}")
         s = self._stores.open(store)
