@@ -9,7 +9,7 @@ lives in ``halls.recall``.
 ``Store`` is the union of six small protocols, one per concern, so that a
 caller (and a new backend) can see which part it uses:
 
-- ``Records``: each tier's records, edges, meta;
+- ``Records``: each tier's records, edges, meta, work scopes;
 - ``SearchIndex``: the recall primitives over the searchable tiers;
 - ``JournalIndex``: full text over the journal, asked for by name only;
 - ``RunLog``: consolidation run records;
