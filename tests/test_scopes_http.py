@@ -175,9 +175,11 @@ def test_a_closed_scope_leaves_the_session_start_context(
     assert facts[LOGIN_FACT]["id"] in asked["ids"]
 
 
-def test_mcp_names_lists_and_closes_scopes(server: LiveServer, store_name: str) -> None:
-    """The official MCP client: remember takes a scope, `scopes` lists them and marks one
-    done, and `context` then leaves the closed scope's fact out; a bad name is a tool error."""
+def test_mcp_names_lists_and_closes_scopes(sqlite_live_server: LiveServer, store_name: str) -> None:
+    """The official MCP client (on the server that serves every tool): remember takes a
+    scope, `scopes` lists them and marks one done, and `context` then leaves the closed
+    scope's fact out; a bad name is a tool error."""
+    server = sqlite_live_server
 
     async def work(session: ClientSession) -> dict[str, Any]:
         out: dict[str, Any] = {}
