@@ -74,5 +74,7 @@ class WorkScopes:
 
     @staticmethod
     def open_names(s: Store) -> set[str]:
-        """The names of the store's open scopes (the rules keep them few)."""
+        """The names of the store's open scopes. Reading the first MAX_LIST is enough:
+        every scope closes within ``idle_turns`` turns of its last write, so only
+        what the last few writes named is open."""
         return {x.name for x in s.list_scopes("open", MAX_LIST, 0)}
