@@ -14,7 +14,7 @@ from halls.errors import AlreadyExists, NotFound
 from halls.models import Brief, ForgetFlag, Retention, Scope, SearchFilter, new_id
 from halls.scopes import TURN_KEY
 from halls.store import Store
-from halls.store.base import ScopeStep
+from halls.store.base import ScopeStep, ScopeTurn
 from store_contract import (
     ALL,
     DIM,
@@ -171,6 +171,25 @@ def test_update_scopes_that_fails_changes_nothing(store: Store) -> None:
         store.update_scopes(["web/z"], failing)
     assert store.get_meta(TURN_KEY) == "1"
     assert store.list_scopes(None, 10, 0) == [_scope("web/a", 1)]
+
+
+def test_a_write_takes_its_turn_in_its_own_transaction(store: Store) -> None:
+    """add_short, add_loop and add_journal take a turn with the write; a write refused
+    (a duplicate id) takes none."""
+
+    def opening(name: str) -> ScopeTurn:
+        return ScopeTurn([name], lambda turn, scopes: (turn + 1, [_scope(name, turn + 1)]))
+
+    e = short("scoped note", scope="web/a")
+    store.add_short([e], np.stack([axis(0)]), (), opening("web/a"))
+    store.add_loop(loop("raise it"), axis(1), opening("web/b"))
+    store.add_journal([journal("an event")], opening("web/c"))
+    store.add_journal([journal("no turn")])
+    assert store.get_meta(TURN_KEY) == "3"
+    with pytest.raises(AlreadyExists):
+        store.add_short([e], np.stack([axis(0)]), (), opening("web/d"))
+    assert store.get_meta(TURN_KEY) == "3"
+    assert [x.name for x in store.list_scopes(None, 10, 0)] == ["web/c", "web/b", "web/a"]
 
 
 def test_short_get_missing_and_delete(store: Store) -> None:

@@ -167,8 +167,7 @@ class Records:
         s = self._stores.embedded(store, create=True)
         vectors = self._embed([e.content for e in entries])
         edges = [edge for e in entries for edge in mentions(e.id, e.content, now)]
-        s.add_short(entries, vectors, edges)
-        self._scopes.turn(store, [e.scope for e in entries])
+        s.add_short(entries, vectors, edges, self._scopes.turn(s, [e.scope for e in entries]))
         return entries
 
     def _ttl(self, importance: float | None) -> float:
@@ -289,8 +288,7 @@ class Records:
             scope=scope,
         )
         s = self._stores.embedded(store, create=True)
-        s.add_loop(loop, self._embed([intent])[0])
-        self._scopes.turn(store, [scope])
+        s.add_loop(loop, self._embed([intent])[0], self._scopes.turn(s, [scope]))
         return loop
 
     def list_loops(
@@ -371,8 +369,8 @@ class Records:
                     occurred_at=to_datetime(occurred),
                 )
             )
-        self._stores.open(store, create=True).add_journal(out)
-        self._scopes.turn(store, [e.scope for e in out])
+        s = self._stores.open(store, create=True)
+        s.add_journal(out, self._scopes.turn(s, [e.scope for e in out]))
         return out
 
     def list_journal(

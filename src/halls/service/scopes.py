@@ -1,9 +1,10 @@
 """Work scopes in the service: each write is a turn; scopes listed and marked done.
 
-The rules are ``halls.scopes`` (pure); this module checks names, counts a
-store's turns through ``Store.update_scopes`` (one transaction, so turns
-from several processes count one after another) and answers which scopes
-are open, for ``/context``.
+The rules are ``halls.scopes`` (pure); this module checks names, makes
+each write's turn (a ``ScopeTurn`` the store takes in the write's own
+transaction: one commit, and turns from several processes count one after
+another), marks scopes done (``Store.update_scopes``) and answers which
+scopes are open, for ``/context``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from halls.models import MAX_LIST, SCOPE_STATUSES, Scope, Scopes, check_page
 from halls.redact import redact
 from halls.scopes import TURN_KEY, check_scope, mark_done, take_turn
 from halls.service.stores import Stores
-from halls.store.base import Store
+from halls.store.base import ScopeTurn, Store
 
 
 def scope_name(value: object, field: str = "scope") -> str | None:
@@ -34,16 +35,15 @@ class WorkScopes:
         self._settings = settings
         self._clock = clock
 
-    def turn(self, store: str | None, written: Iterable[str | None]) -> list[Scope]:
-        """Count one turn of ``store`` that wrote for ``written``; the scopes it opened,
-        kept or closed. Without an open scope or a named one, nothing is counted:
-        there is nothing to open or close."""
+    def turn(self, s: Store, written: Iterable[str | None]) -> ScopeTurn | None:
+        """The turn of a write to ``s`` for ``written``, for the store to take in the
+        write's own transaction (one commit). None without an open scope or a named
+        one: there is nothing to open or close, so nothing is counted."""
         names = list(dict.fromkeys(n for n in written if n))
-        s = self._stores.open(store)
         if not names and not s.list_scopes("open", 1, 0):
-            return []
+            return None
         cfg, now = self._settings.scopes, self._clock()
-        return s.update_scopes(
+        return ScopeTurn(
             names,
             lambda turn, scopes: take_turn(
                 turn, scopes, names, now, cfg.idle_turns, cfg.switch_turns

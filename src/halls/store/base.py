@@ -37,7 +37,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, TypeGuard
+from typing import NamedTuple, Protocol, TypeGuard
 
 import numpy as np
 
@@ -64,6 +64,14 @@ from halls.store.changes import Change
 ScopeStep = Callable[[int, dict[str, Scope]], tuple[int, list[Scope]]]
 
 
+class ScopeTurn(NamedTuple):
+    """A write's turn of the work scopes, taken in the write's own transaction (one
+    commit, and no write without its turn): the scopes it wrote for, and the step."""
+
+    names: Sequence[str]
+    step: ScopeStep
+
+
 class Records(Protocol):
     """The records of each tier, their edges, and the store's meta values.
 
@@ -82,10 +90,15 @@ class Records(Protocol):
         ...
 
     def add_short(
-        self, entries: list[ShortEntry], vectors: np.ndarray, edges: Sequence[Edge] = ()
+        self,
+        entries: list[ShortEntry],
+        vectors: np.ndarray,
+        edges: Sequence[Edge] = (),
+        turn: ScopeTurn | None = None,
     ) -> None:
         """Insert all entries, and ``edges`` (their associations), atomically (all
-        or none), committed on return.
+        or none), committed on return; with ``turn``, take it in the same
+        transaction (as ``update_scopes``).
 
         An id already stored (or twice in the batch) is ``AlreadyExists``
         and nothing is written; a ``supersedes`` edge is ``InvalidInput``.
@@ -110,7 +123,10 @@ class Records(Protocol):
         """
         ...
 
-    def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None: ...
+    def add_loop(self, loop: OpenLoop, vector: np.ndarray, turn: ScopeTurn | None = None) -> None:
+        """Insert the loop (and take ``turn``, as ``add_short``)."""
+        ...
+
     def get_loop(self, id: str) -> OpenLoop | None: ...
     def list_loops(self, status: str | None, limit: int, offset: int) -> list[OpenLoop]:
         """Loops of that status (all when None)."""
@@ -151,8 +167,8 @@ class Records(Protocol):
         empty when there is no such fact. A link to a missing fact ends the chain."""
         ...
 
-    def add_journal(self, events: list[JournalEvent]) -> None:
-        """Append events (atomically)."""
+    def add_journal(self, events: list[JournalEvent], turn: ScopeTurn | None = None) -> None:
+        """Append events (atomically; and take ``turn``, as ``add_short``)."""
         ...
 
     def get_journal(self, id: str) -> JournalEvent | None:
