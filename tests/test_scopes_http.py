@@ -18,7 +18,7 @@ from mcp import ClientSession
 
 from conftest import LiveServer
 from halls.cli import main
-from mcp_scenario import call, error, over_http
+from mcp_scenario import call, error, over_http, over_stdio
 
 LOGIN = "web/fix-login"
 BILLING = "web/billing"
@@ -175,10 +175,14 @@ def test_a_closed_scope_leaves_the_session_start_context(
     assert facts[LOGIN_FACT]["id"] in asked["ids"]
 
 
-def test_mcp_names_lists_and_closes_scopes(sqlite_live_server: LiveServer, store_name: str) -> None:
-    """The official MCP client (on the server that serves every tool): remember takes a
-    scope, `scopes` lists them and marks one done, and `context` then leaves the closed
-    scope's fact out; a bad name is a tool error."""
+@pytest.mark.parametrize("via", ["http", "stdio proxy"])
+def test_mcp_names_lists_and_closes_scopes(
+    sqlite_live_server: LiveServer, store_name: str, via: str, tmp_path: Path
+) -> None:
+    """The official MCP client, over /mcp (the server serves every tool) and through
+    `halls mcp --server-url --tools all`: remember takes a scope, `scopes` lists them and
+    marks one done, and `context` then leaves the closed scope's fact out; a bad name is a
+    tool error."""
     server = sqlite_live_server
 
     async def work(session: ClientSession) -> dict[str, Any]:
@@ -202,7 +206,11 @@ def test_mcp_names_lists_and_closes_scopes(sqlite_live_server: LiveServer, store
         )
         return out
 
-    got = asyncio.run(over_http(f"{server.url}/mcp", work))
+    if via == "http":
+        got = asyncio.run(over_http(f"{server.url}/mcp", work))
+    else:
+        args = ["--server-url", server.url, "--tools", "all"]
+        got = asyncio.run(over_stdio(args, tmp_path / "mcp.log", work))
     assert got["note"]["scope"] == LOGIN
     assert "scope" in got["bad"]
     assert LOGIN_FACT in got["before"]["text"]
