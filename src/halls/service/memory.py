@@ -521,7 +521,7 @@ class Memory:
 
         Memories of closed work scopes are cold (``halls.scopes``): left out,
         but for a query's recalls, which rank them after the rest. ``scope`` is
-        the one the session works in: its memories come first in each section.
+        the one the session works in: its facts and recalls come first.
 
         ``project`` (e.g. the working directory's name) is what the session is
         about when no query is known yet: memories mentioning it come first, and

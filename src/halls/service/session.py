@@ -16,7 +16,7 @@ last:
 Before that, ``cool`` sets aside what belongs to a closed work scope
 (``halls.scopes``): such facts and loops are left out, and a query's
 recalls of one go after every other recall; the session's own scope, when
-given, comes first in each section.
+given, comes first among the recalls and among the facts.
 
 When the budget cannot hold everything, what its writer marked at least
 ``high`` (``halls.importance``) is chosen first, whatever its section; the
