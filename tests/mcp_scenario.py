@@ -23,6 +23,7 @@ REPO = Path(__file__).resolve().parent.parent
 AGENT_TOOLS = {"remember", "recall", "context", "loops", "memory", "flag_forget", "submit_brief"}
 ADMIN_TOOLS = {
     "journal",
+    "scopes",
     "consolidate",
     "stats",
     "forget_about",

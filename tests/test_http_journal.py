@@ -18,7 +18,7 @@ def server(api_server: LiveServer) -> LiveServer:
 
 JOURNAL_KEYS = {
     "id", "tier", "content", "role", "session_id", "redactions", "visibility", "topic", "metadata",
-    "created_at", "occurred_at",
+    "created_at", "occurred_at", "scope",
 }  # fmt: skip
 
 # Look-alike credentials (none of them is real) in the shapes users paste.

@@ -25,7 +25,7 @@ def server(api_server: LiveServer) -> LiveServer:
 FACT_KEYS = {
     "id", "tier", "content", "topic", "category", "evidence_count", "first_seen",
     "last_confirmed", "status", "pinned", "supersedes", "superseded_by", "derived_from", "metadata",
-    "created_at", "occurred_at", "importance",
+    "created_at", "occurred_at", "importance", "scope",
 }  # fmt: skip
 OLD_TEXT = "Mira lives in Leeds and commutes to the office by train"
 NEW_TEXT = "Mira moved to Bristol and now works from home"

@@ -18,7 +18,8 @@ def server(api_server: LiveServer) -> LiveServer:
 
 LOOP_KEYS = {
     "id", "tier", "intent", "topic", "trigger_type", "trigger_value", "expires_at",
-    "status", "closed_at", "importance", "metadata", "created_at", "occurred_at", "redactions",
+    "status", "closed_at", "importance", "scope", "metadata", "created_at", "occurred_at",
+    "redactions",
 }  # fmt: skip
 
 

@@ -23,7 +23,7 @@ def server(api_server: LiveServer) -> LiveServer:
 
 HIT_KEYS = {
     "id", "tier", "content", "topic", "metadata", "occurred_at", "created_at", "score", "relevance",
-    "score_detail", "importance",
+    "score_detail", "importance", "scope",
 }  # fmt: skip
 # The parts every score breakdown shows; retrievers may add more (context, episode).
 DETAIL_KEYS = {

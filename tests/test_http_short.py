@@ -18,7 +18,7 @@ def server(api_server: LiveServer) -> LiveServer:
 
 SHORT_KEYS = {
     "id", "tier", "content", "topic", "source", "pinned", "metadata",
-    "created_at", "occurred_at", "expires_at", "importance", "redactions",
+    "created_at", "occurred_at", "expires_at", "importance", "scope", "redactions",
 }  # fmt: skip
 EIGHT_DAYS = timedelta(seconds=691200)
 

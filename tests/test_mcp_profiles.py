@@ -36,7 +36,7 @@ STORE_ADMIN = "store-a-admin-0123456789abcdef"
 # The tools that read or write files on the server's machine: its operator's only.
 FILE_TOOLS = {"export_store", "import_store", "backup_store"}
 # Tools some of whose actions only read: a read-only token is listed them.
-READS = {"recall", "context", "loops", "memory", "stats", "consolidate", "audit"}
+READS = {"recall", "context", "loops", "memory", "stats", "consolidate", "audit", "scopes"}
 
 
 def tokens(tools: list[Tool]) -> int:
@@ -132,7 +132,7 @@ def test_all_lists_the_admin_tools_to_an_admin_only(all_server: LiveServer) -> N
     needs_admin = {"audit", "forget_about", "delete_memory", "delete_store"} | FILE_TOOLS
     writer = {t.name for t in listed(all_server, WRITER)}
     assert writer == TOOLS - needs_admin
-    assert writer & ADMIN_TOOLS == {"journal", "consolidate", "stats"}
+    assert writer & ADMIN_TOOLS == {"journal", "scopes", "consolidate", "stats"}
     assert {t.name for t in listed(all_server, STORE_ADMIN)} == TOOLS - FILE_TOOLS
     assert {t.name for t in listed(all_server, READER)} == READS - {"audit"}
 

@@ -10,9 +10,11 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from halls.errors import AlreadyExists
-from halls.models import Brief, ForgetFlag, Retention, SearchFilter, new_id
+from halls.errors import AlreadyExists, NotFound
+from halls.models import Brief, ForgetFlag, Retention, Scope, SearchFilter, new_id
+from halls.scopes import TURN_KEY
 from halls.store import Store
+from halls.store.base import ScopeStep, ScopeTurn
 from store_contract import (
     ALL,
     DIM,
@@ -90,6 +92,104 @@ def test_importance_round_trips_on_every_tier(store: Store) -> None:
     assert (store.get_short(e.id) or e).importance is None
     assert (store.get_loop(n.id) or n).importance == 0.75
     assert (store.get_fact(f.id) or f).importance == 0.5
+
+
+def test_scope_round_trips_on_every_tier(store: Store) -> None:
+    """A record's work scope (or none) reads back on each tier, by id, in lists and in
+    get_records; update_fact changes a fact's."""
+    e, unset = short("scoped note", scope="web/fix-login"), short("plain note")
+    store.add_short([e, unset], np.stack([axis(0), axis(1)]))
+    n = loop("raise it").model_copy(update={"scope": "web/billing"})
+    store.add_loop(n, axis(2))
+    f = fact("a scoped fact").model_copy(update={"scope": "web/fix-login"})
+    store.add_fact(f, axis(3))
+    j = journal("a scoped event").model_copy(update={"scope": "web/x"})
+    store.add_journal([j])
+    got = store.get_records([e.id, unset.id, n.id, f.id])
+    assert {i: r.scope for i, r in got.items()} == {
+        e.id: "web/fix-login",
+        unset.id: None,
+        n.id: "web/billing",
+        f.id: "web/fix-login",
+    }
+    assert [x.scope for x in store.list_journal(10, 0)] == ["web/x"]
+    assert (store.get_journal(j.id) or j).scope == "web/x"
+    store.update_fact(f.model_copy(update={"scope": None}))
+    assert (store.get_fact(f.id) or f).scope is None
+    assert [x.scope for x in store.list_loops(None, 10, 0)] == ["web/billing"]
+
+
+def _scope(name: str, turn: int, status: str = "open") -> Scope:
+    return Scope(name=name, status=status, opened_at=at(turn), last_turn=turn)  # type: ignore[arg-type]
+
+
+def test_update_scopes_counts_turns_and_upserts(store: Store) -> None:
+    """update_scopes hands the step the turn count (0 at first) with the open scopes and
+    those named, stores what it returns, and list_scopes reads them by status, the last
+    written for first."""
+    seen: list[tuple[int, set[str]]] = []
+
+    def step(new: list[Scope]) -> ScopeStep:
+        def run(turn: int, scopes: dict[str, Scope]) -> tuple[int, list[Scope]]:
+            seen.append((turn, set(scopes)))
+            return turn + 1, new
+
+        return run
+
+    assert store.list_scopes(None, 10, 0) == []
+    a, b = _scope("web/a", 1), _scope("web/b", 2)
+    assert store.update_scopes(["web/a"], step([a, b])) == [a, b]
+    assert seen[-1] == (0, set())
+    assert store.get_meta(TURN_KEY) == "1"
+    closed = b.model_copy(
+        update={
+            "status": "closed",
+            "closed_at": at(9),
+            "closed_because": "switched",
+            "elsewhere": 3,
+        }
+    )
+    store.update_scopes([], step([closed, _scope("web/c", 3, "closed")]))
+    # The open ones, without naming them.
+    assert seen[-1] == (1, {"web/a", "web/b"})
+    store.update_scopes(["web/c"], step([]))
+    assert seen[-1] == (2, {"web/a", "web/c"})
+    assert store.get_meta(TURN_KEY) == "3"
+    assert store.list_scopes(None, 10, 0) == [_scope("web/c", 3, "closed"), closed, a]
+    assert store.list_scopes("open", 10, 0) == [a]
+    assert store.list_scopes("closed", 1, 1) == [closed]
+
+
+def test_update_scopes_that_fails_changes_nothing(store: Store) -> None:
+    """An error raised by the step leaves the turn count and the scopes as they were."""
+    store.update_scopes(["web/a"], lambda turn, scopes: (turn + 1, [_scope("web/a", 1)]))
+
+    def failing(turn: int, scopes: dict[str, Scope]) -> tuple[int, list[Scope]]:
+        raise NotFound("no scope web/z")
+
+    with pytest.raises(NotFound):
+        store.update_scopes(["web/z"], failing)
+    assert store.get_meta(TURN_KEY) == "1"
+    assert store.list_scopes(None, 10, 0) == [_scope("web/a", 1)]
+
+
+def test_a_write_takes_its_turn_in_its_own_transaction(store: Store) -> None:
+    """add_short, add_loop and add_journal take a turn with the write; a write refused
+    (a duplicate id) takes none."""
+
+    def opening(name: str) -> ScopeTurn:
+        return ScopeTurn([name], lambda turn, scopes: (turn + 1, [_scope(name, turn + 1)]))
+
+    e = short("scoped note", scope="web/a")
+    store.add_short([e], np.stack([axis(0)]), (), opening("web/a"))
+    store.add_loop(loop("raise it"), axis(1), opening("web/b"))
+    store.add_journal([journal("an event")], opening("web/c"))
+    store.add_journal([journal("no turn")])
+    assert store.get_meta(TURN_KEY) == "3"
+    with pytest.raises(AlreadyExists):
+        store.add_short([e], np.stack([axis(0)]), (), opening("web/d"))
+    assert store.get_meta(TURN_KEY) == "3"
+    assert [x.name for x in store.list_scopes(None, 10, 0)] == ["web/c", "web/b", "web/a"]
 
 
 def test_short_get_missing_and_delete(store: Store) -> None:

@@ -11,7 +11,8 @@ import pytest
 
 from halls.config import SqliteSettings, StorageSettings
 from halls.errors import StoreUnavailable
-from halls.models import SearchFilter
+from halls.models import Scope, SearchFilter
+from halls.scopes import TURN_KEY
 from halls.store import open_backend
 from halls.store.sqlite import SQLiteBackend, SQLiteStore
 from halls.store.sqlite.schema import MIGRATIONS
@@ -110,6 +111,32 @@ def test_migration_10_adds_importance_unset_to_existing_records(tmp_path: Path) 
     assert store.update_short(old.model_copy(update={"importance": 0.75}), None)
     again = store.get_short("s_old")
     assert again is not None and again.importance == 0.75
+    store.close()
+
+
+def test_migration_11_adds_scopes_to_a_store_from_before(tmp_path: Path) -> None:
+    """m011: a store from before scopes opens, its records read back without a scope, it
+    has no scopes and a turn count of none, and a new scope is kept."""
+    path = tmp_path / "old.sqlite3"
+    db = _at_version(path, 10)
+    db.execute(
+        "INSERT INTO short(id, content, created_at, occurred_at) VALUES ('s_old', 'x', ?, ?)",
+        (T0, T0),
+    )
+    db.execute(
+        "INSERT INTO journal(id, content, created_at, occurred_at) VALUES ('j_old', 'y', ?, ?)",
+        (T0, T0),
+    )
+    db.close()
+
+    store = SQLiteStore(path, "old")
+    assert store._db.reader().execute("PRAGMA user_version").fetchone()[0] == len(MIGRATIONS)
+    old, event = store.get_short("s_old"), store.get_journal("j_old")
+    assert old is not None and old.scope is None and event is not None and event.scope is None
+    assert store.list_scopes(None, 10, 0) == [] and store.get_meta(TURN_KEY) is None
+    new = Scope(name="web/a", opened_at=old.created_at, last_turn=1)
+    store.update_scopes(["web/a"], lambda turn, scopes: (turn + 1, [new]))
+    assert store.list_scopes("open", 10, 0) == [new]
     store.close()
 
 

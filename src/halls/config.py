@@ -142,6 +142,15 @@ class ShortSettings(BaseModel):
     importance_ttl_factor: float = Field(default=4.0, ge=1, le=100)
 
 
+class ScopeSettings(BaseModel):
+    # A turn is one write (short-term entries, an open loop, journal events;
+    # halls.scopes). An open scope closes when this many turns have passed
+    # since the last that wrote for it...
+    idle_turns: int = Field(default=6, ge=1, le=10000)
+    # ...or when this many turns since then have written for other scopes.
+    switch_turns: int = Field(default=3, ge=1, le=10000)
+
+
 class EmbedderSettings(BaseModel):
     kind: Literal["local", "openai"] = "local"
     # local: which runtime. "onnx" (default, no torch): the packaged int8
@@ -437,6 +446,7 @@ class Settings(BaseSettings):
     default_store: str = "default"
     server: ServerSettings = Field(default_factory=ServerSettings)
     short: ShortSettings = Field(default_factory=ShortSettings)
+    scopes: ScopeSettings = Field(default_factory=ScopeSettings)
     embedder: EmbedderSettings = Field(default_factory=EmbedderSettings)
     recall: RecallSettings = Field(default_factory=RecallSettings)
     context: ContextSettings = Field(default_factory=ContextSettings)

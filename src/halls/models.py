@@ -63,6 +63,15 @@ RETRIEVERS: tuple[str, ...] = get_args(Retriever)
 ImportanceLevel = Literal["low", "normal", "high", "critical"]
 IMPORTANCE_LEVELS: tuple[str, ...] = get_args(ImportanceLevel)
 
+# A work scope (a feature, a bug, a phase: halls.scopes) is open until it is
+# marked done, left idle or left for another scope; then closed (cold).
+ScopeStatus = Literal["open", "closed"]
+SCOPE_STATUSES: tuple[str, ...] = get_args(ScopeStatus)
+ScopeEnd = Literal["done", "idle", "switched"]
+# A scope's name: what a hook makes of a project and a branch ("web/fix-login")
+# fits; no spaces, so that it reads as one word in a block and on a command line.
+SCOPE_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9._/:#-]{0,127}$"
+
 # Id prefixes tell the tier at a glance and let a bad id be refused early.
 ID_PREFIX = {"short": "s", "near": "n", "long": "l", "journal": "j", "brief": "b", "flag": "f"}
 _CROCKFORD = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
@@ -217,6 +226,8 @@ def check_content(content: str, field: str = "content") -> str:
 class Record(BaseModel):
     id: str
     topic: str | None = None
+    # The work scope it was written for (halls.scopes); None: none, never cold.
+    scope: str | None = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     created_at: datetime
     occurred_at: datetime
@@ -344,6 +355,7 @@ class Hit(BaseModel):
     score_detail: dict[str, float | int | str | None]
     # The memory's importance (halls.importance), None when unset.
     importance: float | None = Field(default=None, ge=0, le=1)
+    scope: str | None = None
 
 
 class DueLoop(BaseModel):
@@ -375,12 +387,15 @@ class NewShort(BaseModel):
     occurred_at: Any = None
     # A number in [0, 1] or a level name; checked by halls.importance.
     importance: Any = None
+    # Checked by halls.scopes (SCOPE_PATTERN), so that every adapter refuses alike.
+    scope: Any = None
 
 
 class NewJournal(BaseModel):
     content: str
     role: str | None = None
     session_id: str | None = None
+    scope: Any = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     occurred_at: Any = None
     # Checked by the service (one of VISIBILITIES), so that every adapter refuses alike.
@@ -397,6 +412,32 @@ class SearchFilter(BaseModel):
     since: float | None = None
     until: float | None = None
     include_superseded: bool = False
+
+
+class Scope(BaseModel):
+    """A work scope and where it stands (halls.scopes).
+
+    Turns are counted per store: each write of short-term entries, an open
+    loop or journal events is one. ``last_turn`` is the last that wrote for
+    the scope; ``elsewhere`` how many since then wrote for other scopes.
+    """
+
+    name: str
+    status: ScopeStatus = "open"
+    opened_at: datetime
+    closed_at: datetime | None = None
+    closed_because: ScopeEnd | None = None
+    # The turns that wrote for it, and the last of them.
+    turns: int = 1
+    last_turn: int
+    elsewhere: int = 0
+
+
+class Scopes(BaseModel):
+    """The scopes of a store, and its turn count (what ``last_turn`` is measured against)."""
+
+    turn: int
+    scopes: list[Scope]
 
 
 Record.model_rebuild()

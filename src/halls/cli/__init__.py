@@ -12,6 +12,7 @@ from halls.cli import (  # noqa: F401 - registers the commands
     installs,
     memory,
     migrate,
+    scopes,
     serve,
 )
 from halls.cli._app import main

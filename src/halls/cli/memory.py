@@ -56,6 +56,7 @@ class _Importance(click.ParamType):
     type=_Importance(),
     help=f"How much it matters: 0 to 1, or {', '.join(IMPORTANCE_LEVELS)}. Default: unset.",
 )
+@click.option("--scope", help="The work scope it is for, e.g. web/fix-login (a write is a turn).")
 def remember(
     config: Path | None,
     data_dir: Path | None,
@@ -67,6 +68,7 @@ def remember(
     pinned: bool,
     occurred_at: str | None,
     importance: float | str | None,
+    scope: str | None,
 ) -> None:
     """Remember CONTENT in short-term memory; prints the new id."""
     settings = _settings(config, data_dir)
@@ -78,6 +80,7 @@ def remember(
             "pinned": pinned,
             "occurred_at": occurred_at,
             "importance": importance,
+            "scope": scope,
         }
         with remote, _translated():
             click.echo(remote.call("POST", "/short", store, body)["id"])
@@ -90,6 +93,7 @@ def remember(
             pinned=pinned,
             occurred_at=occurred_at,
             importance=importance,
+            scope=scope,
         )
         click.echo(entry.id)
 

@@ -160,6 +160,8 @@ def _new_fact(plan: Applied, p: Proposal) -> None:
         supersedes=old.id if old else None,
         pinned=p.pinned,
         importance=highest((old.importance if old else None, p.importance)),
+        # A changed fact stays in its scope unless its sources name one.
+        scope=p.scope or (old.scope if old else None),
         derived_from=sources,
         created_at=when,
         occurred_at=_at(p.last_seen or now),
@@ -205,6 +207,8 @@ def _restate(plan: Applied, p: Proposal) -> None:
             "pinned": old.pinned or p.pinned,
             # What its writer said matters keeps mattering once restated.
             "importance": highest((old.importance, p.importance)),
+            # Said again for another scope, it belongs to the work that said it last.
+            "scope": p.scope or old.scope,
         }
     else:
         upd = {"status": "superseded", "superseded_by": None}

@@ -59,6 +59,8 @@ class Unit:
     pinned: bool = False
     # The entry's importance (halls.importance): a promoted fact keeps the highest.
     importance: float | None = None
+    # The work scope it was written for (halls.scopes): a fact takes its sources' most common.
+    scope: str | None = None
     row: int | None = None  # the entry's row whose stored vector is this text's, if any
     told: bool = False  # the user said it to an assistant (``speaker.USER``)
 
@@ -151,6 +153,7 @@ def from_entries(
                     topic=e.topic,
                     pinned=e.pinned,
                     importance=e.importance,
+                    scope=e.scope,
                     row=n if text == e.content.strip() else None,
                     told=u.speaker == USER,
                 )
@@ -173,6 +176,7 @@ def from_journal(events: Iterable[JournalEvent], extractor: Extractor) -> list[U
                     occurred_at=e.occurred_at,
                     journal=[e.id],
                     topic=e.topic,
+                    scope=e.scope,
                     told=u.speaker == USER,
                 )
                 for t in texts

@@ -88,6 +88,8 @@ class Proposal:
     pinned: bool = False
     # The highest importance of its entries: the new (or confirmed) fact's.
     importance: float | None = None
+    # The work scope most of its entries were written for (halls.scopes).
+    scope: str | None = None
 
 
 @dataclass

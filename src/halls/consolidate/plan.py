@@ -30,6 +30,7 @@ from halls.consolidate.reconcile import Decision, Known
 from halls.importance import highest
 from halls.models import ForgetFlag, LongFact, new_id
 from halls.redact import redact
+from halls.scopes import common_scope
 
 NEAREST = 5
 _STRENGTH = {"purge": 3, "demote": 2, "decay": 1}
@@ -139,6 +140,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             note=verdict.note,
             pinned=any(u.pinned for u in cand.entries),
             importance=highest(u.importance for u in cand.entries),
+            scope=common_scope(u.scope for u in cand.entries),
         )
         if d.kind == "NONE" and d.target_id in created:
             merged = created[d.target_id]  # a second cluster restating a fact made this run

@@ -24,6 +24,7 @@ from halls.http.routes import (
     near,
     recall,
     records,
+    scopes,
     short,
     system,
     viewer,
@@ -79,6 +80,7 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
         records,
         system,
         context,
+        scopes,
         consolidate_routes,
     ):
         app.include_router(module.router, responses=errors.RESPONSES)

@@ -24,6 +24,7 @@ from halls.models import (
     MAX_CONTENT_CHARS,
     MAX_UNIX_SECONDS,
     RECALL_TIERS,
+    SCOPE_PATTERN,
     STORE_NAME_PATTERN,
     TRIGGER_TYPES,
     UNIX_SECONDS_PATTERN,
@@ -100,6 +101,19 @@ Importance = Annotated[
 ]
 
 
+# The work scope a write is for (halls.scopes); null: none. A name holding a
+# secret or personal data is refused (400) rather than stored redacted.
+ScopeName = Annotated[
+    str | None,
+    Field(
+        pattern=SCOPE_PATTERN,
+        description="The work scope (a feature, a bug, a phase) this is written for, e.g. "
+        "web/fix-login. Each write is a turn: a scope opens on its first write and closes "
+        "when marked done, left idle or left for other scopes.",
+    ),
+]
+
+
 # As documented; parse_time is what decides (400 invalid_input otherwise).
 _ISO_TIME: dict[str, Any] = {
     "type": "string",
@@ -153,6 +167,7 @@ class ShortIn(_Body):
     metadata: dict[str, Any] = Field(default_factory=dict)
     occurred_at: Time = None
     importance: Importance = None
+    scope: ScopeName = None
 
 
 class ShortPatch(_Body):
@@ -225,6 +240,7 @@ class NearIn(_Body):
     expires_at: Time = None
     metadata: dict[str, Any] = Field(default_factory=dict)
     importance: Importance = None
+    scope: ScopeName = None
 
 
 class JournalIn(_Body):
@@ -235,6 +251,7 @@ class JournalIn(_Body):
     metadata: dict[str, Any] = Field(default_factory=dict)
     # Who sees the event in search results (docs/http-api.md); anything else is a 422.
     visibility: Visibility = "full"
+    scope: ScopeName = None
 
 
 class JournalBatchIn(_Body):

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from halls.mcp.backend import RemoteBackend
+from halls.models import SCOPE_PATTERN
 
 RECALL_REMINDER = (
     "halls memory: if this request may depend on earlier sessions (the user's preferences, "
@@ -158,6 +159,34 @@ def project_of(event: dict[str, Any]) -> str | None:
     return " ".join(unique)[:200] or None
 
 
+def _git_branch(cwd: str) -> str | None:
+    """The checked-out branch, or None (not a repository, or a detached HEAD)."""
+    try:
+        out = subprocess.run(
+            ["git", "-C", cwd, "rev-parse", "--abbrev-ref", "HEAD"],
+            capture_output=True,
+            text=True,
+            timeout=GIT_TIMEOUT_S,
+            check=False,
+        ).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return out if out and out != "HEAD" else None
+
+
+def scope_of(event: dict[str, Any]) -> str | None:
+    """The work scope a session is in: the directory's name and the git branch
+    (``web/fix-login``), or the name alone outside a branch; made to fit a scope's
+    name (``halls.scopes``), or None when nothing of it does."""
+    cwd = event.get("cwd")
+    if not isinstance(cwd, str) or not cwd:
+        return None
+    parts = [Path(cwd).name, _git_branch(cwd)]
+    raw = "/".join(p for p in parts if p)
+    name = re.sub(r"[^A-Za-z0-9._/:#-]+", "-", raw).lstrip("._/:#-")[:128]
+    return name if re.match(SCOPE_PATTERN, name) else None
+
+
 def first_prompt(event: dict[str, Any]) -> str | None:
     """The session's first prompt, when the transcript has one (a cleared or compacted session)."""
     prompts = user_prompts(event.get("transcript_path"))
@@ -172,6 +201,10 @@ def journal_prompt(event: dict[str, Any], backend: RemoteBackend, store: str | N
     item: dict[str, Any] = {"content": prompt[:MAX_JOURNAL_CHARS], "role": "user"}
     if isinstance(event.get("session_id"), str) and event["session_id"]:
         item["session_id"] = event["session_id"][:200]
+    # Each prompt is a turn of the session's work scope (halls.scopes).
+    scope = scope_of(event)
+    if scope is not None:
+        item["scope"] = scope
     backend.journal([item], store=store)
 
 
@@ -227,6 +260,7 @@ def run(
             project=project_of(event),
             budget_tokens=budget_tokens,
             format=format,
+            scope=scope_of(event),
         )
         return str(block.get("text") or "")
     if name == "user-prompt":

@@ -71,7 +71,10 @@ class Backend(Protocol):
         project: str | None,
         budget_tokens: int,
         format: str = "verbose",
+        scope: str | None = None,
     ) -> JSON: ...
+    def list_scopes(self, *, store: str | None, status: str | None, limit: int) -> JSON: ...
+    def close_scope(self, name: str, *, store: str | None) -> JSON: ...
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]: ...
     def submit_brief(
         self,
@@ -189,11 +192,23 @@ class LocalBackend:
         project: str | None,
         budget_tokens: int,
         format: str = "verbose",
+        scope: str | None = None,
     ) -> JSON:
         block = self.memory.context(
-            store=store, query=query, project=project, budget_tokens=budget_tokens, format=format
+            store=store,
+            query=query,
+            project=project,
+            budget_tokens=budget_tokens,
+            format=format,
+            scope=scope,
         )
         return _json(block)
+
+    def list_scopes(self, *, store: str | None, status: str | None, limit: int) -> JSON:
+        return _json(self.memory.list_scopes(store=store, status=status, limit=limit))
+
+    def close_scope(self, name: str, *, store: str | None) -> JSON:
+        return _json(self.memory.close_scope(name, store=store))
 
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]:
         written = self.memory.journal([NewJournal(**ev) for ev in events], store=store)

@@ -85,11 +85,20 @@ class RemoteBackend:
         project: str | None,
         budget_tokens: int,
         format: str = "verbose",
+        scope: str | None = None,
     ) -> JSON:
         body = {"query": query, "project": project, "budget_tokens": budget_tokens}
         if format != "verbose":  # a server older than the terse notation still answers
             body["format"] = format
+        if scope is not None:  # a server from before scopes refuses the field
+            body["scope"] = scope
         return self._call("POST", "/context", store, body)
+
+    def list_scopes(self, *, store: str | None, status: str | None, limit: int) -> JSON:
+        return self._call("GET", "/scopes", store, status=status, limit=limit)
+
+    def close_scope(self, name: str, *, store: str | None) -> JSON:
+        return self._call("POST", "/scopes/close", store, {"name": name})
 
     def journal(self, events: list[JSON], *, store: str | None) -> list[str]:
         return self._call("POST", "/journal/batch", store, {"items": events})["ids"]

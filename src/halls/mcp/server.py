@@ -14,7 +14,7 @@ from typing import Any, Literal
 from halls import __version__
 from halls.mcp.backend import Backend
 from halls.mcp.edge import HallsMCP
-from halls.mcp.tools import admin, archive, forget, loops, recall, records, writes
+from halls.mcp.tools import admin, archive, forget, loops, recall, records, scopes, writes
 from halls.mcp.tools.base import Tools
 
 INSTRUCTIONS = """\
@@ -25,7 +25,7 @@ soon as you learn something worth keeping, and `loops` (action add) when \
 anyone promises a follow-up. Before the conversation ends or is compacted, \
 call `submit_brief`."""
 
-GROUPS = (writes, loops, records, recall, forget, admin, archive)
+GROUPS = (writes, loops, records, recall, forget, admin, archive, scopes)
 
 # The tools an agent needs on every turn, in the order a client lists them.
 # Every listed tool's schema sits in the agent's context on every turn, so
@@ -35,6 +35,7 @@ AGENT = ("remember", "recall", "context", "loops", "memory", "flag_forget", "sub
 # The `all` profile adds the store's upkeep and the admin's tools, after them.
 ADMIN = (
     "journal",
+    "scopes",
     "consolidate",
     "stats",
     "forget_about",

@@ -125,6 +125,7 @@ def _hit(w: _Weighed) -> Hit:
         # Set by halls.recall.relevance.scored, from the whole search's bests.
         relevance=0.0,
         importance=importance_of(r),
+        scope=r.scope,
         score_detail={
             "bm25_rank": c.bm25_rank,
             "bm25": None if c.bm25 is None else round(c.bm25, 4),

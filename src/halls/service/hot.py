@@ -58,6 +58,7 @@ def hot_set(
     cfg: RecallSettings,
     format: Format = "verbose",
     demand: bool = False,
+    scope: str | None = None,
 ) -> HotSet:
     """The hot set of ``facts`` in ``format``; with ``demand``, also what all active ones need."""
     active = [f for f in facts if f.status == "active"]
@@ -71,6 +72,7 @@ def hot_set(
         count_tokens=count_tokens,
         cfg=cfg,
         format=format,
+        scope=scope,
     )
     by_id = {f.id: f for f in active}
     needed = 0
@@ -106,6 +108,7 @@ def hot_block(
     count_tokens: TokenCounter,
     cfg: RecallSettings,
     format: Format = "verbose",
+    scope: str | None = None,
 ) -> ContextBlock:
     """The session block: due loops, the hot set of ``facts`` (within ``hot_tokens`` and the
     block's own budget), then ``hits`` in what is left."""
@@ -116,6 +119,7 @@ def hot_block(
         count_tokens=count_tokens,
         cfg=cfg,
         format=format,
+        scope=scope,
     )
     return assemble(
         facts=hot.facts,
@@ -128,6 +132,7 @@ def hot_block(
         cfg=cfg,
         format=format,
         hot=True,
+        scope=scope,
     )
 
 

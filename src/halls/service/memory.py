@@ -53,6 +53,8 @@ from halls.models import (
     OpenLoop,
     Recall,
     Run,
+    Scope,
+    Scopes,
     SearchFilter,
     ShortEntry,
     check_content,
@@ -71,12 +73,14 @@ from halls.service.recall import search
 from halls.service.records import Records, check_category
 from halls.service.reinforce import Reinforcer
 from halls.service.scheduler import Scheduler
+from halls.service.scopes import WorkScopes, scope_name
 from halls.service.session import (
     DEFAULT_BUDGET,
     MAX_BUDGET,
     MIN_BUDGET,
     ContextBlock,
     TokenCounter,
+    cool,
     estimate_tokens,
     explain_due,
     token_counter,
@@ -114,7 +118,8 @@ class Memory:
         self.clock = clock
         self._embedder = embedder
         self._stores = Stores(self.settings, lambda: self.embedder)
-        self._records = Records(self._stores, self.settings, clock, self._embed)
+        self._scopes = WorkScopes(self._stores, self.settings, clock)
+        self._records = Records(self._stores, self.settings, clock, self._embed, self._scopes)
         self._dreams = Dreams(self._stores, self.settings, clock, self._embed)
         self._archives = Archives(self._stores, lambda: self.embedder, clock)
         self._reinforcer = Reinforcer(self._stores, self.settings.recall.reinforce_flush_seconds)
@@ -214,9 +219,11 @@ class Memory:
         metadata: dict[str, Any] | None = None,
         occurred_at: Any = None,
         importance: Any = None,
+        scope: Any = None,
     ) -> ShortEntry:
         """Remember one short-term entry; ``importance`` is a number in [0, 1] or a
-        level (low, normal, high, critical), None unset (``halls.importance``)."""
+        level (low, normal, high, critical), None unset (``halls.importance``);
+        ``scope`` the work scope it is for (``halls.scopes``: a write is a turn)."""
         return self._logged(
             store,
             "short.add",
@@ -229,6 +236,7 @@ class Memory:
                 metadata=metadata,
                 occurred_at=occurred_at,
                 importance=importance,
+                scope=scope,
             ),
         )
 
@@ -277,6 +285,7 @@ class Memory:
         expires_at: Any = None,
         metadata: dict[str, Any] | None = None,
         importance: Any = None,
+        scope: Any = None,
     ) -> OpenLoop:
         return self._logged(
             store,
@@ -290,6 +299,7 @@ class Memory:
                 expires_at=expires_at,
                 metadata=metadata,
                 importance=importance,
+                scope=scope,
             ),
         )
 
@@ -352,6 +362,24 @@ class Memory:
         self, *, store: str | None = None, limit: int = 50, offset: int = 0
     ) -> list[JournalEvent]:
         return self._records.list_journal(store=store, limit=limit, offset=offset)
+
+    # -- work scopes --
+
+    def list_scopes(
+        self,
+        *,
+        store: str | None = None,
+        status: str | None = None,
+        limit: int = 50,
+        offset: int = 0,
+    ) -> Scopes:
+        """The store's work scopes (of a status: open, closed), the last written for
+        first, and its turn count."""
+        return self._scopes.listed(store=store, status=status, limit=limit, offset=offset)
+
+    def close_scope(self, name: str, *, store: str | None = None) -> Scope:
+        """Mark a work scope done: closed, its memories leave the session-start block."""
+        return self._logged(store, "scope.close", self._scopes.close(name, store=store), [name])
 
     def list_long(
         self,
@@ -495,8 +523,13 @@ class Memory:
         budget_tokens: int = DEFAULT_BUDGET,
         min_relevance: float = DEFAULT_MIN_RELEVANCE,
         format: str = "verbose",
+        scope: str | None = None,
     ) -> ContextBlock:
         """A token-budgeted block for a system prompt: due loops, the hot set, recalls.
+
+        Memories of closed work scopes are cold (``halls.scopes``): left out,
+        but for a query's recalls, which rank them after the rest. ``scope`` is
+        the one the session works in: its facts and recalls come first.
 
         ``project`` (e.g. the working directory's name) is what the session is
         about when no query is known yet: memories mentioning it come first, and
@@ -516,6 +549,7 @@ class Memory:
             or not (MIN_BUDGET <= budget_tokens <= MAX_BUDGET)
         ):
             raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
+        current = scope_name(scope)
         about = " ".join(w.strip() for w in (project, query) if w and w.strip()) or None
         s = self._stores.open(store)
         facts = s.list_facts("active", CONTEXT_POOL, 0)
@@ -537,6 +571,9 @@ class Memory:
         )
         if about and not asked:
             hits = [h for h in hits if h.score_detail.get("bm25") is not None]
+        facts, loops, hits = cool(
+            facts, loops, hits, self._scopes.open_names(s), current, keep_cold_hits=asked
+        )
         block = hot_block(
             facts=facts,
             loops=loops,
@@ -548,6 +585,7 @@ class Memory:
             count_tokens=self._token_counter(),
             cfg=self.settings.recall,
             format=format,  # type: ignore[arg-type]  # checked above
+            scope=current,
         )
         # What the block shows the agent at the start of a session is in use: it
         # keeps those memories from fading into retirement (a search's hits are

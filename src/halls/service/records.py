@@ -48,6 +48,7 @@ from halls.models import (
 from halls.recall.entities import MENTIONS, mentions
 from halls.redact import redact, redact_value
 from halls.service.audit import actor, actor_admin
+from halls.service.scopes import WorkScopes, scope_name
 from halls.service.stores import Stores
 from halls.storable import check_metadata, check_text
 from halls.store import changes as ch
@@ -89,11 +90,14 @@ class Records:
         settings: Settings,
         clock: Callable[[], float],
         embed: Callable[[list[str]], np.ndarray],
+        scopes: WorkScopes,
     ) -> None:
         self.settings = settings
         self.clock = clock
         self._stores = stores
         self._embed = embed
+        # Each write below is a turn of its store's work scopes.
+        self._scopes = scopes
 
     # -- short-term --
 
@@ -108,6 +112,7 @@ class Records:
         metadata: dict[str, Any] | None = None,
         occurred_at: Any = None,
         importance: Any = None,
+        scope: Any = None,
     ) -> ShortEntry:
         try:
             item = NewShort(
@@ -118,6 +123,7 @@ class Records:
                 metadata=metadata or {},
                 occurred_at=occurred_at,
                 importance=importance,
+                scope=scope,
             )
         except ValidationError as exc:
             first = exc.errors()[0]
@@ -139,6 +145,7 @@ class Records:
             where = f"items[{n}]." if len(items) > 1 else ""
             check_content(item.content, f"{where}content")
             importance = parse_importance(item.importance, f"{where}importance")
+            scope = scope_name(item.scope, f"{where}scope")
             occurred = parse_time(item.occurred_at, f"{where}occurred_at")
             if occurred is None:  # not ``or``: 0 is 1970, not "now"
                 occurred = now
@@ -154,12 +161,13 @@ class Records:
                     occurred_at=to_datetime(occurred),
                     expires_at=None if item.pinned else to_datetime(now + self._ttl(importance)),
                     importance=importance,
+                    scope=scope,
                 )
             )
         s = self._stores.embedded(store, create=True)
         vectors = self._embed([e.content for e in entries])
         edges = [edge for e in entries for edge in mentions(e.id, e.content, now)]
-        s.add_short(entries, vectors, edges)
+        s.add_short(entries, vectors, edges, self._scopes.turn(s, [e.scope for e in entries]))
         return entries
 
     def _ttl(self, importance: float | None) -> float:
@@ -248,9 +256,11 @@ class Records:
         expires_at: Any = None,
         metadata: dict[str, Any] | None = None,
         importance: Any = None,
+        scope: Any = None,
     ) -> OpenLoop:
         check_content(intent, "intent")
         weight = parse_importance(importance)
+        scope = scope_name(scope)
         if trigger_type not in TRIGGER_TYPES:
             raise InvalidInput(f"trigger_type must be one of {', '.join(TRIGGER_TYPES)}")
         if trigger_type == "time":
@@ -275,9 +285,10 @@ class Records:
             created_at=to_datetime(now),
             occurred_at=to_datetime(now),
             importance=weight,
+            scope=scope,
         )
         s = self._stores.embedded(store, create=True)
-        s.add_loop(loop, self._embed([intent])[0])
+        s.add_loop(loop, self._embed([intent])[0], self._scopes.turn(s, [scope]))
         return loop
 
     def list_loops(
@@ -338,6 +349,7 @@ class Records:
                 if getattr(event, name) is not None:
                     check_text(getattr(event, name), f"{where}{name}")
             metadata, in_metadata = _screened(event.metadata, f"{where}metadata")
+            scope = scope_name(event.scope, f"{where}scope")
             if event.visibility not in VISIBILITIES:
                 raise InvalidInput(f"{where}visibility must be one of {', '.join(VISIBILITIES)}")
             occurred = parse_time(event.occurred_at, f"{where}occurred_at")
@@ -351,12 +363,14 @@ class Records:
                     session_id=event.session_id,
                     redactions=hidden + in_metadata,
                     visibility=event.visibility,
+                    scope=scope,
                     metadata=metadata,
                     created_at=to_datetime(now),
                     occurred_at=to_datetime(occurred),
                 )
             )
-        self._stores.open(store, create=True).add_journal(out)
+        s = self._stores.open(store, create=True)
+        s.add_journal(out, self._scopes.turn(s, [e.scope for e in out]))
         return out
 
     def list_journal(

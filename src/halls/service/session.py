@@ -13,6 +13,11 @@ last:
    then by value = evidence x recency x importance, the factors that weigh
    a fact in search, so "important" means one thing everywhere.
 
+Before that, ``cool`` sets aside what belongs to a closed work scope
+(``halls.scopes``): such facts and loops are left out, and a query's
+recalls of one go after every other recall; the session's own scope, when
+given, comes first among the recalls and among the facts.
+
 When the budget cannot hold everything, what its writer marked at least
 ``high`` (``halls.importance``) is chosen first, whatever its section; the
 rest then fill what is left in the order above. The block still renders in
@@ -41,6 +46,7 @@ from halls.importance import PREFERRED, rank_factor
 from halls.models import CATEGORIES, Hit, LongFact, OpenLoop, parse_time
 from halls.recall.rank import recency, tier_weight
 from halls.recall.text import query_terms
+from halls.scopes import is_cold
 from halls.service.notation import VERBOSE_HEADER, Format, notation
 
 MIN_BUDGET = 50
@@ -135,16 +141,46 @@ def fact_value(fact: LongFact, now: float, cfg: RecallSettings) -> float:
     return evidence * recency(fact, now, cfg) * rank_factor(fact.importance, cfg.importance_weight)
 
 
-def rank_facts(facts: Sequence[LongFact], now: float, cfg: RecallSettings) -> list[LongFact]:
-    """Active facts, by category (``CATEGORIES`` order: decisions, preferences and
-    procedures change how an agent acts, so they fill a small budget first), then
-    by value; a fact without a category comes with plain facts."""
+def cool(
+    facts: Sequence[LongFact],
+    loops: Sequence[OpenLoop],
+    hits: Sequence[Hit],
+    open_scopes: set[str],
+    scope: str | None = None,
+    *,
+    keep_cold_hits: bool = False,
+) -> tuple[list[LongFact], list[OpenLoop], list[Hit]]:
+    """Facts, loops and hits without those of scopes that are not open; with
+    ``keep_cold_hits`` (a query asked for them) such hits stay, after the rest.
+    Hits of ``scope`` go first (a stable sort: the rest keep their rank);
+    ``rank_facts`` puts its facts first."""
+    warm = [h for h in hits if not is_cold(h.scope, open_scopes)]
+    cold = [h for h in hits if is_cold(h.scope, open_scopes)] if keep_cold_hits else []
+    return (
+        [f for f in facts if not is_cold(f.scope, open_scopes)],
+        [x for x in loops if not is_cold(x.scope, open_scopes)],
+        sorted(warm, key=lambda h: scope is not None and h.scope != scope) + cold,
+    )
+
+
+def rank_facts(
+    facts: Sequence[LongFact], now: float, cfg: RecallSettings, scope: str | None = None
+) -> list[LongFact]:
+    """Active facts, those of ``scope`` (the session's work) first, then by category
+    (``CATEGORIES`` order: decisions, preferences and procedures change how an
+    agent acts, so they fill a small budget first), then by value; a fact without
+    a category comes with plain facts."""
     active = [f for f in facts if f.status == "active"]
     order = {c: i for i, c in enumerate(CATEGORIES)}
     last = order["fact"]
     return sorted(
         active,
-        key=lambda f: (order.get(f.category or "fact", last), -fact_value(f, now, cfg), f.id),
+        key=lambda f: (
+            scope is not None and f.scope != scope,
+            order.get(f.category or "fact", last),
+            -fact_value(f, now, cfg),
+            f.id,
+        ),
     )
 
 
@@ -160,6 +196,7 @@ def assemble(
     cfg: RecallSettings | None = None,
     format: Format = "verbose",
     hot: bool = False,
+    scope: str | None = None,
 ) -> ContextBlock:
     """Choose, order and render; the result never counts more than the budget.
 
@@ -180,7 +217,7 @@ def assemble(
         text = _short(hit.content)
         hit_items.append(("recalls", hit.id, style.item(text), _norm(text), hit.importance))
     fact_items = []
-    for fact in rank_facts(facts, now, cfg):
+    for fact in rank_facts(facts, now, cfg, scope):
         text = _short(fact.content)
         section = style.section("facts", fact.category or "fact")
         fact_items.append((section, fact.id, style.item(text), _norm(text), fact.importance))
@@ -243,6 +280,7 @@ __all__ = [
     "MIN_BUDGET",
     "ContextBlock",
     "assemble",
+    "cool",
     "due_loops",
     "estimate_tokens",
     "explain_due",

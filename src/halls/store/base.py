@@ -9,7 +9,7 @@ lives in ``halls.recall``.
 ``Store`` is the union of six small protocols, one per concern, so that a
 caller (and a new backend) can see which part it uses:
 
-- ``Records``: each tier's records, edges, meta;
+- ``Records``: each tier's records, edges, meta, work scopes;
 - ``SearchIndex``: the recall primitives over the searchable tiers;
 - ``JournalIndex``: full text over the journal, asked for by name only;
 - ``RunLog``: consolidation run records;
@@ -35,9 +35,9 @@ against each backend through ``halls.store.open_backend``):
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
-from typing import Protocol, TypeGuard
+from typing import NamedTuple, Protocol, TypeGuard
 
 import numpy as np
 
@@ -52,11 +52,24 @@ from halls.models import (
     Record,
     Retention,
     Run,
+    Scope,
     SearchFilter,
     ShortEntry,
     Written,
 )
 from halls.store.changes import Change
+
+# Given the store's turn count and its scopes (every open one and each one
+# named), the new turn count and the scopes to write (halls.scopes).
+ScopeStep = Callable[[int, dict[str, Scope]], tuple[int, list[Scope]]]
+
+
+class ScopeTurn(NamedTuple):
+    """A write's turn of the work scopes, taken in the write's own transaction (one
+    commit, and no write without its turn): the scopes it wrote for, and the step."""
+
+    names: Sequence[str]
+    step: ScopeStep
 
 
 class Records(Protocol):
@@ -77,10 +90,15 @@ class Records(Protocol):
         ...
 
     def add_short(
-        self, entries: list[ShortEntry], vectors: np.ndarray, edges: Sequence[Edge] = ()
+        self,
+        entries: list[ShortEntry],
+        vectors: np.ndarray,
+        edges: Sequence[Edge] = (),
+        turn: ScopeTurn | None = None,
     ) -> None:
         """Insert all entries, and ``edges`` (their associations), atomically (all
-        or none), committed on return.
+        or none), committed on return; with ``turn``, take it in the same
+        transaction (as ``update_scopes``).
 
         An id already stored (or twice in the batch) is ``AlreadyExists``
         and nothing is written; a ``supersedes`` edge is ``InvalidInput``.
@@ -105,7 +123,10 @@ class Records(Protocol):
         """
         ...
 
-    def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None: ...
+    def add_loop(self, loop: OpenLoop, vector: np.ndarray, turn: ScopeTurn | None = None) -> None:
+        """Insert the loop (and take ``turn``, as ``add_short``)."""
+        ...
+
     def get_loop(self, id: str) -> OpenLoop | None: ...
     def list_loops(self, status: str | None, limit: int, offset: int) -> list[OpenLoop]:
         """Loops of that status (all when None)."""
@@ -146,8 +167,8 @@ class Records(Protocol):
         empty when there is no such fact. A link to a missing fact ends the chain."""
         ...
 
-    def add_journal(self, events: list[JournalEvent]) -> None:
-        """Append events (atomically)."""
+    def add_journal(self, events: list[JournalEvent], turn: ScopeTurn | None = None) -> None:
+        """Append events (atomically; and take ``turn``, as ``add_short``)."""
         ...
 
     def get_journal(self, id: str) -> JournalEvent | None:
@@ -197,6 +218,19 @@ class Records(Protocol):
         whatever a node's degree: how association spreading bounds its fan-out.
         ``ids`` may name graph nodes that are no record (a name's ``e_`` node).
         ``supersedes`` is ``InvalidInput`` (read those through ``edges``)."""
+        ...
+
+    def list_scopes(self, status: str | None, limit: int, offset: int) -> list[Scope]:
+        """Work scopes of that status (all when None), the last written for first
+        (``last_turn`` descending, then by name)."""
+        ...
+
+    def update_scopes(self, names: Sequence[str], step: ScopeStep) -> list[Scope]:
+        """In one transaction, serialised with every other write to the store: read
+        the turn count (meta ``scope_turn``, 0 when unset) and the open scopes
+        and those of ``names``; call ``step``; store the turn count and upsert the
+        scopes it returns (by name), which are returned. An error ``step`` raises
+        leaves everything as it was."""
         ...
 
 

@@ -4,7 +4,7 @@ A backend's store class is composed of plain parts over its database:
 ``_search`` (the ``SearchIndex`` methods themselves), ``_journal``
 (``JournalIndex``), ``_lock`` (the
 consolidation lock), ``_cons`` (a run's inputs and changes), ``_runs``
-(run records) and ``_purger``. ``ComposedStore`` maps the protocol's
+(run records), ``_purger`` and ``_scopes`` (work scopes). ``ComposedStore`` maps the protocol's
 methods onto them; the store class itself keeps the records.
 """
 
@@ -22,12 +22,13 @@ from halls.models import (
     Match,
     OpenLoop,
     Run,
+    Scope,
     SearchFilter,
     ShortEntry,
     Written,
 )
 from halls.store import changes as ch
-from halls.store.base import JournalIndex, SearchIndex
+from halls.store.base import JournalIndex, ScopeStep, SearchIndex
 
 
 class LockPart(Protocol):
@@ -67,6 +68,11 @@ class PurgePart(Protocol):
     ) -> None: ...
 
 
+class ScopesPart(Protocol):
+    def select(self, status: str | None, limit: int, offset: int) -> list[Scope]: ...
+    def update(self, names: Sequence[str], step: ScopeStep) -> list[Scope]: ...
+
+
 class ComposedStore:
     _search: SearchIndex
     _journal: JournalIndex
@@ -74,6 +80,15 @@ class ComposedStore:
     _cons: ConsolidationPart
     _runs: RunLogPart
     _purger: PurgePart
+    _scopes: ScopesPart
+
+    # -- work scopes --
+
+    def list_scopes(self, status: str | None, limit: int, offset: int) -> list[Scope]:
+        return self._scopes.select(status, limit, offset)
+
+    def update_scopes(self, names: Sequence[str], step: ScopeStep) -> list[Scope]:
+        return self._scopes.update(names, step)
 
     # -- search --
 

@@ -23,6 +23,7 @@ from halls.models import (
     LongFact,
     OpenLoop,
     Run,
+    Scope,
     ShortEntry,
     to_datetime,
 )
@@ -114,6 +115,7 @@ def short_of(row: Row) -> ShortEntry:
         occurred_at=to_datetime(row["occurred_at"]),
         expires_at=to_datetime(row["expires_at"]),
         importance=row["importance"],
+        scope=row["scope"],
     )
 
 
@@ -128,6 +130,7 @@ def loop_of(row: Row) -> OpenLoop:
         status=row["status"],
         closed_at=to_datetime(row["closed_at"]),
         importance=row["importance"],
+        scope=row["scope"],
         metadata=metadata_of(row),
         created_at=to_datetime(row["created_at"]),
         occurred_at=to_datetime(row["occurred_at"]),
@@ -150,6 +153,7 @@ def fact_of(row: Row) -> LongFact:
         superseded_by=row["superseded_by"],
         derived_from=loads(row["derived_from"]),
         importance=row["importance"],
+        scope=row["scope"],
         metadata=metadata_of(row),
         created_at=to_datetime(row["created_at"]),
         occurred_at=to_datetime(row["occurred_at"]),
@@ -165,6 +169,7 @@ def journal_of(r: Row) -> JournalEvent:
         redactions=r["redactions"],
         visibility=r["visibility"],
         topic=r["topic"],
+        scope=r["scope"],
         metadata=metadata_of(r),
         created_at=to_datetime(r["created_at"]),
         occurred_at=to_datetime(r["occurred_at"]),
@@ -231,7 +236,7 @@ def run_of(r: Row, store: str, actions: Sequence[Row]) -> Run:
 
 SHORT_COLUMNS = (
     "id, content, topic, source, pinned, metadata, created_at, occurred_at, expires_at, "
-    "consolidated_into, importance"
+    "consolidated_into, importance, scope"
 )
 
 
@@ -248,12 +253,13 @@ def short_values(entry: ShortEntry, consolidated_into: str | None) -> tuple[Any,
         ts(entry.expires_at),
         consolidated_into,
         entry.importance,
+        entry.scope,
     )
 
 
 LOOP_COLUMNS = (
     "id, intent, topic, trigger_type, trigger_value, expires_at, status, closed_at, metadata, "
-    "created_at, occurred_at, importance"
+    "created_at, occurred_at, importance, scope"
 )
 
 
@@ -271,12 +277,13 @@ def loop_values(loop: OpenLoop) -> tuple[Any, ...]:
         ts(loop.created_at),
         ts(loop.occurred_at),
         loop.importance,
+        loop.scope,
     )
 
 
 FACT_COLUMNS = (
     "id, content, topic, category, evidence_count, first_seen, last_confirmed, status, "
-    "pinned, supersedes, superseded_by, metadata, created_at, occurred_at, importance"
+    "pinned, supersedes, superseded_by, metadata, created_at, occurred_at, importance, scope"
 )
 
 
@@ -297,6 +304,7 @@ def fact_values(fact: LongFact) -> tuple[Any, ...]:
         ts(fact.created_at),
         ts(fact.occurred_at),
         fact.importance,
+        fact.scope,
     )
 
 
@@ -304,7 +312,7 @@ def fact_values(fact: LongFact) -> tuple[Any, ...]:
 FACT_UPDATE = (
     "content = {p}, topic = {p}, category = {p}, evidence_count = {p}, last_confirmed = {p}, "
     "status = {p}, pinned = {p}, supersedes = {p}, superseded_by = {p}, metadata = {p}, "
-    "importance = {p}"
+    "importance = {p}, scope = {p}"
 )
 
 
@@ -321,13 +329,14 @@ def fact_update_values(fact: LongFact) -> tuple[Any, ...]:
         fact.superseded_by,
         json.dumps(fact.metadata),
         fact.importance,
+        fact.scope,
         fact.id,
     )
 
 
 JOURNAL_COLUMNS = (
     "id, content, role, session_id, redactions, topic, metadata, created_at, occurred_at, "
-    "visibility"
+    "visibility, scope"
 )
 
 
@@ -343,6 +352,7 @@ def journal_values(e: JournalEvent) -> tuple[Any, ...]:
         ts(e.created_at),
         ts(e.occurred_at),
         e.visibility,
+        e.scope,
     )
 
 
@@ -421,6 +431,41 @@ def action_values(run: Run) -> list[tuple[Any, ...]]:
         )
         for n, a in enumerate(run.actions)
     ]
+
+
+SCOPE_COLUMNS = "name, status, opened_at, closed_at, closed_because, turns, last_turn, elsewhere"
+# What writing a scope again overwrites (an upsert's SET list; both dialects say EXCLUDED).
+SCOPE_UPSERT = (
+    "status = excluded.status, opened_at = excluded.opened_at, "
+    "closed_at = excluded.closed_at, closed_because = excluded.closed_because, "
+    "turns = excluded.turns, last_turn = excluded.last_turn, elsewhere = excluded.elsewhere"
+)
+
+
+def scope_values(scope: Scope) -> tuple[Any, ...]:
+    return (
+        scope.name,
+        scope.status,
+        ts(scope.opened_at),
+        ts(scope.closed_at),
+        scope.closed_because,
+        scope.turns,
+        scope.last_turn,
+        scope.elsewhere,
+    )
+
+
+def scope_of(r: Row) -> Scope:
+    return Scope(
+        name=r["name"],
+        status=r["status"],
+        opened_at=to_datetime(r["opened_at"]),
+        closed_at=to_datetime(r["closed_at"]),
+        closed_because=r["closed_because"],
+        turns=r["turns"],
+        last_turn=r["last_turn"],
+        elsewhere=r["elsewhere"],
+    )
 
 
 def marks(n: int, p: str = "?") -> str:

@@ -9,7 +9,7 @@ from pydantic import Field
 
 from halls.http.deps import MemoryDep, ReadStore
 from halls.http.schemas import Integer, MinRelevance, _Body
-from halls.models import MAX_CONTENT_CHARS
+from halls.models import MAX_CONTENT_CHARS, SCOPE_PATTERN
 from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock, ContextFormat
 
 router = APIRouter(tags=["context"])
@@ -26,6 +26,11 @@ class ContextIn(_Body):
         max_length=200,
         description="The session's project (e.g. the directory's name): its memories and "
         "topic loops come first.",
+    )
+    scope: str | None = Field(
+        default=None,
+        pattern=SCOPE_PATTERN,
+        description="The work scope the session is in: its memories come first.",
     )
     budget_tokens: Integer = Field(default=DEFAULT_BUDGET, ge=MIN_BUDGET, le=MAX_BUDGET)
     min_relevance: float = MinRelevance
@@ -52,4 +57,5 @@ def context(
         budget_tokens=body.budget_tokens,
         min_relevance=body.min_relevance,
         format=format or body.format,
+        scope=body.scope,
     )

@@ -34,6 +34,12 @@ Topic = Annotated[
     Field(max_length=200, description="A short label to group and filter by, e.g. 'deploy'."),
 ]
 
+# The pattern is the service's to check (halls.scopes): the schema stays short.
+Scope = Annotated[
+    str | None,
+    Field(max_length=128, description="e.g. 'web/fix-login'."),
+]
+
 READ = ToolAnnotations(readOnlyHint=True, idempotentHint=True, openWorldHint=False)
 ADD = ToolAnnotations(
     readOnlyHint=False, destructiveHint=False, idempotentHint=False, openWorldHint=False

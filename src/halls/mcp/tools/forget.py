@@ -30,8 +30,7 @@ def register(tools: Tools) -> None:
         """Ask halls to forget a long-term fact that is wrong, outdated, or should never have
         been stored (personal data, a secret): only when the user asks to forget or correct
         something, or you find a secret. At the next consolidation run personal data and
-        secrets are purged for good if an admin token flagged them (else demoted); wrong facts
-        are demoted to history. Returns the flag."""
+        secrets are purged (if an admin flagged them) and wrong facts demoted."""
         return await run(backend.flag_forget, id, reason, store=pick(store))
 
     @tools.tool(DESTROY, "admin")

@@ -7,7 +7,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 from halls.mcp.backend import JSON
-from halls.mcp.tools.base import ADD, Store, Text, Tools, Topic, run
+from halls.mcp.tools.base import ADD, Scope, Store, Text, Tools, Topic, run
 from halls.models import MAX_CONTENT_CHARS, ImportanceLevel, NewShort, Visibility
 
 
@@ -28,6 +28,7 @@ class JournalItem(BaseModel):
         default="full",
         description="In recall: full; summary = a line without its content; private = never.",
     )
+    scope: str | None = Field(default=None, max_length=128, description="The work it is for.")
 
 
 def register(tools: Tools) -> None:
@@ -52,15 +53,18 @@ def register(tools: Tools) -> None:
             Annotated[float, Field(ge=0, le=1)] | ImportanceLevel | None,
             Field(description="How much it matters; default normal."),
         ] = None,
+        scope: Scope = None,
         store: Store = None,
     ) -> JSON:
         """Save something worth knowing later: a preference, a decision and its reason, a fact
         about the project or its people, a correction. Call it as soon as you learn one. Write
         one self-contained sentence that makes sense weeks from now: name who and what, no "he"
         or "this". Notes age out in about 8 days (important ones later) unless they recur;
-        consolidation files what recurs into long-term memory. Secrets (keys, e-mail addresses,
-        phone and card numbers) are redacted: `redactions` counts them."""
-        note = NewShort(content=content, topic=topic, pinned=pinned, importance=importance)
+        consolidation files what recurs into long-term memory. Name a feature or bug as scope:
+        once its work goes quiet, its notes leave `context`. Secrets are redacted."""
+        note = NewShort(
+            content=content, topic=topic, pinned=pinned, importance=importance, scope=scope
+        )
         return await run(backend.remember, note, store=pick(store))
 
     @tools.tool(ADD)
@@ -120,7 +124,7 @@ def register(tools: Tools) -> None:
         is compacted: what was done and decided (its statements become long-term facts once
         they recur), which memories deserve keeping (promote_hints), which open loops were
         settled (completed_intents), what must never be kept (noise). Call it once per session
-        or task. The next consolidation run uses it. Returns the stored brief."""
+        or task."""
         return await run(
             backend.submit_brief,
             summary,

@@ -66,7 +66,7 @@ class PostgresBackend:
             ).fetchone()
             if row is None:
                 return False
-            for table in ("meta", "runs", *TABLES):
+            for table in ("meta", "runs", "scopes", *TABLES):
                 conn.execute(f"DELETE FROM halls.{table} WHERE store = %s", (row[0],))
             conn.execute("DELETE FROM halls.stores WHERE id = %s", (row[0],))
         return True

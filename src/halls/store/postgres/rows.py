@@ -89,7 +89,7 @@ def insert_short(
 ) -> None:
     with conn.cursor() as cur:
         cur.executemany(
-            f"INSERT INTO halls.short(store, {rowmap.SHORT_COLUMNS}) VALUES ({marks(12, '%s')})",
+            f"INSERT INTO halls.short(store, {rowmap.SHORT_COLUMNS}) VALUES ({marks(13, '%s')})",
             [(store, *rowmap.short_values(e, consolidated_into)) for e in entries],
         )
     # Folded entries stay findable too.
@@ -98,7 +98,7 @@ def insert_short(
 
 def insert_loop(conn: Conn, store: int, loop: OpenLoop, vector: np.ndarray) -> None:
     conn.execute(
-        f"INSERT INTO halls.near(store, {rowmap.LOOP_COLUMNS}) VALUES ({marks(13, '%s')})",
+        f"INSERT INTO halls.near(store, {rowmap.LOOP_COLUMNS}) VALUES ({marks(14, '%s')})",
         (store, *rowmap.loop_values(loop)),
     )
     index_docs(conn, store, [(loop, loop.intent, loop.status == "open")], [vector])
@@ -107,7 +107,7 @@ def insert_loop(conn: Conn, store: int, loop: OpenLoop, vector: np.ndarray) -> N
 def insert_fact(conn: Conn, store: int, fact: LongFact, vector: np.ndarray) -> None:
     """The fact, its search row, and its sources as edges stamped with its creation."""
     conn.execute(
-        f"INSERT INTO halls.long(store, {rowmap.FACT_COLUMNS}) VALUES ({marks(16, '%s')})",
+        f"INSERT INTO halls.long(store, {rowmap.FACT_COLUMNS}) VALUES ({marks(17, '%s')})",
         (store, *rowmap.fact_values(fact)),
     )
     index_docs(conn, store, [(fact, fact.content, rowmap.fact_searchable(fact))], [vector])

@@ -261,6 +261,31 @@ def m006_importance() -> str:
     """
 
 
+def m007_scopes() -> str:
+    return """
+        -- The work scope each record was written for (halls.scopes), NULL for
+        -- none; and the scopes themselves, opened and closed by the turns
+        -- that write for them (a store's turn count is meta 'scope_turn').
+        ALTER TABLE halls.short ADD COLUMN scope text;
+        ALTER TABLE halls.near ADD COLUMN scope text;
+        ALTER TABLE halls.long ADD COLUMN scope text;
+        ALTER TABLE halls.journal ADD COLUMN scope text;
+        CREATE TABLE halls.scopes (
+            store integer NOT NULL,
+            name text NOT NULL,
+            status text NOT NULL,
+            opened_at double precision NOT NULL,
+            closed_at double precision,
+            closed_because text,
+            turns integer NOT NULL,
+            last_turn bigint NOT NULL,
+            elsewhere integer NOT NULL DEFAULT 0,
+            PRIMARY KEY (store, name)
+        );
+        CREATE INDEX scopes_status ON halls.scopes (store, status, last_turn);
+    """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     m001_initial,
     m002_retention,
@@ -268,6 +293,7 @@ MIGRATIONS: list[Callable[[], str]] = [
     m004_flag_authority,
     m005_journal_search,
     m006_importance,
+    m007_scopes,
 ]
 
 

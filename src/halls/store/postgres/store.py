@@ -30,12 +30,14 @@ from halls.models import (
     ShortEntry,
 )
 from halls.store import rowmap
+from halls.store.base import ScopeTurn
 from halls.store.composed import ComposedStore
 from halls.store.postgres import rows
 from halls.store.postgres.consolidation import AdvisoryLock, Consolidation, RunLog
 from halls.store.postgres.db import Database, dicts, translated
 from halls.store.postgres.journal import JournalText, tokens_of
 from halls.store.postgres.purge import TABLES, Purger
+from halls.store.postgres.scopes import ScopeTable
 from halls.store.postgres.search import Search
 from halls.store.rowmap import marks
 
@@ -91,6 +93,8 @@ class PostgresStore(ComposedStore):
         self._lock = self._advisory
         self._cons = Consolidation(db, store, self._runs)
         self._purger = Purger(db, store)
+        self._scope_table = ScopeTable(db, store)
+        self._scopes = self._scope_table
 
     def close(self) -> None:
         self._advisory.close()
@@ -122,7 +126,11 @@ class PostgresStore(ComposedStore):
     # -- short-term --
 
     def add_short(
-        self, entries: list[ShortEntry], vectors: np.ndarray, edges: Sequence[Edge] = ()
+        self,
+        entries: list[ShortEntry],
+        vectors: np.ndarray,
+        edges: Sequence[Edge] = (),
+        turn: ScopeTurn | None = None,
     ) -> None:
         if not entries:
             return
@@ -130,6 +138,7 @@ class PostgresStore(ComposedStore):
             rows.insert_short(conn, self._id, entries, list(vectors))
             if edges:
                 rows.add_edges(conn, self._id, edges)
+            self._scope_table.take(conn, turn)
 
     def get_short(self, id: str) -> ShortEntry | None:
         row = self._one("SELECT * FROM halls.short WHERE store = %s AND id = %s", (self._id, id))
@@ -193,9 +202,10 @@ class PostgresStore(ComposedStore):
 
     # -- near-term --
 
-    def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None:
+    def add_loop(self, loop: OpenLoop, vector: np.ndarray, turn: ScopeTurn | None = None) -> None:
         with self._db.tx(self._id) as conn:
             rows.insert_loop(conn, self._id, loop, vector)
+            self._scope_table.take(conn, turn)
 
     def get_loop(self, id: str) -> OpenLoop | None:
         row = self._one("SELECT * FROM halls.near WHERE store = %s AND id = %s", (self._id, id))
@@ -258,16 +268,17 @@ class PostgresStore(ComposedStore):
 
     # -- journal --
 
-    def add_journal(self, events: list[JournalEvent]) -> None:
+    def add_journal(self, events: list[JournalEvent], turn: ScopeTurn | None = None) -> None:
         with self._db.tx(self._id) as conn, conn.cursor() as cur:
             cur.executemany(
                 f"INSERT INTO halls.journal(store, {rowmap.JOURNAL_COLUMNS}, tokens) "
-                f"VALUES ({marks(12, '%s')})",
+                f"VALUES ({marks(13, '%s')})",
                 [
                     (self._id, *rowmap.journal_values(e), tokens)
                     for e, tokens in zip(events, tokens_of(events), strict=True)
                 ],
             )
+            self._scope_table.take(conn, turn)
 
     def get_journal(self, id: str) -> JournalEvent | None:
         row = self._one("SELECT * FROM halls.journal WHERE store = %s AND id = %s", (self._id, id))

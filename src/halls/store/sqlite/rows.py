@@ -78,7 +78,7 @@ def insert_short(
     consolidated_into: str | None = None,
 ) -> None:
     db.execute(
-        f"INSERT INTO short({rowmap.SHORT_COLUMNS}) VALUES ({marks(11)})",
+        f"INSERT INTO short({rowmap.SHORT_COLUMNS}) VALUES ({marks(12)})",
         rowmap.short_values(entry, consolidated_into),
     )
     index_doc(db, entry, entry.content, True, vector)  # folded entries stay findable
@@ -87,7 +87,7 @@ def insert_short(
 def insert_fact(db: sqlite3.Connection, fact: LongFact, vector: np.ndarray) -> None:
     """The fact, its search rows, and its sources as edges stamped with its creation."""
     db.execute(
-        f"INSERT INTO long({rowmap.FACT_COLUMNS}) VALUES ({marks(15)})", rowmap.fact_values(fact)
+        f"INSERT INTO long({rowmap.FACT_COLUMNS}) VALUES ({marks(16)})", rowmap.fact_values(fact)
     )
     index_doc(db, fact, fact.content, rowmap.fact_searchable(fact), vector)
     when = fact.created_at.timestamp()

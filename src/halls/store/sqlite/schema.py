@@ -287,6 +287,29 @@ def m010_importance() -> str:
     """
 
 
+def m011_scopes() -> str:
+    return """
+        -- The work scope each record was written for (halls.scopes), NULL for
+        -- none; and the scopes themselves, opened and closed by the turns
+        -- that write for them (the store's turn count is meta 'scope_turn').
+        ALTER TABLE short ADD COLUMN scope TEXT;
+        ALTER TABLE near ADD COLUMN scope TEXT;
+        ALTER TABLE long ADD COLUMN scope TEXT;
+        ALTER TABLE journal ADD COLUMN scope TEXT;
+        CREATE TABLE scopes (
+            name TEXT PRIMARY KEY,
+            status TEXT NOT NULL,
+            opened_at REAL NOT NULL,
+            closed_at REAL,
+            closed_because TEXT,
+            turns INTEGER NOT NULL,
+            last_turn INTEGER NOT NULL,
+            elsewhere INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX scopes_status ON scopes(status, last_turn);
+    """
+
+
 MIGRATIONS: list[Callable[[], str]] = [
     m001_initial,
     m002_consolidation,
@@ -298,6 +321,7 @@ MIGRATIONS: list[Callable[[], str]] = [
     m008_flag_authority,
     m009_journal_search,
     m010_importance,
+    m011_scopes,
 ]
 
 

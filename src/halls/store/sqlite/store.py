@@ -28,6 +28,7 @@ from halls.models import (
     ShortEntry,
 )
 from halls.store import rowmap
+from halls.store.base import ScopeTurn
 from halls.store.composed import ComposedStore
 from halls.store.sqlite import rows
 from halls.store.sqlite.consolidation import Consolidation, ConsolidationLock, RunLog
@@ -35,6 +36,7 @@ from halls.store.sqlite.db import Database, blob, chunks, marks, translated, ts
 from halls.store.sqlite.journal import JournalText, index_events
 from halls.store.sqlite.purge import Purger
 from halls.store.sqlite.schema import migrate
+from halls.store.sqlite.scopes import ScopeTable
 from halls.store.sqlite.search import Search
 
 # The supersession chain of a fact, both ways, in one statement.
@@ -77,6 +79,7 @@ class SQLiteStore(ComposedStore):
         self._lock = ConsolidationLock(Path(f"{path}.consolidate.lock"))
         self._cons = Consolidation(self._db, self._runs)
         self._purger = Purger(self._db)
+        self._scopes = ScopeTable(self._db)
 
     def close(self) -> None:
         self._db.close()
@@ -98,13 +101,18 @@ class SQLiteStore(ComposedStore):
     # -- short-term --
 
     def add_short(
-        self, entries: list[ShortEntry], vectors: np.ndarray, edges: Sequence[Edge] = ()
+        self,
+        entries: list[ShortEntry],
+        vectors: np.ndarray,
+        edges: Sequence[Edge] = (),
+        turn: ScopeTurn | None = None,
     ) -> None:
         with self._db.tx() as db:
             for entry, vector in zip(entries, vectors, strict=True):
                 rows.insert_short(db, entry, vector)
             if edges:
                 rows.add_edges(db, edges)
+            ScopeTable.take(db, turn)
 
     def get_short(self, id: str) -> ShortEntry | None:
         row = self._db.reader().execute("SELECT * FROM short WHERE id = ?", (id,)).fetchone()
@@ -155,13 +163,14 @@ class SQLiteStore(ComposedStore):
 
     # -- near-term --
 
-    def add_loop(self, loop: OpenLoop, vector: np.ndarray) -> None:
+    def add_loop(self, loop: OpenLoop, vector: np.ndarray, turn: ScopeTurn | None = None) -> None:
         with self._db.tx() as db:
             db.execute(
-                f"INSERT INTO near({rowmap.LOOP_COLUMNS}) VALUES ({marks(12)})",
+                f"INSERT INTO near({rowmap.LOOP_COLUMNS}) VALUES ({marks(13)})",
                 rowmap.loop_values(loop),
             )
             rows.index_doc(db, loop, loop.intent, loop.status == "open", vector)
+            ScopeTable.take(db, turn)
 
     def get_loop(self, id: str) -> OpenLoop | None:
         row = self._db.reader().execute("SELECT * FROM near WHERE id = ?", (id,)).fetchone()
@@ -237,13 +246,14 @@ class SQLiteStore(ComposedStore):
 
     # -- journal --
 
-    def add_journal(self, events: list[JournalEvent]) -> None:
+    def add_journal(self, events: list[JournalEvent], turn: ScopeTurn | None = None) -> None:
         with self._db.tx() as db:
             db.executemany(
-                f"INSERT INTO journal({rowmap.JOURNAL_COLUMNS}) VALUES ({marks(10)})",
+                f"INSERT INTO journal({rowmap.JOURNAL_COLUMNS}) VALUES ({marks(11)})",
                 [rowmap.journal_values(e) for e in events],
             )
             index_events(db, events)
+            ScopeTable.take(db, turn)
 
     def get_journal(self, id: str) -> JournalEvent | None:
         row = self._db.reader().execute("SELECT * FROM journal WHERE id = ?", (id,)).fetchone()
