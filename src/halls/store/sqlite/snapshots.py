@@ -1,0 +1,184 @@
+"""The SQLite store's in-memory indexes kept across a restart, beside its file.
+
+Each mirror (vectors, full text) is written to ``<store>.sqlite3-vectors``
+and ``<store>.sqlite3-text`` (``memindex/persist.py``) when its store
+closes, and in the background once it has grown by half since its last
+snapshot; a restart reads the file back and catches up from the store's
+change log as every refresh does (rows after the snapshot's last, deletions
+after its last). A file is used only if its label fits the store as it is
+(same vector generation, nothing past the store's rows or deletions, the
+deletion log still reaching back to it) and a sample of its rows equals the
+store's; anything else is discarded and the mirror rebuilt from the rows.
+
+Deleted means gone from these files too: after every write transaction
+(``Database.after_commit``) and after catching up, a file older than the
+store's last deletion is overwritten with zeros and unlinked; a snapshot
+holds only the rows alive at its label, and one whose store deleted rows
+while it was being written is discarded at once.
+
+An encrypted store (SQLCipher) keeps no snapshot: the files would hold its
+vectors and words in the clear.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Protocol
+
+import numpy as np
+
+from halls.store.memindex import persist
+from halls.store.memindex.vectors import Snapshot
+
+log = logging.getLogger(__name__)
+
+SUFFIXES = ("-vectors", "-text")
+# A mirror this much larger than its last snapshot is written again in the
+# background (at least this many rows more, or half as many as it had).
+_SAVE_ROWS = 10_000
+# Rows of a snapshot compared with the store's before it is used.
+_SAMPLE = 16
+# One writer thread for every store: snapshots are written one at a time.
+_WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halls-snapshot")
+
+
+class Mirror(Protocol):
+    def export(self) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None: ...
+    def restore(self, label: dict[str, Any], arrays: dict[str, np.ndarray]) -> None: ...
+    def __len__(self) -> int: ...
+
+
+Check = Callable[[dict[str, Any], dict[str, np.ndarray], Snapshot], bool]
+"""check(label, arrays, now): whether a sample of the snapshot's rows equals the store's."""
+
+
+def _room(name: str, rows: int) -> int:
+    return rows + rows // 2 if name not in ("positions", "counts", "offsets", "terms") else rows
+
+
+def fits(label: dict[str, Any], now: Snapshot) -> bool:
+    """Whether a mirror labelled ``label`` can be caught up to the store as it is ``now``."""
+    deleted = int(label["deleted"])
+    return (
+        int(label["generation"]) == now.generation
+        and deleted <= now.deleted
+        and int(label["max_rowid"]) <= now.max_rowid
+        and (deleted == now.deleted or not now.unseen(deleted))
+    )
+
+
+class Persisted:
+    """One mirror's snapshot file: read once, written when the mirror is ahead of it."""
+
+    def __init__(self, path: Path | None, kind: str) -> None:
+        self.path = path  # None: this store keeps no snapshot
+        self.kind = kind
+        self._saved: dict[str, Any] | None = None  # the label of the file we wrote or read
+        self._seen: tuple[int, int, int] | None = None  # the file (inode, mtime, deleted) checked
+        self._writing = threading.Lock()
+        self.loaded = 0  # rows restored from the file (0: rebuilt), for tests and benchmarks
+        self.closed = False
+
+    def load(self, mirror: Mirror, now: Snapshot, check: Check, expect: dict[str, Any]) -> bool:
+        """Restore ``mirror`` from the file if it can be trusted; discard it if not."""
+        if self.path is None or not self.path.exists():
+            return False
+        found = persist.read(self.path, _room)
+        ok = found is not None
+        if found is not None:
+            label, arrays = found
+            ok = (
+                all(label.get(k) == v for k, v in expect.items())
+                and fits(label, now)
+                and check(label, arrays, now)
+            )
+            if ok:
+                try:
+                    mirror.restore(label, arrays)
+                except (ValueError, KeyError, TypeError):
+                    ok = False
+        if not ok:
+            log.warning("ignored the %s snapshot of a store: rebuilding it", self.kind)
+            persist.discard(self.path)
+            return False
+        assert found is not None
+        self._saved = found[0]
+        self.loaded = int(found[0]["rows"])
+        return True
+
+    def after_refresh(self, mirror: Mirror, now: Snapshot, current: Callable[[], Snapshot]) -> None:
+        """Drop a file that holds rows deleted since; write one in the background when behind."""
+        self.stale(now.deleted)
+        if self.path is None:
+            return
+        saved = 0 if self._saved is None else int(self._saved["rows"])
+        if len(mirror) - saved >= max(_SAVE_ROWS, saved // 2):
+            _WRITER.submit(self._save_quietly, mirror, current)
+
+    def stale(self, deleted: int) -> None:
+        """Discard the file if it was written before the store's last deletion, ``deleted``."""
+        if self.path is None:
+            return
+        try:
+            st = self.path.stat()
+        except FileNotFoundError:
+            return
+        if self._seen is not None and self._seen[:2] == (st.st_ino, st.st_mtime_ns):
+            label_deleted: int | None = self._seen[2]
+        else:
+            label = persist.label_of(self.path)
+            label_deleted = None if label is None else int(label.get("deleted", -1))
+            if label_deleted is not None:
+                self._seen = (st.st_ino, st.st_mtime_ns, label_deleted)
+        if label_deleted is None or label_deleted < deleted:
+            persist.discard(self.path)
+            self._saved = None
+
+    def _save_quietly(self, mirror: Mirror, current: Callable[[], Snapshot]) -> None:
+        try:
+            self.save(mirror, current)
+        except Exception:  # a cache: a failed write is logged, never raised into a search
+            log.exception("could not write the %s snapshot of a store", self.kind)
+
+    def save(self, mirror: Mirror, current: Callable[[], Snapshot], blocking: bool = False) -> bool:
+        """Write the mirror's live rows, unless the file already holds this state.
+
+        False when the store deleted rows the mirror has not caught up with:
+        nothing is left on disk then.
+        """
+        if self.path is None or not self._writing.acquire(blocking=blocking):
+            return True
+        try:
+            if self.closed and not blocking:
+                return True  # a background write queued before the store closed
+            exported = mirror.export()
+            if exported is None:
+                return True
+            label, arrays = exported
+            if label == self._saved and self.path.exists():
+                return True
+            persist.write(self.path, label, arrays)
+            self._seen = None
+            # A deletion committed while the mirror was read: the file may
+            # hold the row. Checked after the rename, so that whichever of
+            # this and the deleting process's own check comes last sees both.
+            if current().deleted != label["deleted"]:
+                persist.discard(self.path)
+                self._saved = None
+                return False
+            self._saved = label
+            return True
+        finally:
+            self._writing.release()
+
+
+def sample(rows: int) -> np.ndarray:
+    """Up to ``_SAMPLE`` positions of ``rows``: the first, the last and some between."""
+    if rows == 0:
+        return np.zeros(0, dtype=np.int64)
+    picks = np.random.default_rng().integers(0, rows, _SAMPLE - 2)
+    return np.unique(np.concatenate([[0, rows - 1], picks]))
