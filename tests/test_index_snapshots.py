@@ -27,7 +27,10 @@ from halls.store.sqlite.search import Search
 
 SECRET = "zanzibarite"
 QUERIES = ["where did we go hiking", "what does she like to eat", "the garden shed key"]
-LOADS = ("SELECT rowid, vec FROM docs WHERE rowid >", "SELECT rowid, content FROM docs_fts WHERE rowid >")
+LOADS = (
+    "SELECT rowid, vec FROM docs WHERE rowid >",
+    "SELECT rowid, content FROM docs_fts WHERE rowid >",
+)
 
 
 def _entries(texts: list[str]) -> list[ShortEntry]:
@@ -169,9 +172,10 @@ def test_a_snapshot_that_cannot_be_trusted_is_rebuilt(
     ignored, the index rebuilt from the rows, the file replaced at close."""
     vectors, text = Path(f"{built}-vectors"), Path(f"{built}-text")
     if damage == "flip":
-        for f in (vectors, text):
+        for f, name in ((vectors, "matrix"), (text, "positions")):
+            at, size = persist.regions(f)[name]
             raw = bytearray(f.read_bytes())
-            raw[len(raw) * 2 // 3] ^= 0x10
+            raw[at + size * 2 // 3] ^= 0x10
             f.write_bytes(bytes(raw))
     elif damage == "truncate":
         for f in (vectors, text):
@@ -206,7 +210,7 @@ def test_deleted_and_purged_rows_leave_the_snapshots(
     tmp_path: Path, embedder: Embedder, texts: list[str]
 ) -> None:
     """Neither the words nor the vector of a deleted or purged memory stay in a snapshot:
-    the files are zeroed and removed by the deletion, and written again without them."""
+    the files are removed by the deletion, and written again without them."""
     path = tmp_path / "s.sqlite3"
     store = SQLiteStore(path, "s")
     secret = f"the {SECRET} pendant is in the left drawer"
@@ -265,21 +269,45 @@ def test_persisted_arrays_read_back_whole_or_not_at_all(tmp_path: Path) -> None:
         "matrix": np.random.default_rng(1).standard_normal((1001, 7)).astype(np.float32),
         "empty": np.zeros(0, dtype=np.int32),
     }
-    persist.write(path, {"rows": 1001, "kind": "t"}, arrays)
-    found = persist.read(path, lambda name, rows: rows * 2)
+    persist.write(path, {"rows": 1001, "kind": "t"}, arrays, lambda name, rows: rows * 2)
+    found = persist.read(path)
     assert found is not None
     label, back = found
     assert label == {"rows": 1001, "kind": "t"}
-    assert back["matrix"].shape == (2002, 7)
+    assert back["matrix"].shape == (2002, 7) and back["empty"].shape == (0,)
     assert all(np.array_equal(back[k][: len(a)], a) for k, a in arrays.items())
+    back["matrix"][1001:] = 1.0  # the room is written in memory, never in the file
     raw = path.read_bytes()
+    assert persist.read(path) is not None
+    places = persist.regions(path)
     for cut in (raw[:-1], raw[:40], raw + b"\0", b""):
         path.write_bytes(cut)
         assert persist.read(path) is None
-    for at in (3, 20, len(raw) // 2, len(raw) - 1):
+    starts = [places["rows"][0], places["matrix"][0] + places["matrix"][1] - 1]
+    for at in (3, 20, *starts):
         changed = bytearray(raw)
         changed[at] ^= 1
         path.write_bytes(bytes(changed))
         assert persist.read(path) is None
     persist.discard(path)
     assert not path.exists()
+
+
+def test_an_encrypted_store_keeps_no_snapshot(
+    tmp_path: Path, embedder: Embedder, texts: list[str]
+) -> None:
+    """SQLCipher: the snapshots would hold the vectors and words in the clear, so none is
+    written; the indexes are rebuilt from the (encrypted) rows at each start."""
+    pytest.importorskip("sqlcipher3", reason="the halls[encryption] extra")
+    path = tmp_path / "s.sqlite3"
+    store = SQLiteStore(path, "s", key="correct horse battery staple")
+    try:
+        _add(store, embedder, texts[:50])
+        assert _results(store, embedder)[1]  # both indexes built
+        assert _search(store).files() == []
+    finally:
+        store.close()
+    assert (
+        sorted(p.name for p in tmp_path.iterdir() if "-vectors" in p.name or "-text" in p.name)
+        == []
+    )

@@ -3,7 +3,7 @@
 Each mirror (vectors, full text) is written to ``<store>.sqlite3-vectors``
 and ``<store>.sqlite3-text`` (``memindex/persist.py``) when its store
 closes, and in the background once it has grown by half since its last
-snapshot; a restart reads the file back and catches up from the store's
+snapshot (at most once a minute); a restart reads the file back and catches up from the store's
 change log as every refresh does (rows after the snapshot's last, deletions
 after its last). A file is used only if its label fits the store as it is
 (same vector generation, nothing past the store's rows or deletions, the
@@ -12,9 +12,10 @@ store's; anything else is discarded and the mirror rebuilt from the rows.
 
 Deleted means gone from these files too: after every write transaction
 (``Database.after_commit``) and after catching up, a file older than the
-store's last deletion is overwritten with zeros and unlinked; a snapshot
-holds only the rows alive at its label, and one whose store deleted rows
-while it was being written is discarded at once.
+store's last deletion is unlinked; a snapshot holds only the rows alive at
+its label, and one whose store deleted rows while it was being written is
+unlinked at once. (Unlinked, not overwritten: a process may have it
+mapped, ``persist.py``.)
 
 An encrypted store (SQLCipher) keeps no snapshot: the files would hold its
 vectors and words in the clear.
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -42,6 +44,10 @@ SUFFIXES = ("-vectors", "-text")
 _SAVE_ROWS = 10_000
 # Rows of a snapshot compared with the store's before it is used.
 _SAMPLE = 16
+# And not more often than this (seconds): a deletion discards the file, and
+# rewriting it after each of a stream of deletions would write the whole
+# index each time (a restart meanwhile rebuilds from the rows, as before).
+_SAVE_EVERY = 60.0
 # One writer thread for every store: snapshots are written one at a time.
 _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halls-snapshot")
 
@@ -57,7 +63,9 @@ Check = Callable[[dict[str, Any], dict[str, np.ndarray], Snapshot], bool]
 
 
 def _room(name: str, rows: int) -> int:
-    return rows + rows // 2 if name not in ("positions", "counts", "offsets", "terms") else rows
+    """Room for half as many rows again (a hole in the file) where the mirror appends."""
+    grows = name not in ("positions", "counts", "offsets", "terms")
+    return max(rows + rows // 2, 1024) if grows else rows
 
 
 def fits(label: dict[str, Any], now: Snapshot) -> bool:
@@ -82,12 +90,14 @@ class Persisted:
         self._writing = threading.Lock()
         self.loaded = 0  # rows restored from the file (0: rebuilt), for tests and benchmarks
         self.closed = False
+        self._pending = False  # a background write is queued or running
+        self._last_write = -_SAVE_EVERY
 
     def load(self, mirror: Mirror, now: Snapshot, check: Check, expect: dict[str, Any]) -> bool:
         """Restore ``mirror`` from the file if it can be trusted; discard it if not."""
         if self.path is None or not self.path.exists():
             return False
-        found = persist.read(self.path, _room)
+        found = persist.read(self.path)
         ok = found is not None
         if found is not None:
             label, arrays = found
@@ -116,8 +126,12 @@ class Persisted:
         if self.path is None:
             return
         saved = 0 if self._saved is None else int(self._saved["rows"])
-        if len(mirror) - saved >= max(_SAVE_ROWS, saved // 2):
-            _WRITER.submit(self._save_quietly, mirror, current)
+        if len(mirror) - saved < max(_SAVE_ROWS, saved // 2) or self._pending:
+            return
+        if time.monotonic() - self._last_write < _SAVE_EVERY:
+            return
+        self._pending = True
+        _WRITER.submit(self._save_quietly, mirror, current)
 
     def stale(self, deleted: int) -> None:
         """Discard the file if it was written before the store's last deletion, ``deleted``."""
@@ -143,6 +157,9 @@ class Persisted:
             self.save(mirror, current)
         except Exception:  # a cache: a failed write is logged, never raised into a search
             log.exception("could not write the %s snapshot of a store", self.kind)
+        finally:
+            self._last_write = time.monotonic()
+            self._pending = False
 
     def save(self, mirror: Mirror, current: Callable[[], Snapshot], blocking: bool = False) -> bool:
         """Write the mirror's live rows, unless the file already holds this state.
@@ -161,7 +178,7 @@ class Persisted:
             label, arrays = exported
             if label == self._saved and self.path.exists():
                 return True
-            persist.write(self.path, label, arrays)
+            persist.write(self.path, label, arrays, _room)
             self._seen = None
             # A deletion committed while the mirror was read: the file may
             # hold the row. Checked after the rename, so that whichever of
