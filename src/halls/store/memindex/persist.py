@@ -88,7 +88,7 @@ def write(
             f.write(header)
             for spec, a in zip(specs, ready.values(), strict=True):
                 f.seek(start + spec["offset"])
-                f.write(memoryview(a.reshape(-1).view(np.uint8)))
+                f.write(a.reshape(-1).view(np.uint8).data)
             f.truncate(start + offset)  # the room past the last rows: a hole
             f.flush()
             os.fsync(f.fileno())

@@ -196,7 +196,10 @@ class VectorIndex:
                 "finite": finite,
                 "tops": self._int8.tops.tolist(),
             }
-            arrays = {"rowids": self._rowid_buf[:n], "matrix": self._matrix_buf[:n]}
+            arrays: dict[str, np.ndarray] = {
+                "rowids": self._rowid_buf[:n],
+                "matrix": self._matrix_buf[:n],
+            }
             if finite:
                 names = ("codes", "scale", "spread", "residual", "norm")
                 arrays.update(zip(names, self._int8.view(n).arrays(), strict=True))
@@ -213,9 +216,15 @@ class VectorIndex:
             raise ValueError("the snapshot does not fit the index")
         finite = bool(label["finite"])
         if finite:
-            names = ("codes", "scale", "spread", "residual", "norm")
             tops = np.asarray(label["tops"], dtype=np.float64)
-            int8 = _Int8Rows(*(arrays[k] for k in names), tops)
+            int8 = _Int8Rows(
+                arrays["codes"],
+                arrays["scale"],
+                arrays["spread"],
+                arrays["residual"],
+                arrays["norm"],
+                tops,
+            )
             if any(len(a) != len(rowids) for a in int8.arrays()):
                 raise ValueError("the snapshot's arrays differ in length")
         else:
