@@ -25,10 +25,12 @@ over it, or it is unlinked), so a mapping never sees it change.
 
 from __future__ import annotations
 
+import ctypes
 import json
 import mmap
 import os
 import struct
+import weakref
 import zlib
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -161,7 +163,7 @@ def read(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
             size = os.fstat(f.fileno()).st_size
             if body is None or size != body["start"] + body["size"] or size == 0:
                 return None
-            mapped = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_COPY)
+            mapped = _map(f.fileno(), size)
         arrays: dict[str, np.ndarray] = {}
         for spec in body["arrays"]:
             shape = tuple(int(d) for d in spec["shape"])
@@ -183,6 +185,34 @@ def read(path: Path) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
     except (OSError, ValueError, TypeError, KeyError):
         return None
     return dict(body["label"]), arrays
+
+
+def _map(fd: int, size: int) -> Any:
+    """The file mapped copy-on-write; unmapped when the last array over it goes.
+
+    Through libc, not Python's ``mmap``, which keeps a duplicate of the
+    descriptor open while the mapping lives (until Python 3.13's
+    ``trackfd``): two more descriptors for every open store, where a server
+    bounds them (``storage.max_open_stores``).
+    """
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.mmap.restype = ctypes.c_void_p
+    libc.mmap.argtypes = [
+        ctypes.c_void_p,
+        ctypes.c_size_t,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_int,
+        ctypes.c_long,
+    ]
+    libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+    prot = mmap.PROT_READ | mmap.PROT_WRITE
+    addr = libc.mmap(None, size, prot, mmap.MAP_PRIVATE, fd, 0)
+    if addr is None or addr == ctypes.c_void_p(-1).value:
+        raise OSError(ctypes.get_errno(), "mmap failed")
+    mapped = (ctypes.c_char * size).from_address(addr)
+    weakref.finalize(mapped, libc.munmap, addr, size)
+    return mapped
 
 
 def discard(path: Path) -> None:
