@@ -194,8 +194,11 @@ class TextIndex:
             self._base,
         )
 
-    def export(self) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
-        """(label, arrays) of the live rows, for ``persist.write``; None if never refreshed."""
+    def export(
+        self, unless: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+        """(label, arrays) of the live rows, for ``persist.write``; None if never
+        refreshed, or if the label would be ``unless``'s (the file holds this state)."""
         with self._lock:
             if self._generation is None:
                 return None
@@ -206,6 +209,8 @@ class TextIndex:
                 "max_rowid": self._max_rowid,
                 "tokens": self._tokens - self._dead_tokens,
             }
+            if unless is not None and all(unless.get(k) == v for k, v in label.items()):
+                return None
             view = self._view()
         keep = view.alive
         rowids, lengths = view.rowids, view.lengths

@@ -178,8 +178,11 @@ class VectorIndex:
         alive = 0 if self._alive is None else self._alive.nbytes
         return self._rowid_buf.nbytes + self._matrix_buf.nbytes + self._int8.nbytes + alive
 
-    def export(self) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
-        """(label, arrays) of the live rows, for ``persist.write``; None if never refreshed.
+    def export(
+        self, unless: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+        """(label, arrays) of the live rows, for ``persist.write``; None if never
+        refreshed, or if the label would be ``unless``'s (the file holds this state).
 
         Rows [:n] never change in place, so the arrays are read outside the lock.
         """
@@ -196,6 +199,8 @@ class VectorIndex:
                 "finite": finite,
                 "tops": self._int8.tops.tolist(),
             }
+            if unless is not None and all(unless.get(k) == v for k, v in label.items()):
+                return None
             arrays: dict[str, np.ndarray] = {
                 "rowids": self._rowid_buf[:n],
                 "matrix": self._matrix_buf[:n],

@@ -53,7 +53,9 @@ _WRITER = ThreadPoolExecutor(max_workers=1, thread_name_prefix="halls-snapshot")
 
 
 class Mirror(Protocol):
-    def export(self) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None: ...
+    def export(
+        self, unless: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None: ...
     def restore(self, label: dict[str, Any], arrays: dict[str, np.ndarray]) -> None: ...
     def __len__(self) -> int: ...
 
@@ -172,12 +174,10 @@ class Persisted:
         try:
             if self.closed and not blocking:
                 return True  # a background write queued before the store closed
-            exported = mirror.export()
+            exported = mirror.export(self._saved if self.path.exists() else None)
             if exported is None:
-                return True
+                return True  # never refreshed, or the file holds this state
             label, arrays = exported
-            if label == self._saved and self.path.exists():
-                return True
             persist.write(self.path, label, arrays, _room)
             self._seen = None
             # A deletion committed while the mirror was read: the file may
