@@ -3,9 +3,9 @@
 Each mirror (vectors, full text) is written to ``<store>.sqlite3-vectors``
 and ``<store>.sqlite3-text`` (``memindex/persist.py``) when its store
 closes, and in the background once it has grown by half since its last
-snapshot (at most once a minute); a restart reads the file back and catches up from the store's
-change log as every refresh does (rows after the snapshot's last, deletions
-after its last). A file is used only if its label fits the store as it is
+snapshot (at most once a minute); a restart maps the file back and catches
+up from the store's change log as every refresh does (rows after the
+snapshot's last, deletions after its last). A file is used only if its label fits the store as it is
 (same vector generation, nothing past the store's rows or deletions, the
 deletion log still reaching back to it) and a sample of its rows equals the
 store's; anything else is discarded and the mirror rebuilt from the rows.
