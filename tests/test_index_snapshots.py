@@ -173,7 +173,7 @@ def test_a_snapshot_that_cannot_be_trusted_is_rebuilt(
     ignored, the index rebuilt from the rows, the file replaced at close."""
     vectors, text = Path(f"{built}-vectors"), Path(f"{built}-text")
     if damage == "flip":
-        for f, name in ((vectors, "matrix"), (text, "positions")):
+        for f, name in ((vectors, "codes"), (text, "positions")):
             at, size = persist.regions(f)[name]
             raw = bytearray(f.read_bytes())
             raw[at + size * 2 // 3] ^= 0x10
@@ -205,6 +205,33 @@ def test_a_snapshot_that_cannot_be_trusted_is_rebuilt(
     finally:
         store.close()
     assert persist.read(vectors) is not None and persist.read(text) is not None
+
+
+def test_float32_vectors_that_fail_their_later_check_are_dropped_and_rebuilt(
+    built: Path, embedder: Embedder, texts: list[str]
+) -> None:
+    """The float32 vectors are checked in the background (1.5 GB at 1M rows): a flipped
+    byte there is found, the file unlinked and the mirror rebuilt from the rows."""
+    vectors = Path(f"{built}-vectors")
+    at, size = persist.regions(vectors)["matrix"]
+    raw = bytearray(vectors.read_bytes())
+    raw[at + size // 2] ^= 0x10
+    vectors.write_bytes(bytes(raw))
+    want = _fresh(built, embedder)
+    store, statements = _reopen(built)
+    try:
+        _results(store, embedder)
+        search = _search(store)
+        assert search.vector_file.loaded == len(texts)  # read, its matrix not yet checked
+        assert search.vector_file.checked is not None
+        assert search.vector_file.checked.result(timeout=60) is False
+        assert not vectors.exists()
+        assert _results(store, embedder) == want
+        # The vectors read again from every row (once), the words never.
+        assert _loads(statements) == ["SELECT rowid, vec FROM docs WHERE rowid > 0 ORDER BY rowid"]
+    finally:
+        store.close()
+    assert persist.read(vectors) is not None
 
 
 def test_deleted_and_purged_rows_leave_the_snapshots(
@@ -271,10 +298,11 @@ def test_persisted_arrays_read_back_whole_or_not_at_all(tmp_path: Path) -> None:
         "empty": np.zeros(0, dtype=np.int32),
     }
     persist.write(path, {"rows": 1001, "kind": "t"}, arrays, lambda name, rows: rows * 2)
+    assert persist.read(path, later=("matrix",)) is not None
     found = persist.read(path)
     assert found is not None
-    label, back = found
-    assert label == {"rows": 1001, "kind": "t"}
+    label, back, left = found
+    assert label == {"rows": 1001, "kind": "t"} and left == {}
     assert back["matrix"].shape == (2002, 7) and back["empty"].shape == (0,)
     assert all(np.array_equal(back[k][: len(a)], a) for k, a in arrays.items())
     back["matrix"][1001:] = 1.0  # the room is written in memory, never in the file
@@ -290,6 +318,11 @@ def test_persisted_arrays_read_back_whole_or_not_at_all(tmp_path: Path) -> None:
         changed[at] ^= 1
         path.write_bytes(bytes(changed))
         assert persist.read(path) is None
+    # Left to check later: read, and its checksum given to compare.
+    found = persist.read(path, later=("matrix",))
+    assert found is not None
+    _, back, left = found
+    assert persist.checksum(back["matrix"][:1001]) != left["matrix"]
     persist.discard(path)
     assert not path.exists()
 

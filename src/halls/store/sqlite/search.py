@@ -12,6 +12,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Iterable, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -66,7 +67,8 @@ class Search:
         suffix = [Path(f"{path}{s}") if keep else None for s in snapshots.SUFFIXES]
         self.vector_file = snapshots.Persisted(suffix[0], "vectors")
         self.text_file = snapshots.Persisted(suffix[1], "text")
-        self._opening = threading.Lock()
+        # One per mirror: the two load beside each other (a search asks both at once).
+        self._opening = {"text": threading.Lock(), "vectors": threading.Lock()}
         db.after_commit.append(self._after_commit)
 
     def files(self) -> list[Path]:
@@ -187,7 +189,7 @@ class Search:
 
     def _text_index(self) -> TextIndex:
         now = self._snapshot()
-        with self._opening:
+        with self._opening["text"]:
             if self._texts is None:
                 texts = TextIndex()
                 self.text_file.load(texts, now, self._check_text, {"kind": "text"})
@@ -205,12 +207,14 @@ class Search:
 
     def _vector_index(self, dim: int) -> VectorIndex:
         now = self._snapshot()
-        with self._opening:
+        with self._opening["vectors"]:
             if self._index is None or self._index.dim != dim:
                 index = VectorIndex(dim)
                 expect = {"kind": "vectors", "dim": dim}
-                self.vector_file.load(index, now, self._check_vectors, expect)
+                drop = partial(self._drop_vectors, index)
+                self.vector_file.load(index, now, self._check_vectors, expect, drop)
                 self._index = index
+            index = self._index  # this search's, even if a failed check drops it meanwhile
         db = self._reader()
 
         def load(after: int) -> Iterable[tuple[int, bytes]]:
@@ -218,9 +222,15 @@ class Search:
                 "SELECT rowid, vec FROM docs WHERE rowid > ? ORDER BY rowid", (after,)
             )
 
-        self._index.refresh(now, load, self._gone)
-        self.vector_file.after_refresh(self._index, now, self._snapshot)
-        return self._index
+        index.refresh(now, load, self._gone)
+        self.vector_file.after_refresh(index, now, self._snapshot)
+        return index
+
+    def _drop_vectors(self, index: VectorIndex) -> None:
+        """Forget ``index`` (its snapshot failed a check): the next search rebuilds it."""
+        with self._opening["vectors"]:
+            if self._index is index:
+                self._index = None
 
     def _sampled(
         self, sql: str, label: dict[str, Any], rowids: np.ndarray
@@ -368,8 +378,9 @@ class Search:
         ask = np.asarray(rowids, dtype=np.int64)
         out: dict[int, np.ndarray] = {}
         known = np.zeros(len(ask), dtype=bool)
-        if self._index is not None and len(ask):
-            known, found = self._index.lookup(ask, self._snapshot().generation)
+        index = self._index
+        if index is not None and len(ask):
+            known, found = index.lookup(ask, self._snapshot().generation)
             out.update(zip(ask[known].tolist(), found, strict=True))
         # Rows written since the index last refreshed: their blobs.
         missing = ask[~known].tolist()
