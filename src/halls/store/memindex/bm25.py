@@ -24,6 +24,7 @@ import math
 import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
@@ -64,6 +65,9 @@ class TextIndex:
         # collector's sight, and a 100k store has ~30k words.
         self._postings: dict[str, tuple[tuple[np.ndarray, np.ndarray], ...]] = {}
         self._posting_bytes = 0
+        # The postings read back from a snapshot, looked up as they are asked
+        # for (a dict of 300k tuples of views took longer than the read).
+        self._base: Base | None = None
 
     @property
     def nbytes(self) -> int:
@@ -75,6 +79,7 @@ class TextIndex:
             + alive
             + self._posting_bytes
             + _TERM_OVERHEAD * len(self._postings)
+            + (0 if self._base is None else self._base.nbytes)
         )
 
     def refresh(
@@ -174,16 +179,116 @@ class TextIndex:
     def view(self) -> View:
         """The index as it is now; a refresh meanwhile leaves the view as it was."""
         with self._lock:
-            n, total = self._size, self._tokens - self._dead_tokens
-            alive = self._alive if self._dead else None
-            return View(
-                self._rowid_buf[:n],
-                self._length_buf[:n],
-                self._postings,
-                alive,
-                n - (self._dead if alive is not None else 0),
-                total,
-            )
+            return self._view()
+
+    def _view(self) -> View:
+        n, total = self._size, self._tokens - self._dead_tokens
+        alive = self._alive if self._dead else None
+        return View(
+            self._rowid_buf[:n],
+            self._length_buf[:n],
+            self._postings,
+            alive,
+            n - (self._dead if alive is not None else 0),
+            total,
+            self._base,
+        )
+
+    def export(
+        self, unless: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+        """(label, arrays) of the live rows, for ``persist.write``; None if never
+        refreshed, or if the label would be ``unless``'s (the file holds this state)."""
+        with self._lock:
+            if self._generation is None:
+                return None
+            label: dict[str, Any] = {
+                "kind": "text",
+                "generation": self._generation,
+                "deleted": self._deleted or 0,
+                "max_rowid": self._max_rowid,
+                "tokens": self._tokens - self._dead_tokens,
+            }
+            if unless is not None and all(unless.get(k) == v for k, v in label.items()):
+                return None
+            view = self._view()
+        keep = view.alive
+        rowids, lengths = view.rowids, view.lengths
+        if keep is not None:
+            rowids, lengths = rowids[keep], lengths[keep]
+            moved = np.cumsum(keep, dtype=np.int64).astype(np.int32) - 1
+        terms = sorted({*view._postings, *(view.base.terms if view.base else ())})
+        kept: list[str] = []
+        positions: list[np.ndarray] = []
+        counts: list[np.ndarray] = []
+        if any("\n" in t for t in terms):
+            return None  # never from FTS5's tokenizer (a separator), but the file splits on it
+        for term in terms:
+            pos, tf = view.postings(term)  # the live rows only
+            if len(pos):
+                kept.append(term)
+                positions.append(pos if keep is None else moved[pos])
+                counts.append(tf)
+        offsets = np.zeros(len(kept) + 1, dtype=np.int64)
+        np.cumsum([len(p) for p in positions], out=offsets[1:])
+        label["rows"] = len(rowids)
+        arrays = {
+            "rowids": rowids,
+            "lengths": lengths,
+            "positions": np.concatenate(positions) if positions else np.zeros(0, np.int32),
+            "counts": np.concatenate(counts) if counts else np.zeros(0, np.int32),
+            "offsets": offsets,
+            "terms": np.frombuffer("\n".join(kept).encode(), dtype=np.uint8),
+        }
+        return label, arrays
+
+    def restore(self, label: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        """Take the state ``export`` gave (rowids and lengths with room past ``label['rows']``)."""
+        n = int(label["rows"])
+        rowids, lengths = arrays["rowids"], arrays["lengths"]
+        base = Base(arrays)
+        if len(rowids) < n or len(lengths) != len(rowids):
+            raise ValueError("the snapshot does not fit the index")
+        if len(base.positions) and int(base.positions.max()) >= n:
+            raise ValueError("the snapshot's postings point past its rows")
+        with self._lock:
+            self._reset(int(label["generation"]))
+            self._rowid_buf, self._length_buf = rowids, lengths
+            self._size, self._tokens = n, int(label["tokens"])
+            self._deleted = int(label["deleted"])
+            self._max_rowid = int(label["max_rowid"])
+            self._base = base
+            self._posting_bytes = 0
+
+
+class Base:
+    """Postings read back from a snapshot: one slice of two arrays per term."""
+
+    def __init__(self, arrays: dict[str, np.ndarray]) -> None:
+        self.positions = arrays["positions"].astype(np.int32, copy=False)
+        self.counts = arrays["counts"].astype(np.int32, copy=False)
+        self.offsets = arrays["offsets"].astype(np.int64, copy=False)
+        text = arrays["terms"].tobytes().decode()
+        self.terms = text.split("\n") if text else []
+        if len(self.offsets) != len(self.terms) + 1 or len(self.positions) != len(self.counts):
+            raise ValueError("the snapshot's postings are inconsistent")
+        if len(self.offsets) and (self.offsets[0] != 0 or self.offsets[-1] != len(self.positions)):
+            raise ValueError("the snapshot's postings are inconsistent")
+        if np.any(np.diff(self.offsets) < 0) or (len(self.positions) and self.positions.min() < 0):
+            raise ValueError("the snapshot's postings are inconsistent")
+        self._slot = dict(zip(self.terms, range(len(self.terms)), strict=True))
+
+    @property
+    def nbytes(self) -> int:
+        arrays = (self.positions, self.counts, self.offsets)
+        return sum(a.nbytes for a in arrays) + 100 * len(self.terms)
+
+    def get(self, token: str) -> tuple[np.ndarray, np.ndarray] | None:
+        slot = self._slot.get(token)
+        if slot is None:
+            return None
+        lo, hi = int(self.offsets[slot]), int(self.offsets[slot + 1])
+        return self.positions[lo:hi], self.counts[lo:hi]
 
 
 Postings = tuple[np.ndarray, np.ndarray]
@@ -200,10 +305,14 @@ class View:
     alive: np.ndarray | None
     rows: int  # live rows: FTS5's N
     total: int  # live tokens
+    base: Base | None = None  # postings read from a snapshot, before every chunk
 
     def postings(self, token: str) -> Postings:
         """The live rows holding ``token``, and how often each does."""
-        chunks = self._postings.get(token)
+        chunks = self._postings.get(token, ())
+        first = None if self.base is None else self.base.get(token)
+        if first is not None:
+            chunks = (first, *chunks)
         if not chunks:
             return np.zeros(0, dtype=np.int32), np.zeros(0, dtype=np.int32)
         if len(chunks) == 1:

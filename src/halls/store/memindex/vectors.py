@@ -43,6 +43,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from itertools import islice
+from typing import Any
 
 import numkong
 import numpy as np
@@ -106,6 +107,9 @@ class VectorIndex:
         self._generation: int | None = None
         self._deleted: int | None = None
         self._dead = 0
+        # Which rows are still in the store (None: all): a snapshot leaves
+        # the dead out (persist.py), searches drop them by id as before.
+        self._alive: np.ndarray | None = None
         self._max_rowid = 0
         self._lock = threading.Lock()
 
@@ -129,8 +133,7 @@ class VectorIndex:
                 if self._size and snapshot.unseen(self._deleted):
                     self._generation = None
                 elif self._size:
-                    dead = gone(self._deleted or 0, snapshot.deleted)
-                    self._dead += len(locate(self._rowid_buf[: self._size], dead)[1])
+                    self._mark_dead(gone(self._deleted or 0, snapshot.deleted))
                     if self._dead > self._size // 4:
                         self._generation = None  # mostly deleted rows: reload
                 self._deleted = snapshot.deleted
@@ -144,6 +147,7 @@ class VectorIndex:
                 self._finite = True
                 self._max_rowid = 0
                 self._dead = 0
+                self._alive = None
                 self._generation = generation
             if max_rowid <= self._max_rowid:
                 return
@@ -159,10 +163,84 @@ class VectorIndex:
                 self._max_rowid = int(ids.max())
             self._max_rowid = max(self._max_rowid, max_rowid)
 
+    def _mark_dead(self, rows: np.ndarray) -> None:
+        n = self._size
+        pos = locate(self._rowid_buf[:n], rows)[1]
+        alive = np.ones(n, dtype=bool) if self._alive is None else self._alive.copy()
+        pos = pos[alive[pos]]  # each row dies once
+        alive[pos] = False
+        self._alive = alive  # a new array: an export keeps the mask it took
+        self._dead += len(pos)
+
     @property
     def nbytes(self) -> int:
         """The bytes the index holds in memory (its buffers, spare capacity included)."""
-        return self._rowid_buf.nbytes + self._matrix_buf.nbytes + self._int8.nbytes
+        alive = 0 if self._alive is None else self._alive.nbytes
+        return self._rowid_buf.nbytes + self._matrix_buf.nbytes + self._int8.nbytes + alive
+
+    def export(
+        self, unless: dict[str, Any] | None = None
+    ) -> tuple[dict[str, Any], dict[str, np.ndarray]] | None:
+        """(label, arrays) of the live rows, for ``persist.write``; None if never
+        refreshed, or if the label would be ``unless``'s (the file holds this state).
+
+        Rows [:n] never change in place, so the arrays are read outside the lock.
+        """
+        with self._lock:
+            if self._generation is None:
+                return None
+            n, alive, finite = self._size, self._alive, self._finite
+            label: dict[str, Any] = {
+                "kind": "vectors",
+                "dim": self.dim,
+                "generation": self._generation,
+                "deleted": self._deleted or 0,
+                "max_rowid": self._max_rowid,
+                "finite": finite,
+                "tops": self._int8.tops.tolist(),
+            }
+            if unless is not None and all(unless.get(k) == v for k, v in label.items()):
+                return None
+            arrays: dict[str, np.ndarray] = {
+                "rowids": self._rowid_buf[:n],
+                "matrix": self._matrix_buf[:n],
+            }
+            if finite:
+                names = ("codes", "scale", "spread", "residual", "norm")
+                arrays.update(zip(names, self._int8.view(n).arrays(), strict=True))
+        if alive is not None:
+            arrays = {k: a[alive] for k, a in arrays.items()}
+        label["rows"] = len(arrays["rowids"])
+        return label, arrays
+
+    def restore(self, label: dict[str, Any], arrays: dict[str, np.ndarray]) -> None:
+        """Take the state ``export`` gave (arrays with room past ``label['rows']``)."""
+        n = int(label["rows"])
+        rowids, matrix = arrays["rowids"], arrays["matrix"]
+        if matrix.shape[1:] != (self.dim,) or len(rowids) != len(matrix) or len(rowids) < n:
+            raise ValueError("the snapshot does not fit the index")
+        finite = bool(label["finite"])
+        if finite:
+            tops = np.asarray(label["tops"], dtype=np.float64)
+            int8 = _Int8Rows(
+                arrays["codes"],
+                arrays["scale"],
+                arrays["spread"],
+                arrays["residual"],
+                arrays["norm"],
+                tops,
+            )
+            if any(len(a) != len(rowids) for a in int8.arrays()):
+                raise ValueError("the snapshot's arrays differ in length")
+        else:
+            int8 = _Int8Rows.empty(len(rowids), self.dim)
+        with self._lock:
+            self._rowid_buf, self._matrix_buf, self._int8 = rowids, matrix, int8
+            self._size, self._finite = n, finite
+            self._generation = int(label["generation"])
+            self._deleted = int(label["deleted"])
+            self._max_rowid = int(label["max_rowid"])
+            self._dead, self._alive = 0, None
 
     def _append(self, ids: np.ndarray, mat: np.ndarray) -> None:
         n, grow = self._size, len(ids)
@@ -178,6 +256,8 @@ class VectorIndex:
             self._rowid_buf, self._matrix_buf = rowid_buf, matrix_buf
         self._rowid_buf[n : n + grow] = ids
         self._matrix_buf[n : n + grow] = mat
+        if self._alive is not None:
+            self._alive = np.concatenate([self._alive, np.ones(grow, dtype=bool)])
         if self._finite and np.isfinite(mat).all():
             self._int8.put(n, mat)
         else:

@@ -11,8 +11,9 @@ from halls.store.sqlite.db import translate
 from halls.store.sqlite.store import SQLiteStore
 
 _SUFFIX = ".sqlite3"
-# What a store leaves beside its file: WAL, shared memory, the consolidation lock.
-_BESIDE = ("-wal", "-shm", ".consolidate.lock")
+# What a store leaves beside its file: WAL, shared memory, the consolidation
+# lock, the snapshots of its in-memory indexes.
+_BESIDE = ("-wal", "-shm", ".consolidate.lock", "-vectors", "-text")
 
 
 class SQLiteBackend:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, TypeVar
@@ -75,6 +75,9 @@ class Database:
         self._readers: list[sqlite3.Connection] = []
         self._readers_lock = threading.Lock()
         self.write_lock = threading.Lock()
+        # Called after each write transaction commits (outside the lock): the
+        # search part checks that no index snapshot holds a deleted row.
+        self.after_commit: list[Callable[[], None]] = []
         self.writer = self.connect()
         self.writer.execute(f"PRAGMA synchronous = {synchronous}")
 
@@ -154,6 +157,12 @@ class Database:
                 db.execute("ROLLBACK")
                 raise
             db.execute("COMMIT")
+        self.committed()
+
+    def committed(self) -> None:
+        """Run the ``after_commit`` hooks (a write that bypasses ``tx()`` calls this itself)."""
+        for hook in self.after_commit:
+            hook()
 
     def truncate_wal(self) -> None:
         """Copy the WAL into the file and empty it: it held the pages a deletion replaced."""

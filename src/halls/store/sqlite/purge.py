@@ -64,6 +64,8 @@ class Purger:
                 db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 db.execute(f"PRAGMA secure_delete = {int(previous)}")
+        # The index snapshots beside the file held the purged rows: gone too.
+        self._db.committed()
 
 
 def _purge_rows(

@@ -8,17 +8,24 @@ above never sees a record the request excluded.
 
 from __future__ import annotations
 
+import logging
 import sqlite3
+import threading
 from collections.abc import Iterable, Sequence
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from halls.models import SEARCH_TIERS, Match, SearchFilter, Written
 from halls.store.memindex.bm25 import TextIndex
-from halls.store.memindex.terms import TOKENS
+from halls.store.memindex.terms import TOKENS, tokenised_rows
 from halls.store.memindex.vectors import Snapshot, VectorIndex, locate
+from halls.store.sqlite import snapshots
 from halls.store.sqlite.db import Database, chunks, marks
+
+log = logging.getLogger(__name__)
 
 
 def _narrows(filt: SearchFilter) -> bool:
@@ -50,11 +57,46 @@ def _fts_query(terms: Sequence[str]) -> str:
 class Search:
     """The search-index methods of the Store protocol, over one ``Database``."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, path: Path | None = None) -> None:
         self._db = db
-        # The in-memory mirrors of the search rows, built on first use.
+        # The in-memory mirrors of the search rows, built on first use (read
+        # back from their snapshots beside the store file when they fit).
         self._index: VectorIndex | None = None
         self._texts: TextIndex | None = None
+        keep = path is not None and not db.encrypted  # no plaintext beside a cipher
+        suffix = [Path(f"{path}{s}") if keep else None for s in snapshots.SUFFIXES]
+        self.vector_file = snapshots.Persisted(suffix[0], "vectors")
+        self.text_file = snapshots.Persisted(suffix[1], "text")
+        # One per mirror: the two load beside each other (a search asks both at once).
+        self._opening = {"text": threading.Lock(), "vectors": threading.Lock()}
+        db.after_commit.append(self._after_commit)
+
+    def files(self) -> list[Path]:
+        """The snapshot files this store may leave beside its own."""
+        return [f.path for f in (self.vector_file, self.text_file) if f.path is not None]
+
+    def _after_commit(self) -> None:
+        held = [f for f in (self.vector_file, self.text_file) if f.path and f.path.exists()]
+        if held:
+            deleted = self._snapshot().deleted
+            for f in held:
+                f.stale(deleted)
+
+    def close(self) -> None:
+        """Write each mirror's snapshot (caught up first if the store deleted rows since)."""
+        for persisted, mirror in ((self.vector_file, self._index), (self.text_file, self._texts)):
+            persisted.closed = True
+            if mirror is None:
+                continue
+            try:
+                if not persisted.save(mirror, self._snapshot, blocking=True):
+                    if isinstance(mirror, VectorIndex):
+                        self._vector_index(mirror.dim)
+                    else:
+                        self._text_index()
+                    persisted.save(mirror, self._snapshot, blocking=True)
+            except Exception:  # a cache: the next start rebuilds what was not written
+                log.exception("could not write the %s snapshot of a store", persisted.kind)
 
     def _reader(self) -> sqlite3.Connection:
         return self._db.reader()
@@ -146,8 +188,12 @@ class Search:
         return np.fromiter((r[0] for r in cur), dtype=np.int64)
 
     def _text_index(self) -> TextIndex:
-        if self._texts is None:
-            self._texts = TextIndex()
+        now = self._snapshot()
+        with self._opening["text"]:
+            if self._texts is None:
+                texts = TextIndex()
+                self.text_file.load(texts, now, self._check_text, {"kind": "text"})
+                self._texts = texts
         db = self._reader()
 
         def load(after: int) -> Iterable[tuple[int, str]]:
@@ -155,12 +201,20 @@ class Search:
                 "SELECT rowid, content FROM docs_fts WHERE rowid > ? ORDER BY rowid", (after,)
             )
 
-        self._texts.refresh(self._snapshot(), load, self._gone)
+        self._texts.refresh(now, load, self._gone)
+        self.text_file.after_refresh(self._texts, now, self._snapshot)
         return self._texts
 
     def _vector_index(self, dim: int) -> VectorIndex:
-        if self._index is None or self._index.dim != dim:
-            self._index = VectorIndex(dim)
+        now = self._snapshot()
+        with self._opening["vectors"]:
+            if self._index is None or self._index.dim != dim:
+                index = VectorIndex(dim)
+                expect = {"kind": "vectors", "dim": dim}
+                drop = partial(self._drop_vectors, index)
+                self.vector_file.load(index, now, self._check_vectors, expect, drop)
+                self._index = index
+            index = self._index  # this search's, even if a failed check drops it meanwhile
         db = self._reader()
 
         def load(after: int) -> Iterable[tuple[int, bytes]]:
@@ -168,8 +222,68 @@ class Search:
                 "SELECT rowid, vec FROM docs WHERE rowid > ? ORDER BY rowid", (after,)
             )
 
-        self._index.refresh(self._snapshot(), load, self._gone)
-        return self._index
+        index.refresh(now, load, self._gone)
+        self.vector_file.after_refresh(index, now, self._snapshot)
+        return index
+
+    def _drop_vectors(self, index: VectorIndex) -> None:
+        """Forget ``index`` (its snapshot failed a check): the next search rebuilds it."""
+        with self._opening["vectors"]:
+            if self._index is index:
+                self._index = None
+
+    def _sampled(
+        self, sql: str, label: dict[str, Any], rowids: np.ndarray
+    ) -> tuple[np.ndarray, dict[int, Any]] | None:
+        """Positions of a sample of a snapshot's rows and the store's values of them;
+        None when the rowids cannot be the store's (not ascending, past its last)."""
+        rows = int(label["rows"])
+        ids = rowids[:rows]
+        if rows and (np.any(ids[1:] <= ids[:-1]) or ids[-1] > int(label["max_rowid"])):
+            return None
+        pos = snapshots.sample(rows)
+        wanted = [int(r) for r in ids[pos]]
+        return pos, dict(_tuples(self._reader(), sql.format(marks(wanted)), wanted))
+
+    def _check_vectors(
+        self, label: dict[str, Any], arrays: dict[str, np.ndarray], now: Snapshot
+    ) -> bool:
+        found = self._sampled(
+            "SELECT rowid, vec FROM docs WHERE rowid IN ({})", label, arrays["rowids"]
+        )
+        if found is None:
+            return False
+        pos, stored = found
+        deletions = now.deleted > int(label["deleted"])
+        for p, r in zip(pos.tolist(), arrays["rowids"][pos].tolist(), strict=True):
+            held = stored.get(r)
+            if (held is None and not deletions) or (
+                held is not None and held != arrays["matrix"][p].tobytes()
+            ):
+                return False
+        return True
+
+    def _check_text(
+        self, label: dict[str, Any], arrays: dict[str, np.ndarray], now: Snapshot
+    ) -> bool:
+        found = self._sampled(
+            "SELECT rowid, content FROM docs_fts WHERE rowid IN ({})", label, arrays["rowids"]
+        )
+        if found is None:
+            return False
+        pos, stored = found
+        rowids = arrays["rowids"][pos]
+        if len(stored) < len(pos) and now.deleted == int(label["deleted"]):
+            return False
+        _, docs, counts = tokenised_rows(sorted(stored.items()))
+        lengths = dict.fromkeys(stored, 0.0)
+        for d, c in zip(docs.tolist(), counts.tolist(), strict=True):
+            lengths[d] += c
+        return all(
+            lengths[r] == arrays["lengths"][p]
+            for p, r in zip(pos.tolist(), rowids.tolist(), strict=True)
+            if r in lengths
+        )
 
     def vector_search(self, vector: np.ndarray, filt: SearchFilter, limit: int) -> list[Match]:
         if not filt.tiers:
@@ -264,8 +378,9 @@ class Search:
         ask = np.asarray(rowids, dtype=np.int64)
         out: dict[int, np.ndarray] = {}
         known = np.zeros(len(ask), dtype=bool)
-        if self._index is not None and len(ask):
-            known, found = self._index.lookup(ask, self._snapshot().generation)
+        index = self._index
+        if index is not None and len(ask):
+            known, found = index.lookup(ask, self._snapshot().generation)
             out.update(zip(ask[known].tolist(), found, strict=True))
         # Rows written since the index last refreshed: their blobs.
         missing = ask[~known].tolist()

@@ -72,7 +72,7 @@ class SQLiteStore(ComposedStore):
         except BaseException:
             self._db.close()  # a store that cannot be opened keeps no connection
             raise
-        self._indexes = Search(self._db)
+        self._indexes = Search(self._db, path)
         self._search = self._indexes
         self._journal = JournalText(self._db)
         self._runs = RunLog(self._db, name)
@@ -82,7 +82,10 @@ class SQLiteStore(ComposedStore):
         self._scopes = ScopeTable(self._db)
 
     def close(self) -> None:
-        self._db.close()
+        try:
+            self._indexes.close()  # their snapshots, for the next start
+        finally:
+            self._db.close()
 
     # -- meta --
 
@@ -366,8 +369,9 @@ class SQLiteStore(ComposedStore):
         return sum(p.stat().st_size for p in self.files() if p.exists())
 
     def files(self) -> list[Path]:
-        """The files that hold this store's data (the database, its WAL and index)."""
-        return [Path(str(self.path) + suffix) for suffix in ("", "-wal", "-shm")]
+        """The files that hold this store's data (the database, its WAL, its index snapshots)."""
+        own = [Path(str(self.path) + suffix) for suffix in ("", "-wal", "-shm")]
+        return own + self._indexes.files()
 
     def backup(self, target: Path) -> None:
         """SQLite's online backup API: a consistent copy while writers go on.
