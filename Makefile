@@ -53,8 +53,11 @@ test: $(STAMP)
 # pinned sdist, for the CPU only and for any x86-64 with AVX2 (not this
 # CPU's every extension: the build runs where it was built and elsewhere),
 # without its multimodal library; and Gemma 3 270M's GGUF in four wheels
-# (requirements-llm.txt). The build takes about BUILD_MINUTES on two idle
-# cores, once: pip keeps the built wheel in its cache for the next venv.
+# (requirements-llm.txt). The build compiles llama.cpp: 178 C/C++ files with
+# the multimodal library took 22 min on two cores shared with other builds
+# and tests (load about 10), 2026-11-29; without it 127 files, and an earlier
+# build on quieter cores took about 4 min. Once: pip keeps the built wheel in
+# its cache, and later venvs on the machine reuse it (whatever CMAKE_ARGS).
 LLM_STAMP := $(VENV)/.installed-llm
 LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
   -DGGML_F16C=ON -DGGML_BLAS=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
