@@ -76,7 +76,8 @@ test-all: $(STAMP) $(LLM_STAMP) chromium nginx
 # its own, without the torch extra: torch is pinned to 2.13.0, whose build
 # may not exist for that Python (and from the public PyPI it is the multi-GB
 # CUDA build), so the tests marked `torch` are left out; `make test` runs them.
-# Every other test runs, the slow ones too: it is CI's check of that Python.
+# Every other test runs, the slow ones too: it is CI's check of that Python
+# (but for the llm engine's real model server, built for .venv only: skipped).
 # The venv is named by PY's version (.venv-py3.13), found only when this
 # target runs: no other target asks PY anything.
 PY ?= python3.13
