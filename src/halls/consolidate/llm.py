@@ -17,13 +17,20 @@ Small local models often answer broken JSON: a bad answer is retried once,
 then that item gets the heuristic decision and the action records why. Each
 request is bounded in time (``timeout_seconds``) and in what the model may
 write (``max_tokens``: a model that echoes the prompt is cut off, and the cut
-answer is a bad one). The run record counts the questions asked
-(``counts.llm_calls``) and those whose answer was unusable twice and fell
-back to the local judge or extractor (``counts.llm_fallbacks``). An
-endpoint that cannot be reached (or answers an HTTP error) raises
-``EngineUnavailable``: the run aborts before anything is applied, so a
-failing model never loses or duplicates data. Clusters below the gate, and
-any beyond ``max_llm_items``, get the heuristic decision without a call.
+answer is a bad one). No answer within the time is an unusable answer too,
+not retried (the same question would be as slow): a small model on a busy
+CPU is slow, not down. After ``SILENT_LIMIT`` questions in a row without an
+answer the model is asked nothing more this run, so a run's time stays
+bounded whatever the model does. The run record counts the questions asked
+(``counts.llm_calls``), those that fell back to the local judge or extractor
+(``counts.llm_fallbacks``: answered unusably twice, or not in time), of
+those the ones not answered in time (``counts.llm_timeouts``), and the
+questions not asked after the model fell silent (``counts.llm_skipped``).
+An endpoint that cannot be reached (connection refused, or not accepted in
+time) or answers an HTTP error raises ``EngineUnavailable``: the run aborts
+before anything is applied, so a failing model never loses or duplicates
+data. Clusters below the gate, and any beyond ``max_llm_items``, get the
+heuristic decision without a call.
 """
 
 from __future__ import annotations
@@ -54,10 +61,17 @@ SYSTEM = (
 )
 _FENCE = re.compile(r"^```(?:json)?\s*|\s*```$")
 _FORGET_KIND = {"pii": "purge", "wrong": "demote", "stale": "decay"}
+# Questions in a row not answered in time before the model is asked nothing more this run.
+SILENT_LIMIT = 3
+SILENCED = f"not asked: the model had not answered in time {SILENT_LIMIT} times in a row"
 
 
 class BadAnswer(Exception):
     """The model answered, but not with valid JSON of the expected shape."""
+
+
+class NoAnswer(BadAnswer):
+    """No answer within ``timeout_seconds``: unusable, and not asked again."""
 
 
 class FactAnswer(BaseModel):
@@ -80,9 +94,15 @@ class JudgeAnswer(BaseModel):
 
 
 class ChatClient:
-    """A minimal OpenAI chat-completions client (sync; one run at a time)."""
+    """A minimal OpenAI chat-completions client (sync; one run at a time).
+
+    ``silent`` counts the questions in a row that got no answer in time; at
+    ``SILENT_LIMIT`` the client is ``silenced`` and the deciders stop asking.
+    """
 
     def __init__(self, cfg: ConsolidatorSettings) -> None:
+        self.silent = 0
+        self.timeouts = 0
         if not cfg.model_url:
             raise EngineUnavailable("consolidator.model_url is not set")
         self.url = cfg.model_url.rstrip("/") + "/chat/completions"
@@ -90,7 +110,12 @@ class ChatClient:
         self.max_tokens = cfg.max_tokens
         key = cfg.api_key.get_secret_value() if cfg.api_key else None
         headers = {"Authorization": f"Bearer {key}"} if key else {}
+        self.timeout = cfg.timeout_seconds
         self._http = httpx.Client(timeout=cfg.timeout_seconds, headers=headers)
+
+    @property
+    def silenced(self) -> bool:
+        return self.silent >= SILENT_LIMIT
 
     def ask(self, prompt: str) -> str:
         body = {
@@ -105,9 +130,16 @@ class ChatClient:
         }
         try:
             r = self._http.post(self.url, json=body)
+        except (httpx.ReadTimeout, httpx.WriteTimeout) as exc:
+            # Connected, but the model did not answer in time: slow, not down.
+            self.silent += 1
+            self.timeouts += 1
+            why = type(exc).__name__
+            raise NoAnswer(f"no answer within {self.timeout:g} s ({why})") from None
         except httpx.HTTPError as exc:
             why = type(exc).__name__
             raise EngineUnavailable(f"cannot reach the model endpoint ({why})") from None
+        self.silent = 0
         if r.status_code != 200:
             raise EngineUnavailable(f"the model endpoint answered HTTP {r.status_code}")
         try:
@@ -182,7 +214,10 @@ def judge_prompt(pairs: Sequence[Pair]) -> str:
 def ask(
     client: ChatClient, prompt: str, schema: type[BaseModel], check: object = None
 ) -> BaseModel:
-    """Ask, retrying once on a bad answer; raise BadAnswer after the second."""
+    """Ask, retrying once on a bad answer; raise BadAnswer after the second.
+
+    No answer in time is not retried: the same question would wait as long.
+    """
     errors: list[str] = []
     for _ in range(2):
         try:
@@ -190,6 +225,9 @@ def ask(
             if callable(check):
                 check(answer)
             return answer
+        except NoAnswer as exc:
+            errors.append(str(exc))
+            raise NoAnswer("; then ".join(errors)) from None
         except BadAnswer as exc:
             errors.append(str(exc))
     raise BadAnswer("; then ".join(errors))
@@ -214,6 +252,7 @@ class LLMJudge:
         self.name = f"llm {client.model}"
         self.calls = 0
         self.failed = 0  # batches answered badly twice: the local judge's answers stand
+        self.skipped = 0  # batches not asked: the model had fallen silent
 
     def _unsure(self, confidence: np.ndarray) -> np.ndarray:
         """The local answers the model is asked about: those below the bar, and all of
@@ -241,6 +280,9 @@ class LLMJudge:
         for start in range(0, len(unsure), self.BATCH):
             if self.calls >= self.budget:
                 break
+            if self.client.silenced:
+                self.skipped += 1
+                continue
             batch = unsure[start : start + self.BATCH]
             self.calls += 1
 
@@ -271,18 +313,27 @@ class LLMDecider(HeuristicDecider):
         self.calls = 0  # fact questions (bounded by max_llm_items)
         self.asked = 0  # fact and forget questions
         self.failed = 0  # of those, answered badly twice: the local decision stands
+        self.skipped = 0  # not asked: the model had fallen silent
         self.llm_judge: LLMJudge | None = None
         if self.cfg.llm_judge_below > 0:
             self.llm_judge = LLMJudge(client, self.judge, self.cfg)
             self.judge = self.llm_judge
 
     def counts(self) -> dict[str, int]:
-        """For the run record: questions asked, and those that fell back."""
+        """For the run record: questions asked, those that fell back (of them, those
+        not answered in time), and those not asked once the model fell silent."""
         j = self.llm_judge
-        calls = self.asked + (j.calls if j else 0)
-        return {"llm_calls": calls, "llm_fallbacks": self.failed + (j.failed if j else 0)}
+        return {
+            "llm_calls": self.asked + (j.calls if j else 0),
+            "llm_fallbacks": self.failed + (j.failed if j else 0),
+            "llm_timeouts": self.client.timeouts,
+            "llm_skipped": self.skipped + (j.skipped if j else 0),
+        }
 
     def _ask(self, prompt: str, schema: type[BaseModel], check: object = None) -> BaseModel:
+        if self.client.silenced:
+            self.skipped += 1
+            raise NoAnswer(SILENCED)
         self.asked += 1
         try:
             return ask(self.client, prompt, schema, check)
@@ -300,6 +351,9 @@ class LLMDecider(HeuristicDecider):
                 fallback.text,
                 "heuristic decision: over consolidator.max_llm_items this run",
             )
+        if self.client.silenced:
+            self.skipped += 1
+            return Verdict(fallback.decision, fallback.text, f"{SILENCED}; heuristic decision")
         self.calls += 1
         offered = {k.id for k in known}
 
@@ -310,6 +364,8 @@ class LLMDecider(HeuristicDecider):
 
         try:
             a = self._ask(fact_prompt(cand, known), FactAnswer, check)
+        except NoAnswer as exc:
+            return Verdict(fallback.decision, fallback.text, f"llm: {exc}; heuristic decision used")
         except BadAnswer as exc:
             return Verdict(
                 fallback.decision,
@@ -327,6 +383,8 @@ class LLMDecider(HeuristicDecider):
             return kind, why, "heuristic: PII detected; no model asked"
         try:
             a = self._ask(forget_prompt(flag, fact), ForgetAnswer)
+        except NoAnswer as exc:
+            return kind, why, f"llm: {exc}; heuristic decision used"
         except BadAnswer as exc:
             return kind, why, f"llm answer invalid twice ({exc}); heuristic decision used"
         assert isinstance(a, ForgetAnswer)
