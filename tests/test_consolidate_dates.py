@@ -20,6 +20,14 @@ SAID = datetime(2023, 5, 8, 13, 0)  # a Monday
         ("I started a new job last week.", "I started a new job in the week of 1 May 2023."),
         ("Next month I'm moving to Berlin.", "In June 2023 I'm moving to Berlin."),
         ("I've been vegetarian since last year.", "I've been vegetarian since 2022."),
+        # Weekdays and weekends (dateparser's relative-time parser reads neither).
+        ("Caroline went to a parade last Friday.", "Caroline went to a parade on 5 May 2023."),
+        ("Gina went to the fair on Saturday.", "Gina went to the fair on 6 May 2023."),
+        ("Jon is meeting the investors on Friday.", "Jon is meeting the investors on 12 May 2023."),
+        (
+            "Melanie went camping last weekend.",
+            "Melanie went camping on the weekend of 6 May 2023.",
+        ),
     ],
 )
 def test_a_relative_time_becomes_the_date_it_meant(text: str, expected: str) -> None:
@@ -33,6 +41,8 @@ def test_a_relative_time_becomes_the_date_it_meant(text: str, expected: str) -> 
         "We release every two weeks.",  # a frequency, not "two weeks ago"
         "Tonight's gonna be great.",  # the time is what the sentence is about
         "The user prefers tabs over spaces.",  # no time at all
+        "Melanie goes running every Saturday.",  # a habit
+        "Jon will open the studio next Friday.",  # this week's or the next?
     ],
 )
 def test_what_is_no_relative_time_stays_as_said(text: str) -> None:

@@ -79,10 +79,11 @@ def test_a_turn_keeps_its_statements_and_drops_the_rest() -> None:
         ("I study law at night", "Priya studies law at night"),
         ("I need a new laptop", "Priya needs a new laptop"),
         ("I went to Porto last week", "Priya went to Porto last week"),
-        ("I finished my thesis", "Priya finished Priya's thesis"),
+        ("I finished my thesis", "Priya finished their thesis"),
         ("I don't eat meat", "Priya doesn't eat meat"),
         ("My brother taught me chess", "Priya's brother taught Priya chess"),
-        ("We painted our fence", "Priya and others painted Priya's fence"),
+        ("We painted our fence", "Priya and others painted their fence"),
+        ("I think I was wrong", "Priya thinks Priya was wrong"),
     ],
 )
 def test_first_person_becomes_the_speaker(sentence: str, expected: str) -> None:
@@ -378,7 +379,7 @@ def test_a_standing_request_is_a_preference_a_one_time_one_is_not() -> None:
         ("atlas-web deploys to heroku", ["Atlas-web deploys to heroku."]),
         ("type hints pls, even on the little helpers", ["Type hints, even on the little helpers."]),
         # Chat's lower-case "i" is the first person.
-        ("i use fish shell on my mac", ["The user uses fish shell on the user's mac."]),
+        ("i use fish shell on my mac", ["The user uses fish shell on their mac."]),
         ("i'm lactose intolerant", ["The user is lactose intolerant."]),
         # Chat leaves out "I" before a past or progressive verb.
         (

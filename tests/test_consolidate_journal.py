@@ -286,7 +286,7 @@ def test_a_pronoun_with_two_people_before_it_is_not_resolved() -> None:
             Utterance("she loves orchids", USER),
         ]
     )
-    assert got == [["The user's mum Rita and the user's dad Joe visited."], []]
+    assert got == [["The user's mum Rita and their dad Joe visited."], []]
     got = LocalExtractor().extract(
         [
             Utterance("my brother-in-law Stefan is coming over", USER),

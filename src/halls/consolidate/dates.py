@@ -12,8 +12,11 @@ May 2023"). When the whole entity does not parse, its longest tail that
 does is read ("earlier this week": "earlier in the week of ..."). Left as
 said: a bare measure ("for 5 years": a unit with numbers or an article
 only), which is a duration; a time that is itself a subject or object
-("Tonight's gonna be great"); and what dateparser does not resolve ("last
-weekend", "a few days ago", "recently").
+("Tonight's gonna be great"); and what neither dateparser nor
+``_day_of_week`` resolves ("a few days ago", "recently", "next Friday").
+Weekdays and weekends are read here: "last Friday" is the latest Friday
+before the day it was said, a bare "Friday" the one before it in a clause in
+the past tense and the next one otherwise, "last weekend" the one before.
 """
 
 from __future__ import annotations
@@ -47,10 +50,13 @@ def dated(text: str, said_at: datetime) -> str:
     with nlp.LOCK:
         doc = nlp.pipeline()(text)
         times = _times(_spans(doc))
+        past = _past(doc)
     day = said_at.replace(tzinfo=None).date()
     out = text
     for t in sorted(times, key=lambda t: -t.start):
-        resolved = _resolve(t.phrase, day)
+        resolved = _resolve(t.phrase, day) or (
+            None if t.lead else _day_of_week(t.phrase, day, past)
+        )
         if resolved is None:
             continue
         when, period = resolved
@@ -86,7 +92,12 @@ def _times(ents: list[Span]) -> list[_Time]:
             tail = ent[n:]
             # "every two weeks": a measure in a frequency, which dateparser
             # would read as "two weeks ago".
-            if not _measure(tail) and _resolve(tail.text, _PROBE) is not None:
+            # A weekday is read whole ("last Friday"), never as a tail: "next
+            # Friday" is not "Friday".
+            if not _measure(tail) and (
+                _resolve(tail.text, _PROBE) is not None
+                or (n == 0 and not _counted(ent) and _day_of_week(tail.text, _PROBE, True))
+            ):
                 out.append(
                     _Time(
                         start=ent.start_char,
@@ -105,6 +116,11 @@ def _argument(ent: Span) -> bool:
     possessor ("Tonight's gonna be great": the parser may read it as an adverb)."""
     after = ent.doc[ent.end] if ent.end < len(ent.doc) else None
     return ent.root.dep_ in _CORE_ARGUMENTS or (after is not None and after.tag_ in ("POS", "VBZ"))
+
+
+def _counted(ent: Span) -> bool:
+    """A determiner before the time, outside it: "every Saturday", "on a Friday"."""
+    return any(c.dep_ in ("det", "predet") and c.i < ent.start for c in ent.root.children)
 
 
 def _measure(ent: Span) -> bool:
@@ -134,6 +150,47 @@ def _resolve(phrase: str, day: date) -> tuple[datetime, str] | None:
     return found.date_obj, str(found.period or "day")
 
 
+_WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
+
+
+def _past(doc: Doc) -> bool:
+    """Whether the main clause is in the past tense ("went", "did go", "had been")."""
+    root = next((t for t in doc if t.dep_ == "ROOT"), None)
+    if root is None:
+        return False
+    aux = [c for c in root.children if c.dep_ in ("aux", "auxpass")]
+    return root.tag_ == "VBD" or any(c.tag_ == "VBD" for c in aux)
+
+
+def _day_of_week(phrase: str, day: date, past: bool) -> tuple[datetime, str] | None:
+    """A weekday or the weekend, which dateparser's relative-time parser does not read:
+    "last Friday" (the latest Friday before the day it was said), "Friday" or "on
+    Friday" (that one in a past-tense clause, else the next Friday after it), "last
+    weekend" (the Saturday of the week before). "next Friday" and "next weekend"
+    (this week's or the week after?) are left as said."""
+    words = phrase.lower().split()
+    if not words or words[-1] not in (*_WEEKDAYS, "weekend"):
+        return None
+    lead = words[:-1]
+    if lead not in ([], ["last"], ["this"], ["this", "past"]):
+        return None
+    monday = day - timedelta(days=day.weekday())
+    if words[-1] == "weekend":
+        if lead == [] or (lead == ["this"] and not past):
+            return None  # "at the weekend": a habit, or which one
+        when = monday - timedelta(days=2) if past or lead == ["last"] else monday
+        if lead == ["this"] and day.weekday() >= 5:
+            when = monday + timedelta(days=5)
+        return datetime.combine(when, datetime.min.time()), "weekend"
+    target = _WEEKDAYS.index(words[-1])
+    back = (day.weekday() - target) % 7 or 7  # strictly before the day it was said
+    if lead and lead[0] == "last" or past:
+        when = day - timedelta(days=back)
+    else:
+        when = day + timedelta(days=(target - day.weekday()) % 7 or 7)
+    return datetime.combine(when, datetime.min.time()), "day"
+
+
 def _day(d: datetime) -> str:
     return f"{d.day} {d:%B} {d.year}"
 
@@ -143,6 +200,8 @@ def _absolute(when: datetime, period: str, bare: bool) -> str:
         words, preposition = str(when.year), "in"
     elif period == "month":
         words, preposition = f"{when:%B} {when.year}", "in"
+    elif period == "weekend":
+        words, preposition = f"the weekend of {_day(when)}", "on"
     elif period == "week":
         words, preposition = f"the week of {_day(when - timedelta(days=when.weekday()))}", "in"
     else:

@@ -15,8 +15,9 @@ module reads it off spaCy's parse (``halls.nlp``), not off a word list:
 - a personal pronoun is resolved by an earlier noun that agrees with it: a
   plural noun or a coordination for "they" (so "Caroline and others ...
   they" stands), a singular common noun that names no person for "it", a
-  singular noun or name for "he" and "she"; reflexives are bound and
-  never point out;
+  singular noun or name for "he" and "she", a singular noun for a
+  possessive "their" (singular they: "Melanie took their kids"); reflexives
+  are bound and never point out;
 - "there" as a place adverb needs an earlier place (a named location or a
   prepositional object).
 
@@ -152,6 +153,10 @@ def _antecedent(pronoun: Token) -> bool:
         if t.pos_ not in ("NOUN", "PROPN") or t.ent_type_ in _TIMES:
             continue
         many = "Plur" in t.morph.get("Number", [])
+        if plural and p.dep_ == "poss" and not many:
+            # A singular "their" of a noun before it: the third person of "my"
+            # ("Melanie took their kids", ``third_person``), or a group's.
+            return True
         if plural and (many or t.dep_ == "conj" or any(c.dep_ == "conj" for c in t.children)):
             return True
         # "it" names no person: a common noun (a name the tagger misread is capitalised).

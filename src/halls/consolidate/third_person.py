@@ -61,30 +61,60 @@ def _third_person(verb: str) -> str:
     return verb + "s"
 
 
+# First-person forms, in the order they are tried at one place of a sentence;
+# each becomes the name the first time and a pronoun after it (``_FORMS``).
+_ADV = "|".join(sorted(_ADVERBS))
+_FIRST = re.compile(
+    r"\b(?P<im>I'm|I am)\b|\b(?P<ive>I've)\b|\b(?P<idhad>I'd)(?= been\b| better\b)"
+    r"|\b(?P<id>I'd)\b|\b(?P<ill>I'll)\b"
+    rf"|\bI (?P<adv>(?:(?:{_ADV}) )*)(?P<verb>[A-Za-z']+)|\b(?P<i>I)\b"
+    r"|(?i:\b(?P<my>my)\b|\b(?P<mine>mine)\b|(?<![\w-])(?P<myself>myself)(?![\w-])"
+    r"|(?<![\w-])(?P<me>me)(?![\w-])"
+    r"|\b(?P<were>we're)\b|\b(?P<weve>we've)\b|\b(?P<well>we'll)\b|\b(?P<wed>we'd)\b"
+    r"|\b(?P<we>we|us)\b|\b(?P<our>ours?)\b|\b(?P<ourselves>ourselves)\b)"
+)
+# Each form: (the first mention, with {n} the name; a later one). A later
+# possessive is "their", singular for the speaker ("Priya finished their
+# thesis"; it guesses no one's gender); a later subject or object stays the
+# name ("Priya thinks Priya was wrong"), and "we" and "us" stay "Priya and
+# others": a "they" or "them" there could point anywhere (``standalone``).
+_FORMS = {
+    "im": ("{n} is", "{n} is"),
+    "ive": ("{n} has", "{n} has"),
+    "idhad": ("{n} had", "{n} had"),
+    "id": ("{n} would", "{n} would"),
+    "ill": ("{n} will", "{n} will"),
+    "i": ("{n}", "{n}"),
+    "my": ("{n}'s", "their"),
+    "mine": ("{n}'s", "theirs"),
+    "myself": ("{n}", "themselves"),
+    "me": ("{n}", "{n}"),
+    "were": ("{n} and others are", "{n} and others are"),
+    "weve": ("{n} and others have", "{n} and others have"),
+    "well": ("{n} and others will", "{n} and others will"),
+    "wed": ("{n} and others would", "{n} and others would"),
+    "we": ("{n} and others", "{n} and others"),
+    "our": ("{n}'s", "their"),
+    "ourselves": ("themselves", "themselves"),
+}
+
+
 def third_person(sentence: str, name: str) -> str:
-    """Rewrite the first person as ``name`` (see the module docstring)."""
+    """Rewrite the first person as ``name`` (see the module docstring): the name at
+    its first mention, a possessive after it "their" ("I finished my thesis" ->
+    "Priya finished their thesis"; "we painted our fence" -> "Priya and others
+    painted their fence")."""
     lower = name[0].lower() + name[1:] if name.lower().startswith("the ") else name
+    named = False
 
-    def fix_i(m: re.Match[str]) -> str:
-        adverbs, verb = m.group(1) or "", m.group(2)
-        return f"{lower} {adverbs}{_third_person(verb)}"
+    def one(m: re.Match[str]) -> str:
+        nonlocal named
+        first, named = not named, True
+        if m.group("verb") is not None:
+            adverbs, verb = m.group("adv") or "", m.group("verb")
+            return f"{lower} {adverbs}{_third_person(verb)}"
+        form = next(k for k, v in m.groupdict().items() if v is not None and k in _FORMS)
+        at_first, later = _FORMS[form]
+        return (at_first if first else later).format(n=lower)
 
-    s = sentence
-    s = re.sub(r"\bI'm\b|\bI am\b", f"{lower} is", s)
-    s = re.sub(r"\bI've\b", f"{lower} has", s)
-    s = re.sub(r"\bI'd(?= been\b| better\b)", f"{lower} had", s)
-    s = re.sub(r"\bI'd\b", f"{lower} would", s)
-    s = re.sub(r"\bI'll\b", f"{lower} will", s)
-    adv = "|".join(sorted(_ADVERBS))
-    s = re.sub(rf"\bI ((?:(?:{adv}) )*)([A-Za-z']+)", fix_i, s)
-    s = re.sub(r"\bI\b", lower, s)
-    s = re.sub(r"(?i)\bmy\b|\bmine\b", f"{lower}'s", s)
-    s = re.sub(r"(?i)(?<![\w-])(?:myself|me)(?![\w-])", lower, s)
-    s = re.sub(r"(?i)\bwe're\b", f"{lower} and others are", s)
-    s = re.sub(r"(?i)\bwe've\b", f"{lower} and others have", s)
-    s = re.sub(r"(?i)\bwe'll\b", f"{lower} and others will", s)
-    s = re.sub(r"(?i)\bwe'd\b", f"{lower} and others would", s)
-    s = re.sub(r"(?i)\bwe\b|\bus\b", f"{lower} and others", s)
-    s = re.sub(r"(?i)\bours?\b", f"{lower}'s", s)
-    s = re.sub(r"(?i)\bourselves\b", "themselves", s)
-    return s
+    return _FIRST.sub(one, sentence)
