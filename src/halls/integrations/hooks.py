@@ -133,18 +133,23 @@ def brief_summary(event: dict[str, Any]) -> str | None:
     return "\n".join(lines)
 
 
-def _git_remote_name(cwd: str) -> str | None:
-    """The repository name of the ``origin`` remote (``acme/web.git`` -> ``web``), if any."""
+def _git(cwd: str, *args: str) -> str:
+    """What a git command prints in ``cwd``, stripped; "" when git fails or is missing."""
     try:
-        out = subprocess.run(
-            ["git", "-C", cwd, "config", "--get", "remote.origin.url"],
+        return subprocess.run(
+            ["git", "-C", cwd, *args],
             capture_output=True,
             text=True,
             timeout=GIT_TIMEOUT_S,
             check=False,
         ).stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return None
+        return ""
+
+
+def _git_remote_name(cwd: str) -> str | None:
+    """The repository name of the ``origin`` remote (``acme/web.git`` -> ``web``), if any."""
+    out = _git(cwd, "config", "--get", "remote.origin.url")
     name = re.sub(r"\.git$", "", out.rstrip("/")).rsplit("/", 1)[-1].rsplit(":", 1)[-1]
     return name or None
 
@@ -161,16 +166,7 @@ def project_of(event: dict[str, Any]) -> str | None:
 
 def _git_branch(cwd: str) -> str | None:
     """The checked-out branch, or None (not a repository, or a detached HEAD)."""
-    try:
-        out = subprocess.run(
-            ["git", "-C", cwd, "rev-parse", "--abbrev-ref", "HEAD"],
-            capture_output=True,
-            text=True,
-            timeout=GIT_TIMEOUT_S,
-            check=False,
-        ).stdout.strip()
-    except (OSError, subprocess.SubprocessError):
-        return None
+    out = _git(cwd, "rev-parse", "--abbrev-ref", "HEAD")
     return out if out and out != "HEAD" else None
 
 
