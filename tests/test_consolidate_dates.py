@@ -43,6 +43,9 @@ def test_a_relative_time_becomes_the_date_it_meant(text: str, expected: str) -> 
         "The user prefers tabs over spaces.",  # no time at all
         "Melanie goes running every Saturday.",  # a habit
         "Jon will open the studio next Friday.",  # this week's or the next?
+        "The gym sessions are on Tuesday.",  # a habit (the present tense)
+        "Jamal is the captain of our Sunday league team.",  # what the noun is
+        "We moved the standup to Friday.",  # a change's new value
     ],
 )
 def test_what_is_no_relative_time_stays_as_said(text: str) -> None:

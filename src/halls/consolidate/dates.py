@@ -43,6 +43,7 @@ class _Time:
     phrase: str  # the part dateparser reads
     lead: str  # the entity's words before it ("earlier")
     after_preposition: bool
+    weekday: bool = False  # a weekday or weekend read whole (``_day_of_week``)
 
 
 def dated(text: str, said_at: datetime) -> str:
@@ -50,12 +51,12 @@ def dated(text: str, said_at: datetime) -> str:
     with nlp.LOCK:
         doc = nlp.pipeline()(text)
         times = _times(_spans(doc))
-        past = _past(doc)
+        tense = _tense(doc)
     day = said_at.replace(tzinfo=None).date()
     out = text
     for t in sorted(times, key=lambda t: -t.start):
         resolved = _resolve(t.phrase, day) or (
-            None if t.lead else _day_of_week(t.phrase, day, past)
+            _day_of_week(t.phrase, day, tense) if t.weekday else None
         )
         if resolved is None:
             continue
@@ -94,10 +95,15 @@ def _times(ents: list[Span]) -> list[_Time]:
             # would read as "two weeks ago".
             # A weekday is read whole ("last Friday"), never as a tail: "next
             # Friday" is not "Friday".
-            if not _measure(tail) and (
-                _resolve(tail.text, _PROBE) is not None
-                or (n == 0 and not _counted(ent) and _day_of_week(tail.text, _PROBE, True))
-            ):
+            relative = _resolve(tail.text, _PROBE) is not None
+            weekday = (
+                not relative
+                and n == 0
+                and not _counted(ent)
+                and _when(ent)
+                and _day_of_week(tail.text, _PROBE, "past") is not None
+            )
+            if not _measure(tail) and (relative or weekday):
                 out.append(
                     _Time(
                         start=ent.start_char,
@@ -105,6 +111,7 @@ def _times(ents: list[Span]) -> list[_Time]:
                         phrase=tail.text,
                         lead=ent[:n].text,
                         after_preposition=ent.root.dep_ == "pobj",
+                        weekday=weekday,
                     )
                 )
                 break
@@ -153,39 +160,62 @@ def _resolve(phrase: str, day: date) -> tuple[datetime, str] | None:
 _WEEKDAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday")
 
 
-def _past(doc: Doc) -> bool:
-    """Whether the main clause is in the past tense ("went", "did go", "had been")."""
+def _tense(doc: Doc) -> str:
+    """The main clause's time: "past" ("went", "did go", "had been"), "future" ("will
+    go", "is going to go", "is meeting": a plan), or "present" (a habit or a state)."""
     root = next((t for t in doc if t.dep_ == "ROOT"), None)
     if root is None:
-        return False
+        return "present"
     aux = [c for c in root.children if c.dep_ in ("aux", "auxpass")]
-    return root.tag_ == "VBD" or any(c.tag_ == "VBD" for c in aux)
+    if root.tag_ == "VBD" or any(c.tag_ == "VBD" for c in aux):
+        return "past"
+    if any(c.lower_ in ("will", "'ll") for c in aux) or (root.tag_ == "VBG" and aux):
+        return "future"
+    return "present"
 
 
-def _day_of_week(phrase: str, day: date, past: bool) -> tuple[datetime, str] | None:
+def _when(ent: Span) -> bool:
+    """Whether a weekday is when something happens ("on Friday", "went Friday"), not
+    what a noun is ("our Sunday league"), a list of days ("Monday and Wednesday") or
+    a change's new value ("moved it to Friday")."""
+    root = ent.root
+    if any(c.dep_ == "conj" for c in root.children) or root.dep_ == "conj":
+        return False
+    return root.dep_ == "npadvmod" or (root.dep_ == "pobj" and root.head.lower_ == "on")
+
+
+def _day_of_week(phrase: str, day: date, tense: str) -> tuple[datetime, str] | None:
     """A weekday or the weekend, which dateparser's relative-time parser does not read:
     "last Friday" (the latest Friday before the day it was said), "Friday" or "on
-    Friday" (that one in a past-tense clause, else the next Friday after it), "last
-    weekend" (the Saturday of the week before). "next Friday" and "next weekend"
-    (this week's or the week after?) are left as said."""
+    Friday" (that one in a clause in the past tense, the next Friday in one of a
+    plan; in the present tense it is a habit: "the gym is on Tuesday"), "last
+    weekend" (the one before the week it was said in). "next Friday" and "next
+    weekend" (this week's or the week after?) are left as said."""
     words = phrase.lower().split()
     if not words or words[-1] not in (*_WEEKDAYS, "weekend"):
         return None
     lead = words[:-1]
     if lead not in ([], ["last"], ["this"], ["this", "past"]):
         return None
+    past = lead[:1] == ["last"] or lead == ["this", "past"] or tense == "past"
+    if not past and tense != "future":
+        return None
     monday = day - timedelta(days=day.weekday())
     if words[-1] == "weekend":
-        if lead == [] or (lead == ["this"] and not past):
+        if not lead:
             return None  # "at the weekend": a habit, or which one
-        when = monday - timedelta(days=2) if past or lead == ["last"] else monday
-        if lead == ["this"] and day.weekday() >= 5:
+        if past:
+            when = (
+                monday - timedelta(days=2)
+                if day.weekday() < 5 or lead[0] == "last"
+                else monday + timedelta(days=5)
+            )
+        else:
             when = monday + timedelta(days=5)
         return datetime.combine(when, datetime.min.time()), "weekend"
     target = _WEEKDAYS.index(words[-1])
-    back = (day.weekday() - target) % 7 or 7  # strictly before the day it was said
-    if lead and lead[0] == "last" or past:
-        when = day - timedelta(days=back)
+    if past:
+        when = day - timedelta(days=(day.weekday() - target) % 7 or 7)
     else:
         when = day + timedelta(days=(target - day.weekday()) % 7 or 7)
     return datetime.combine(when, datetime.min.time()), "day"
