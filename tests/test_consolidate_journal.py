@@ -362,3 +362,13 @@ def test_only_full_events_are_distilled(make_server, clock, visibility) -> None:
         clock.advance(DAY)
     run(c)
     assert [f["content"] for f in c.get("/long", params=S).json()] == ["The user is vegetarian."]
+
+
+def test_a_user_turn_that_repeats_its_role_as_a_label_is_the_same_words() -> None:
+    """A transcript line "user: ..." journaled with role user: the label is not content,
+    so the turn and the same words written to short-term memory are one statement."""
+    from halls.consolidate.distill import utterance
+
+    got = utterance("user: The staging DB is Postgres 15", {}, "user")
+    assert got == Utterance("The staging DB is Postgres 15", "The user")
+    assert utterance("The staging DB is Postgres 15", {}, "user") == got

@@ -208,7 +208,8 @@ def test_stats_counts_every_tier(server, store_name) -> None:
     r = c.get("/stats", params={"store": store_name})
     assert r.status_code == 200
     body = r.json()
-    assert set(body) == {"store", "counts", "size_bytes", "embedder"}
+    assert set(body) == {"store", "counts", "size_bytes", "embedder", "hot"}
+    assert body["hot"]["verbose"]["facts"] == 0  # no long-term fact yet (test_hot_http)
     assert body["store"] == store_name
     assert body["counts"] == {"short": 3, "near": 1, "long": 0, "journal": 2, "briefs": 1,
                               "forget_flags": 0}  # fmt: skip

@@ -30,6 +30,7 @@ its endpoint and falls back to the local one.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -101,7 +102,9 @@ def utterance(text: str, metadata: dict[str, object], role: str | None = None) -
     if isinstance(named, str) and named.strip():
         return Utterance(speaker_of(text)[1] if speaker_of(text)[0] == named else text, named)
     if role is not None and role.lower() in _USER_ROLES:
-        return Utterance(text, USER)
+        # A transcript line may repeat its role as a label ("user: ..."): the
+        # same words as the turn without it, so one statement, not two.
+        return Utterance(re.sub(rf"(?i)^\s*{re.escape(role)}\s*:\s+", "", text), USER)
     if role is not None and role.lower() not in _NOTE_ROLES:
         return None  # the assistant's, a tool's or the system's words are not the user's
     speaker, rest = speaker_of(text)
