@@ -222,7 +222,8 @@ def test_float32_vectors_that_fail_their_later_check_are_dropped_and_rebuilt(
     try:
         _results(store, embedder)
         search = _search(store)
-        assert search.vector_file.loaded == len(texts)  # read, its matrix not yet checked
+        # (How many rows it read is not asked: on a busy machine the check may
+        # already have failed and dropped the mirror by now.)
         assert search.vector_file.checked is not None
         assert search.vector_file.checked.result(timeout=60) is False
         assert not vectors.exists()
