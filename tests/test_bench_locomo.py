@@ -63,6 +63,33 @@ def test_duplicate_hits_count_once() -> None:
     assert scores["recall@5"] == 1.0
 
 
+def _hit(id: str, dia: str | None, sources: tuple[str, ...] = ()) -> dict[str, object]:
+    meta = {"dia_id": dia} if dia else {}
+    return {
+        "id": id,
+        "metadata": meta,
+        "sources": [{"id": f"s{d}", "metadata": {"dia_id": d}} for d in sources],
+    }
+
+
+def test_a_facts_sources_follow_it_or_take_its_place() -> None:
+    """A fact keeps its own place (its id) with its sources' turns right after it, or,
+    ``fact=False``, they take its place; a fact without sources is its id."""
+    hits = [_hit("s_1", "D1:1"), _hit("l_1", None, ("D2:2", "D1:1")), _hit("l_2", None)]
+    assert locomo.with_sources(hits) == ["D1:1", "l_1", "D2:2", "D1:1", "l_2"]
+    assert locomo.with_sources(hits, fact=False) == ["D1:1", "D2:2", "D1:1", "l_2"]
+    # Merged, the second source pushes the turn after the fact out of the top 2.
+    merged = locomo.score_ranking(locomo.with_sources(hits), ["D2:2"])
+    assert merged["recall@1"] == 0.0 and merged["recall@5"] == 1.0
+
+
+def test_covered_counts_the_top_k_hits_sources_beside_them() -> None:
+    """The top k hits cover their own turns and their sources': k hits, more turns."""
+    hits = [_hit("l_1", None, ("D2:2", "D3:3")), _hit("s_1", "D1:1")]
+    scores = locomo.score_covered(hits, ["D3:3", "D1:1"])
+    assert scores["recall@1"] == 0.5 and scores["recall@5"] == 1.0
+
+
 def test_aggregate_means_per_category_and_overall() -> None:
     """Per-category means and the overall mean over every question, with counts."""
     rows = [(1, {"recall@5": 1.0}), (1, {"recall@5": 0.0}), (4, {"recall@5": 1.0})]
@@ -147,6 +174,24 @@ def test_one_conversation_end_to_end_over_http(server) -> None:
     )
     assert result["search_latency"]["p50_ms"] > 0
     assert result["ingest"]["turns_per_second"] > 0
+
+
+def test_consolidate_runs_once_per_store_and_scores_sources_beside_hits(server) -> None:
+    """--consolidate: one run per store before its questions, the facts it promoted
+    counted; covered recall (sources beside their hits) never falls below the hits'."""
+    conv = locomo.load(_data())[0]
+    conv.sample_id = f"{conv.sample_id}-consolidate-{id(conv)}"
+    result = locomo.run(server.url, [conv], consolidate=True)
+    store = {"store": locomo.STORE_PREFIX + conv.sample_id}
+    with server.client() as http:
+        runs = http.get("/consolidate/runs", params=store).json()["runs"]
+        facts = http.get("/long", params={**store, "limit": 1000}).json()
+    assert len(runs) == 1 and result["consolidate"]["promoted"] == len(facts)
+    assert result["consolidate"]["seconds"] > 0
+    for name, scores in result["scores"].items():
+        covered = result["scores_covered"][name]
+        assert all(covered[f"recall@{k}"] >= scores[f"recall@{k}"] for k in locomo.KS)
+        assert result["scores_with_sources"][name]["n"] == scores["n"]
 
 
 def test_cli_refuses_a_missing_data_file(tmp_path: Path) -> None:

@@ -335,6 +335,22 @@ class ForgetFlag(BaseModel):
     redactions = redaction_count("reason")
 
 
+class Source(BaseModel):
+    """A record a long-term fact hit was distilled from (a ``derived_from`` edge).
+
+    ``score`` is the source's own fused relevance to the query, in [0, 1]
+    (the figure a hit's ``score_detail["relevance"]`` gives), not a ranking
+    score: a fact's sources are shown best first by it (``halls.recall.sources``).
+    """
+
+    id: str
+    tier: str
+    content: str
+    occurred_at: datetime
+    metadata: dict[str, Any]
+    score: float
+
+
 class Hit(BaseModel):
     """One search result: the record's shared fields plus why it ranked."""
 
@@ -356,6 +372,10 @@ class Hit(BaseModel):
     # The memory's importance (halls.importance), None when unset.
     importance: float | None = Field(default=None, ge=0, le=1)
     scope: str | None = None
+    # A long-term fact's evidence: the records it derives from that are still
+    # stored, at most halls.recall.sources.MAX_SOURCES, those that match the
+    # query best first. Empty for every other tier.
+    sources: list[Source] = Field(default_factory=list)
 
 
 class DueLoop(BaseModel):

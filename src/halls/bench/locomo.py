@@ -169,6 +169,44 @@ def score_ranking(ranked: Sequence[str], relevant: Collection[str]) -> dict[str,
     return out
 
 
+def with_sources(hits: Sequence[dict[str, Any]], fact: bool = True) -> list[str]:
+    """The turns of ``hits`` in order, each hit's ``sources`` right after it.
+
+    A fact names no turn: it keeps a place of its own (its id) and the
+    turns it derives from (its ``sources``, best first) follow it, as if
+    they were hits ranked just below it; ``fact`` False: they take its
+    place instead. A turn counts once, at its first place
+    (``score_ranking``), so recall@k over this list is what a list of k
+    hits would find with the sources merged into it.
+    """
+    out = []
+    for h in hits:
+        sources = [turn_of(s) for s in h.get("sources", [])]
+        out += [turn_of(h), *sources] if fact or not sources else sources
+    return out
+
+
+def score_covered(hits: Sequence[dict[str, Any]], relevant: Collection[str]) -> dict[str, float]:
+    """Recall@k counting, for the top k hits, their turns and their sources' turns.
+
+    The list as the server returns it (sources beside their fact, no hit
+    pushed out): k hits may cover more than k turns.
+    """
+    rel = set(relevant)
+    out = {}
+    for k in KS:
+        seen = {turn_of(h) for h in hits[:k]}
+        seen |= {turn_of(s) for h in hits[:k] for s in h.get("sources", [])}
+        out[f"recall@{k}"] = len(rel & seen) / len(rel)
+    return out
+
+
+def turn_of(record: dict[str, Any]) -> str:
+    """The turn a hit or source is (its ``dia_id``); a fact, which is none, its own id."""
+    dia = record["metadata"].get("dia_id")
+    return str(dia) if dia is not None else str(record["id"])
+
+
 def aggregate(rows: Sequence[tuple[int, dict[str, float]]]) -> dict[str, dict[str, float]]:
     """Mean of each metric per category name and overall, with the question count."""
     groups: dict[str, list[dict[str, float]]] = {"overall": []}
@@ -202,8 +240,13 @@ def run(
     foreign: bool = False,
     min_relevance: float = DEFAULT_MIN_RELEVANCE,
     reinforce: bool = True,
+    consolidate: bool = False,
 ) -> dict[str, Any]:
-    """Ingest every conversation into its own store, ask its questions, score them."""
+    """Ingest every conversation into its own store, ask its questions, score them.
+
+    ``consolidate``: one ``POST /consolidate/run`` per store (the server's
+    defaults) after its turns are in, before its first question.
+    """
     if retriever not in RETRIEVERS:
         raise InvalidInput(f"retriever must be one of {', '.join(RETRIEVERS)}")
     headers = {"Authorization": f"Bearer {token}"} if token else {}
@@ -214,6 +257,9 @@ def run(
     n_questions = sum(len(q) for q in asked)
     report = progress or (lambda phase, done, total: None)
     rows: list[tuple[int, dict[str, float]]] = []
+    source_rows: list[tuple[int, dict[str, float]]] = []
+    covered_rows: list[tuple[int, dict[str, float]]] = []
+    instead_rows: list[tuple[int, dict[str, float]]] = []
     kept_rows: list[tuple[int, dict[str, float]]] = []
     per_question: list[dict[str, Any]] = []
     latencies: list[float] = []
@@ -236,6 +282,14 @@ def run(
                 done += len(items)
                 report("ingest", done, n_turns)
         ingest_seconds = time.perf_counter() - started
+        facts = 0
+        if consolidate:
+            for n, conv in enumerate(conversations, start=1):
+                store = {"store": STORE_PREFIX + (conv.sample_id or "sample")}
+                record = _check(client.post("/consolidate/run", params=store), 201, "consolidate")
+                facts += sum(1 for a in record["actions"] if a["kind"] == "promote")
+                report("consolidate", n, len(conversations))
+        consolidate_seconds = time.perf_counter() - started - ingest_seconds
         done = 0
         for conv, questions in zip(conversations, asked, strict=True):
             store = {"store": STORE_PREFIX + (conv.sample_id or "sample")}
@@ -253,9 +307,14 @@ def run(
                 response = client.post("/search", params=store, json=body)
                 latencies.append((time.perf_counter() - t0) * 1000)
                 hits = _check(response, 200, "search")["results"]
-                ranked = [str(h["metadata"].get("dia_id")) for h in hits]
+                ranked = [turn_of(h) for h in hits]
                 scores = score_ranking(ranked, q.evidence)
                 rows.append((q.category, scores))
+                source_rows.append((q.category, score_ranking(with_sources(hits), q.evidence)))
+                instead_rows.append(
+                    (q.category, score_ranking(with_sources(hits, fact=False), q.evidence))
+                )
+                covered_rows.append((q.category, score_covered(hits, q.evidence)))
                 kept = [
                     d
                     for d, h in zip(ranked, hits, strict=True)
@@ -297,7 +356,15 @@ def run(
             "turns_per_second": round(n_turns / ingest_seconds, 1) if ingest_seconds else None,
         },
         "search_latency": latency_summary(latencies) if latencies else {},
+        **(
+            {"consolidate": {"seconds": round(consolidate_seconds, 2), "promoted": facts}}
+            if consolidate
+            else {}
+        ),
         "scores": aggregate(rows),
+        "scores_with_sources": aggregate(source_rows),
+        "scores_covered": aggregate(covered_rows),
+        "scores_sources_instead": aggregate(instead_rows),
         "min_relevance": min_relevance,
         "scores_at_min_relevance": aggregate(kept_rows),
         **(
@@ -350,13 +417,15 @@ def _foreign(
 TABLE_METRICS = (*(f"recall@{k}" for k in KS), f"ndcg@{NDCG_AT}")
 
 
-def table_rows(result: dict[str, Any]) -> list[tuple[str, ...]]:
+def table_rows(result: dict[str, Any], key: str = "scores") -> list[tuple[str, ...]]:
     """One row per category and overall: name, n, then each metric; last,
-    overall again on the hits that clear ``min_relevance``."""
+    overall again on the hits that clear ``min_relevance`` (``key`` "scores" only)."""
     rows = [
         (name, str(s["n"]), *(f"{s[m]:.3f}" for m in TABLE_METRICS))
-        for name, s in result["scores"].items()
+        for name, s in result[key].items()
     ]
+    if key != "scores":
+        return rows
     kept = result["scores_at_min_relevance"]["overall"]
     label = f"overall >= {result['min_relevance']:g}"
     return [*rows, (label, str(kept["n"]), *(f"{kept[m]:.3f}" for m in TABLE_METRICS))]

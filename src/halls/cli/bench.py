@@ -169,6 +169,12 @@ def bench_perf(
     help='Ask every question with "reinforce": false (the old protocol); by default each '
     "is asked as an agent asks it, reinforcement as the server is configured.",
 )
+@click.option(
+    "--consolidate",
+    is_flag=True,
+    help="Run consolidation (the server's defaults) on each store after its turns are in; "
+    "also scores each fact hit's sources in its place.",
+)
 @click.option("--url", help="Measure this running server (new stores); default: start one.")
 @click.option("--token", help="Bearer token for --url.")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write JSON here.")
@@ -180,6 +186,7 @@ def bench_locomo(
     foreign: bool,
     min_relevance: float | None,
     no_reinforce: bool,
+    consolidate: bool,
     url: str | None,
     token: str | None,
     out: Path | None,
@@ -190,6 +197,8 @@ def bench_locomo(
     store, as an agent asks them: reinforcement is on as the server has it
     (--no-reinforce: off). Scored on every hit, and (the last row) on the hits whose relevance
     clears --min-relevance: what the server returns at that threshold.
+    With --consolidate, a second table scores the same answers with each
+    fact hit's sources ranked right after it.
     """
     from contextlib import nullcontext
 
@@ -217,6 +226,7 @@ def bench_locomo(
                     foreign=foreign,
                     min_relevance=min_relevance,
                     reinforce=not no_reinforce,
+                    consolidate=consolidate,
                 )
     except HallsError as exc:
         raise click.ClickException(exc.message) from None
@@ -232,6 +242,17 @@ def bench_locomo(
     for row in locomo.table_rows(result):
         table.add_row(*row)
     Console().print(table)
+    if consolidate:
+        merged = Table(
+            title=f"with each fact's sources right after it "
+            f"({result['consolidate']['promoted']} facts promoted)"
+        )
+        merged.add_column("category")
+        for header in ("n", *locomo.TABLE_METRICS):
+            merged.add_column(header, justify="right")
+        for row in locomo.table_rows(result, "scores_with_sources"):
+            merged.add_row(*row)
+        Console().print(merged)
     skipped = ", ".join(f"{k.replace('_', ' ')} {v}" for k, v in result["skipped"].items())
     click.echo(f"skipped: {skipped}")
     click.echo(

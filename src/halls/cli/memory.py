@@ -132,7 +132,9 @@ def recall(
     """Search every tier for QUERY; print the ranked hits, then the open loops due for it.
 
     Each line: score, relevance (the estimated probability that the search
-    found a memory relevant to QUERY), tier, id, text.
+    found a memory relevant to QUERY), tier, id, text. Under a long-term fact,
+    a "from" line per record it derives from (at most 3, those that match
+    QUERY best): their relevance to QUERY, tier, id, text.
     """
     settings = _settings(config, data_dir)
     remote = _remote(settings, data_dir, server_url, token)
@@ -167,6 +169,12 @@ def recall(
             f"{hit['score']:.3f}  {_relevance(hit['relevance'])}  {hit['tier']:<5}  {hit['id']}  "
             f"{hit['content']}"
         )
+        for source in hit.get("sources", []):
+            # A fact's evidence, under it: its relevance to QUERY, tier, id, text.
+            click.echo(
+                f"    from  {source['score']:.2f}  {source['tier']:<5}  {source['id']}  "
+                f"{source['content']}"
+            )
     for loop in due:
         click.echo(f"due    near   {loop['id']}  {loop['intent']}  ({loop['reason']})")
 

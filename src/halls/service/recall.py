@@ -1,7 +1,8 @@
-"""The search pipeline: retrieve -> fuse -> expand -> weigh -> rank.
+"""The search pipeline: retrieve -> fuse -> expand -> weigh -> rank -> sources.
 
 Expansion is pseudo-relevance feedback, then neighbours, then associations
-(spreading activation over the graph).
+(spreading activation over the graph). Last, each long-term fact among the
+hits gets the records it derives from, scored for the query (``Hit.sources``).
 
 ``Memory.search`` validates the request; this module runs it against one
 store. Each stage is at most one store fetch followed by one pure function
@@ -19,7 +20,7 @@ import numpy as np
 
 from halls.config import RecallSettings
 from halls.embed import Embedder
-from halls.models import Hit, Match, SearchFilter
+from halls.models import Hit, Match, Record, SearchFilter
 from halls.recall import (
     Candidate,
     feedback,
@@ -27,6 +28,7 @@ from halls.recall import (
     query_terms,
     rank,
     relevance,
+    sources,
     spread,
     weigh,
 )
@@ -141,7 +143,55 @@ def _searchable(
         candidates = candidates + more
     # Each hit's calibrated relevance: its raw scores beside the best of the search.
     judged = relevance.applies(embedder.name, retriever)
-    return relevance.scored(below_facts(hits, candidates), norm.best_cosine, norm.best_bm25, judged)
+    hits = relevance.scored(below_facts(hits, candidates), norm.best_cosine, norm.best_bm25, judged)
+    return _with_sources(s, embedder, hits, candidates, found, vector, norm)
+
+
+def _with_sources(
+    s: Store,
+    embedder: Embedder,
+    hits: list[Hit],
+    candidates: list[Candidate],
+    found: dict[str, Signals],
+    vector: np.ndarray,
+    norm: Normaliser,
+) -> list[Hit]:
+    """Each fact hit with the records it derives from (``halls.recall.sources``).
+
+    The facts' sources came with them (the store reads a fact's
+    ``derived_from`` edges with it). Then: one read of the vectors of the
+    sources no search scored, the journal events one by one (at most
+    ``sources.MAX_JOURNAL``, embedded together: the journal keeps no
+    vectors), and one read of the entries chosen (at most
+    ``sources.MAX_SOURCES`` a fact) that were not candidates.
+    """
+    known = {c.record.id: c.record for c in candidates}
+    wanted = sources.derived(hits, known)
+    if not wanted:
+        return hits
+    named = list(dict.fromkeys(i for ids in wanted.values() for i in ids if i[:2] != "j_"))
+    scores = {i: found[i].relevance for i in named if i in found}
+    unscored = [i for i in named if i not in found]
+    if unscored:
+        stored = s.vectors(unscored)
+        # Rank fusion has no score for a record no search ranked: 0, but shown.
+        scores |= (
+            sources.scored(stored, vector, norm)
+            if norm.scores_unranked
+            else dict.fromkeys(stored, 0.0)
+        )
+    events = {i: e for i in sources.journal_ids(wanted) if (e := s.get_journal(i)) is not None}
+    shown = [i for i in events if events[i].visibility != "private"]
+    if shown and norm.scores_unranked:
+        embedded = embedder.embed([events[i].content for i in shown])
+        scores |= sources.scored(dict(zip(shown, embedded, strict=True)), vector, norm)
+    elif shown:
+        scores |= dict.fromkeys(shown, 0.0)
+    chosen = sources.choose(wanted, scores)
+    # Many sources were candidates of this search: their records are at hand.
+    read = [i for ids in chosen.values() for i in ids if i[:2] != "j_" and i not in known]
+    records: dict[str, Record] = {**known, **events, **(s.get_records(read) if read else {})}
+    return sources.attach(hits, chosen, records, scores)
 
 
 def _candidates(

@@ -14,7 +14,16 @@ from halls.service import DEFAULT_BUDGET, DEFAULT_MIN_RELEVANCE, MAX_BUDGET, MIN
 
 def _compact_hit(hit: JSON) -> JSON:
     keep = ("id", "tier", "content", "topic", "occurred_at", "score", "relevance")
-    return {k: hit.get(k) for k in keep}
+    out = {k: hit.get(k) for k in keep}
+    # A fact's evidence, only when it has some: most hits stay as short as before.
+    if hit.get("sources"):
+        out["sources"] = [_compact_source(s) for s in hit["sources"]]
+    return out
+
+
+def _compact_source(source: JSON) -> JSON:
+    keep = ("id", "tier", "content", "occurred_at", "score")
+    return {k: source.get(k) for k in keep}
 
 
 def _compact_due(loop: JSON) -> JSON:
