@@ -3,7 +3,8 @@
 The stages of a search, each a pure function the service composes with the
 store's I/O (``halls.service.recall``): ``fusion`` (signals, cosines, fused
 relevance), ``feedback`` and ``neighbours`` (expansion), ``weigh`` (the
-shortlist and its candidates), ``rank`` (one explained score). ``speakers``,
+shortlist and its candidates), ``rank`` (one explained score), ``sources``
+(the records a fact hit derives from, shown with it). ``speakers``,
 ``when``, ``substance`` and ``text`` hold the signals they share.
 """
 

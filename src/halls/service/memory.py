@@ -466,7 +466,9 @@ class Memory:
         are returned only if their ``relevance`` (the estimated probability
         that the search found a memory relevant to the query,
         ``halls.recall.relevance``) is at least ``min_relevance``: none when
-        the store knows nothing about the query. 0 returns them all.
+        the store knows nothing about the query. 0 returns them all. A
+        long-term fact hit carries ``sources``: the records it derives from
+        that match the query best (``halls.recall.sources``).
         """
         check_content(query, "query")
         if not 1 <= n_results <= 100:
