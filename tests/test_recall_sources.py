@@ -22,8 +22,10 @@ from click.testing import CliRunner
 from mcp import ClientSession
 
 from clock_server import DAY, FakeClock, InProcessServer, serve
+from conftest import BOTH
 from halls import Memory, Settings
 from halls.cli import main
+from halls.config import StorageSettings
 from halls.models import Hit, JournalEvent, LongFact, NewJournal, ShortEntry
 from halls.recall import sources
 from mcp_scenario import call, over_http
@@ -48,14 +50,19 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def live(tmp_path: Path, embedder: Any, clock: FakeClock) -> Iterator[InProcessServer]:
-    settings = Settings(data_dir=tmp_path / "data", consolidator={"mode": "external"})
+def live(
+    tmp_path: Path, embedder: Any, clock: FakeClock, storage: StorageSettings
+) -> Iterator[InProcessServer]:
+    settings = Settings(
+        data_dir=tmp_path / "data", storage=storage, consolidator={"mode": "external"}
+    )
     with serve(Memory(settings, embedder=embedder, clock=clock)) as server:
         yield server
 
 
-def search(c: httpx.Client, query: str, n: int = 20) -> list[dict[str, Any]]:
-    r = c.post("/search", params=S, json={"query": query, "n_results": n, "min_relevance": 0})
+def search(c: httpx.Client, query: str, **options: Any) -> list[dict[str, Any]]:
+    body = {"query": query, "n_results": 20, "min_relevance": 0, **options}
+    r = c.post("/search", params=S, json=body)
     assert r.status_code == 200, r.text
     return list(r.json()["results"])
 
@@ -66,9 +73,11 @@ def consolidate(c: httpx.Client, store: dict[str, str] = S) -> dict[str, Any]:
     return dict(r.json())
 
 
+@pytest.mark.parametrize("storage", BOTH, indirect=True)
 def test_a_fact_hit_shows_its_best_sources_over_http(live: InProcessServer, clock) -> None:
     """A fact from five entries shows the three that match the query best, each scored as
-    its own hit's relevance; other hits show none; once the entries age out, none is left."""
+    its own hit's relevance (with the bm25 retriever too); other hits show none; once the
+    entries age out, none is left."""
     c = live.client
     ids = []
     for text in PATHS:
@@ -101,6 +110,13 @@ def test_a_fact_hit_shows_its_best_sources_over_http(live: InProcessServer, cloc
         assert s["occurred_at"] == by_id[s["id"]]["occurred_at"]
     left = set(ids) - {s["id"] for s in got}
     assert all(by_id[i]["score_detail"]["relevance"] <= scores[-1] + 1e-6 for i in left)
+    # Words alone: the entries the text search found score by their BM25, the rest 0.
+    words = search(c, PATHS[3], retriever="bm25")
+    [hit] = [h for h in words if h["tier"] == "long"]
+    assert hit["sources"][0]["id"] == ids[3] and len(hit["sources"]) == sources.MAX_SOURCES
+    relevance = {h["id"]: h["score_detail"]["relevance"] for h in words}
+    assert all(s["score"] == pytest.approx(relevance.get(s["id"], 0.0), abs=1e-5)
+               for s in hit["sources"])  # fmt: skip
 
     # The promoted entries age out (their TTL, then a run): the fact stays, its sources go.
     clock.advance(9 * DAY)
