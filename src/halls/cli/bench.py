@@ -173,7 +173,7 @@ def bench_perf(
     "--consolidate",
     is_flag=True,
     help="Run consolidation (the server's defaults) on each store after its turns are in; "
-    "also scores each fact hit's sources in its place.",
+    "also score the answers with each fact hit's sources ranked right after it.",
 )
 @click.option("--url", help="Measure this running server (new stores); default: start one.")
 @click.option("--token", help="Bearer token for --url.")
