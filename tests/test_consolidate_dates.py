@@ -28,6 +28,19 @@ SAID = datetime(2023, 5, 8, 13, 0)  # a Monday
             "Melanie went camping last weekend.",
             "Melanie went camping on the weekend of 6 May 2023.",
         ),
+        # No number to count back, no date named: anchored to the day said.
+        (
+            "Tim went to London a few years ago.",
+            "Tim went to London a few years before 8 May 2023.",
+        ),
+        (
+            "Jon has been feeling low on confidence lately.",
+            "Jon has been feeling low on confidence lately (as of 8 May 2023).",
+        ),
+        (
+            "Joanna recently started a book.",
+            "Joanna recently (as of 8 May 2023) started a book.",
+        ),
     ],
 )
 def test_a_relative_time_becomes_the_date_it_meant(text: str, expected: str) -> None:

@@ -13,7 +13,11 @@ does is read ("earlier this week": "earlier in the week of ..."). Left as
 said: a bare measure ("for 5 years": a unit with numbers or an article
 only), which is a duration; a time that is itself a subject or object
 ("Tonight's gonna be great"); and what neither dateparser nor
-``_day_of_week`` resolves ("a few days ago", "recently", "next Friday").
+``_day_of_week`` resolves ("next Friday"). A time ago that names no number
+("a few years ago") is anchored, not resolved: "a few years before 8 May
+2023"; so are the adverbs of recent time ("recently", "lately"), which name
+no date: "recently (as of 8 May 2023)". Neither is a guess at a date, and
+neither reads false a year later.
 Weekdays and weekends are read here: "last Friday" is the latest Friday
 before the day it was said, a bare "Friday" the one before it in a clause in
 the past tense and the next one otherwise, "last weekend" the one before.
@@ -32,6 +36,8 @@ if TYPE_CHECKING:
     from spacy.tokens import Doc, Span
 
 _TIMES = frozenset(("DATE", "TIME"))
+# Adverbs that say "shortly before now" and name no time of their own.
+_RECENT = frozenset(("recently", "lately"))
 # Dependency labels of a clause's core arguments (ClearNLP labels, as the model's parser).
 _CORE_ARGUMENTS = frozenset(("nsubj", "nsubjpass", "csubj", "dobj", "dative", "attr", "oprd"))
 
@@ -44,6 +50,7 @@ class _Time:
     lead: str  # the entity's words before it ("earlier")
     after_preposition: bool
     weekday: bool = False  # a weekday or weekend read whole (``_day_of_week``)
+    ago: bool = False  # "a few years ago": anchored to the day, not resolved
 
 
 def dated(text: str, said_at: datetime) -> str:
@@ -52,9 +59,17 @@ def dated(text: str, said_at: datetime) -> str:
         doc = nlp.pipeline()(text)
         times = _times(_spans(doc))
         tense = _tense(doc)
+        recent = [t.idx + len(t) for t in doc if t.lower_ in _RECENT and t.pos_ == "ADV"]
     day = said_at.replace(tzinfo=None).date()
     out = text
-    for t in sorted(times, key=lambda t: -t.start):
+    anchors = [_Time(at, at, "", "", False) for at in recent]
+    for t in sorted([*times, *anchors], key=lambda t: -t.start):
+        if t.start == t.end:
+            out = f"{out[: t.start]} (as of {_day(day)}){out[t.end :]}"
+            continue
+        if t.ago:
+            out = f"{out[: t.start]}{t.phrase} before {_day(day)}{out[t.end :]}"
+            continue
         resolved = _resolve(t.phrase, day) or (
             _day_of_week(t.phrase, day, tense) if t.weekday else None
         )
@@ -115,6 +130,10 @@ def _times(ents: list[Span]) -> list[_Time]:
                     )
                 )
                 break
+        else:
+            if ent[-1].lower_ == "ago" and len(ent) > 1 and not _measure(ent[:-1]):
+                # "a few years ago", "some time ago": no number to count back.
+                out.append(_Time(ent.start_char, ent.end_char, ent[:-1].text, "", False, ago=True))
     return out
 
 
