@@ -10,7 +10,15 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from halls.bench.dreams import KINDS, Outcome, check, load, parse, summarise
+from halls.bench.dreams import (
+    KINDS,
+    Outcome,
+    check,
+    load,
+    parse,
+    summarise,
+    wrong_retirements,
+)
 from halls.cli import main
 from test_bench_dreams_locomo import _conversation
 
@@ -49,6 +57,7 @@ def test_scenarios_are_scored_per_kind(server, tmp_path: Path) -> None:
         "active": {"n": 1, "as_expected": 1},
         "inactive": {"n": 1, "as_expected": 1},
         "unexpected_facts": 0,
+        "wrong_retirements": 0,
     }
     assert "planted facts: 1 of 1 active as expected, 1 of 1 changed" in got.output
     only = CliRunner().invoke(
@@ -205,4 +214,49 @@ def test_planted_facts_are_counted_one_by_one() -> None:
         "active": {"n": 3, "as_expected": 2},
         "inactive": {"n": 1, "as_expected": 0},
         "unexpected_facts": 2,
+        "wrong_retirements": 0,
     }
+
+
+def test_wrong_retirements_are_those_of_held_facts_by_other_statements() -> None:
+    """A held fact superseded by a statement of another planted fact, or retracted
+    with nothing retracting it, is a wrong retirement; a changed fact superseded,
+    or a held fact superseded by its own restatement, is not."""
+    (scenario,) = parse(
+        [
+            {
+                "id": "r",
+                "kind": "update",
+                "phases": [{"short": ["-3 a: A", "-3 b: B", "-3 c: C", "-1 d: D", "-1 e: E"]}],
+                "expect": {"active": ["a", "b", "d", "e"], "inactive": ["c"]},
+            }
+        ]
+    )
+    ids = {t: [f"s_{t}", f"j_{t}"] for t in "abcde"}
+    active = [
+        {"id": "l_d", "content": "D", "derived_from": ["s_d"]},
+        {"id": "l_b2", "content": "B again", "derived_from": ["s_b", "j_b"]},
+        {"id": "l_e", "content": "E", "derived_from": ["s_e"]},
+    ]
+    retired = [
+        # c changed to d: as planted.
+        {"id": "l_c", "content": "C", "derived_from": ["j_c"], "superseded_by": "l_d"},
+        # b restated, read as a change of itself: the fact still holds.
+        {"id": "l_b", "content": "B", "derived_from": ["s_b"], "superseded_by": "l_b2"},
+        # a superseded by e, another planted fact: wrong.
+        {
+            "id": "l_a",
+            "content": "Raj is in Bangalore",
+            "derived_from": ["s_a"],
+            "superseded_by": "l_e",
+        },
+        # a retracted by nothing: wrong.
+        {"id": "l_a2", "content": "A too", "derived_from": ["j_a"], "superseded_by": None},
+    ]
+    every = {f["id"]: f for f in [*active, *retired]}
+    got = wrong_retirements(scenario, ids, retired, every)
+    assert got == ["'Raj is in Bangalore' (a) retired by 'E'", "'A too' (a) retired (retracted)"]
+    outcome = Outcome(scenario, True, [], active, [], "local", set(), got)
+    result = summarise([outcome], "local", 1)
+    assert result["planted"]["wrong_retirements"] == 2
+    assert result["wrong_retirements"] == {"r": got}

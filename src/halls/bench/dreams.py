@@ -87,6 +87,7 @@ class Outcome:
     actions: list[str] = field(default_factory=list)
     engine: str = "?"
     missed: set[str] = field(default_factory=set)  # expected tags that did not end as expected
+    wrong_retirements: list[str] = field(default_factory=list)
 
 
 def _entry(text: Any, where: str) -> Entry:
@@ -261,7 +262,43 @@ def play(client: httpx.Client, scenario: Scenario, store: str) -> Outcome:
     )
     missed: set[str] = set()
     problems = check(scenario, ids, facts, missed)
-    return Outcome(scenario, not problems, problems, facts, actions, engine, missed)
+    retired = _ok(
+        client.get("/long", params={**params, "status": "superseded", "limit": 1000}),
+        200,
+        "superseded facts",
+    )
+    every = {f["id"]: f for f in [*facts, *retired]}
+    wrong = wrong_retirements(scenario, ids, retired, every)
+    return Outcome(scenario, not problems, problems, facts, actions, engine, missed, wrong)
+
+
+def wrong_retirements(
+    scenario: Scenario,
+    ids: dict[str, list[str]],
+    retired: list[dict[str, Any]],
+    every: dict[str, dict[str, Any]],
+) -> list[str]:
+    """The retired facts that held a planted fact the user still holds (an ``active``
+    tag, not ``inactive``), retired by a statement that did not say that fact again:
+    a supersession between two facts ("Raj is in Bangalore" superseded by "Raj
+    bumped httpx"), or a retraction of something nobody retracted."""
+    tag_of = {i: tag for tag, mine in ids.items() for i in mine}
+    held = set(scenario.expect.active) - set(scenario.expect.inactive)
+
+    def tags(fact: dict[str, Any] | None) -> set[str]:
+        return {tag_of[i] for i in (fact or {}).get("derived_from", []) if i in tag_of}
+
+    out = []
+    for old in retired:
+        lost = tags(old) & held
+        if not lost:
+            continue
+        new = every.get(old.get("superseded_by") or "")
+        if lost & tags(new):
+            continue  # the same fact said again, read as a change of itself
+        by = f"by '{new['content'][:60]}'" if new else "(retracted)"
+        out.append(f"'{old['content'][:60]}' ({', '.join(sorted(lost))}) retired {by}")
+    return out
 
 
 def run(
@@ -314,11 +351,16 @@ def summarise(outcomes: Sequence[Outcome], engine: str, seconds: float) -> dict[
             "unexpected_facts": sum(
                 p.startswith("unexpected active fact") for o in outcomes for p in o.problems
             ),
+            # A fact the user still holds, superseded by another or retracted.
+            "wrong_retirements": sum(len(o.wrong_retirements) for o in outcomes),
         },
         "seconds": round(seconds, 1),
         "kinds": {
             k: {"n": c["n"], "passed": c["passed"], "pass_rate": round(c["passed"] / c["n"], 3)}
             for k, c in sorted(kinds.items(), key=lambda kv: KINDS.index(kv[0]))
+        },
+        "wrong_retirements": {
+            o.scenario.id: o.wrong_retirements for o in outcomes if o.wrong_retirements
         },
         "failures": [
             {

@@ -451,7 +451,8 @@ def bench_dreams(
             f"planted facts: {planted['active']['as_expected']} of {planted['active']['n']} "
             f"active as expected, {planted['inactive']['as_expected']} of "
             f"{planted['inactive']['n']} changed or ended ones inactive, "
-            f"{planted['unexpected_facts']} unexpected facts",
+            f"{planted['unexpected_facts']} unexpected facts, "
+            f"{planted['wrong_retirements']} held facts wrongly superseded or retracted",
             markup=False,
         )
     if out is not None:
