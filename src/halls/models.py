@@ -356,6 +356,8 @@ class Hit(BaseModel):
     # The memory's importance (halls.importance), None when unset.
     importance: float | None = Field(default=None, ge=0, le=1)
     scope: str | None = None
+    # The store the hit came from: a search may read several (halls.service.shared).
+    store: str | None = None
 
 
 class DueLoop(BaseModel):
@@ -367,6 +369,7 @@ class DueLoop(BaseModel):
     trigger_type: TriggerType
     trigger_value: str | None
     reason: str
+    store: str | None = None
 
 
 class Recall(BaseModel):
