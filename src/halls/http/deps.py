@@ -10,6 +10,7 @@ their body (``POST /search``, ``POST /context``) name them through
 
 from __future__ import annotations
 
+import json
 from collections.abc import Awaitable, Callable, Sequence
 from typing import Annotated, Any
 
@@ -87,6 +88,28 @@ def read_stores(request: Request, store: str | None, stores: list[str] | None) -
     for name in names:
         grant.check(name or memory.settings.default_store, "read")
     return [name or memory.settings.default_store for name in names]
+
+
+async def _read_stores(request: Request, store: StoreParam = None) -> list[str] | None:
+    # As ReadStore, before the body is validated: a store the token does not
+    # open is a 403 whatever else is wrong with the request. FastAPI has read
+    # the body already (Request caches it); a body whose `stores` is not a
+    # list of strings is left to validation (422), and the route checks it.
+    try:
+        raw = json.loads(await request.body() or b"null")
+    except ValueError:
+        return None
+    stores = raw.get("stores") if isinstance(raw, dict) else None
+    if stores is not None and not (
+        isinstance(stores, list) and all(isinstance(s, str) for s in stores)
+    ):
+        return None
+    return read_stores(request, store, stores)
+
+
+# The stores of POST /search and /context: ``?store=`` or the body's ``stores``,
+# checked; None only for a body that validation will refuse.
+ReadStores = Annotated[list[str] | None, Depends(_read_stores)]
 
 
 ReadStore = Annotated[str | None, Depends(_store("read"))]

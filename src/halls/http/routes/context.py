@@ -7,7 +7,7 @@ from typing import Annotated
 from fastapi import APIRouter, Query, Request
 from pydantic import Field
 
-from halls.http.deps import MemoryDep, StoreParam, read_stores
+from halls.http.deps import MemoryDep, ReadStores, StoreParam, read_stores
 from halls.http.schemas import Integer, MinRelevance, Stores, _Body
 from halls.models import MAX_CONTENT_CHARS, SCOPE_PATTERN
 from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock, ContextFormat
@@ -45,6 +45,7 @@ class ContextIn(_Body):
 def context(
     memory: MemoryDep,
     request: Request,
+    checked: ReadStores,
     store: StoreParam = None,
     body: ContextIn | None = None,
     format: Annotated[
@@ -52,7 +53,7 @@ def context(
     ] = None,
 ) -> ContextBlock:
     body = body or ContextIn()
-    names = read_stores(request, store, body.stores)
+    names = checked or read_stores(request, store, body.stores)
     return memory.context(
         stores=names,
         query=body.query,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Request, Response
 
-from halls.http.deps import MemoryDep, StoreParam, WriteStore, read_stores
+from halls.http.deps import MemoryDep, ReadStores, StoreParam, WriteStore, read_stores
 from halls.http.schemas import BriefIn, SearchIn
 from halls.models import Brief, Recall
 
@@ -13,14 +13,18 @@ router = APIRouter(tags=["recall"])
 
 @router.post("/search", response_model=Recall)
 def search(
-    body: SearchIn, memory: MemoryDep, request: Request, store: StoreParam = None
+    body: SearchIn,
+    memory: MemoryDep,
+    request: Request,
+    checked: ReadStores,
+    store: StoreParam = None,
 ) -> Response:
     """Ranked hits, and the open loops due for this query (when loops are searched).
 
     ``stores`` in the body searches several stores at once (instead of
     ``?store=``); the hits are merged into one list, each naming its store.
     """
-    names = read_stores(request, store, body.stores)
+    names = checked or read_stores(request, store, body.stores)
     found = memory.recall(stores=names, **body.model_dump(exclude={"stores"}))
     # Serialised here, in the worker thread, with the same pydantic
     # serializer: returned as a model, the hits would be validated again,
