@@ -23,7 +23,7 @@ def server(api_server: LiveServer) -> LiveServer:
 
 HIT_KEYS = {
     "id", "tier", "content", "topic", "metadata", "occurred_at", "created_at", "score", "relevance",
-    "score_detail", "importance", "scope",
+    "score_detail", "importance", "scope", "store",
 }  # fmt: skip
 # The parts every score breakdown shows; retrievers may add more (context, episode).
 DETAIL_KEYS = {
@@ -93,6 +93,7 @@ def test_search_result_shape(server, store_name) -> None:
     assert set(top) == HIT_KEYS
     assert (top["id"], top["tier"], top["content"]) == (mine["id"], "short", mine["content"])
     assert (top["topic"], top["metadata"]) == ("pets", {"a": 1})
+    assert top["store"] == store_name  # a search of one store names it too
     assert (top["occurred_at"], top["created_at"]) == (mine["occurred_at"], mine["created_at"])
     detail = top["score_detail"]
     assert set(detail) >= DETAIL_KEYS, detail

@@ -84,7 +84,7 @@ from halls.service.session import (
     explain_due,
     token_counter,
 )
-from halls.service.shared import Part, by_store, cool_each, merged, store_names
+from halls.service.shared import OnceEmbedder, Part, by_store, cool_each, merged, store_names
 from halls.service.stores import Stores
 from halls.service.texts import RecordTexts, record_texts
 
@@ -497,8 +497,9 @@ class Memory:
         now = self.clock()
         cfg = self.settings.recall
         found = []
+        embedder = OnceEmbedder(self.embedder) if len(opened) > 1 else self.embedder
         for s in opened:
-            hits = search(s, self.embedder, cfg, query, filt, n_results, retriever, now)
+            hits = search(s, embedder, cfg, query, filt, n_results, retriever, now)
             # A relevance of None (an embedder the model was not fitted for) filters nothing.
             hits = [h for h in hits if h.relevance is None or h.relevance >= min_relevance]
             found.append((s.name, hits[:n_results]))  # the journal's pass may add as many again

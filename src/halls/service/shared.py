@@ -28,6 +28,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
+
+from halls.embed import Embedder
 from halls.errors import InvalidInput
 from halls.models import Hit, LongFact, OpenLoop
 from halls.scopes import is_cold
@@ -36,7 +39,15 @@ from halls.service.stores import check_store_name
 # A shared read is an agent's own store beside a few others; a long list is a mistake.
 MAX_STORES = 8
 
-__all__ = ["MAX_STORES", "Part", "by_store", "cool_each", "merged", "store_names"]
+__all__ = [
+    "MAX_STORES",
+    "OnceEmbedder",
+    "Part",
+    "by_store",
+    "cool_each",
+    "merged",
+    "store_names",
+]
 
 
 def store_names(store: str | None, stores: Sequence[str] | None) -> list[str | None]:
@@ -61,6 +72,30 @@ def store_names(store: str | None, stores: Sequence[str] | None) -> list[str | N
         if checked not in names:
             names.append(checked)
     return names
+
+
+class OnceEmbedder:
+    """``embedder``, embedding the same texts once: the stores of one search
+    share the query's vector (the model's forward pass is most of a search's
+    time on a small store, and the same query gives the same vector)."""
+
+    def __init__(self, embedder: Embedder) -> None:
+        self._inner = embedder
+        self._done: dict[tuple[str, ...], np.ndarray] = {}
+
+    @property
+    def name(self) -> str:
+        return self._inner.name
+
+    @property
+    def dim(self) -> int:
+        return self._inner.dim
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        key = tuple(texts)
+        if key not in self._done:
+            self._done[key] = self._inner.embed(texts)
+        return self._done[key].copy()  # each search owns what it is given
 
 
 # One store's share of a context: its name, active facts, open loops and open scopes.
