@@ -201,6 +201,10 @@ def test_mcp_recall_and_context_take_stores(live) -> None:
         r = await session.call_tool("context", {"query": "team deploy", "stores": ["mine", "team"]})
         out["context"] = (r.isError, r.content[0].text)  # type: ignore[union-attr]
         r = await session.call_tool(
+            "recall", {"query": "deploy", "store": "mine", "stores": ["mine", "team"]}
+        )
+        out["both"] = (r.isError, r.content[0].text)  # type: ignore[union-attr]
+        r = await session.call_tool(
             "remember", {"content": "written to the team's store", "store": "team"}
         )
         out["write"] = (r.isError, r.content[0].text)  # type: ignore[union-attr]
@@ -220,6 +224,7 @@ def test_mcp_recall_and_context_take_stores(live) -> None:
     assert found["due"] and found["due"][0]["store"] == "team"
     assert not got["context"][0] and "Kamal" in got["context"][1]
     assert got["write"][0] and "read-only" in got["write"][1]
+    assert got["both"][0] and "either `store` or `stores`" in got["both"][1]
     error, text = asyncio.run(over_http(f"{live.url}/mcp", mine_only, MINE_ONLY))
     assert error and "does not open store 'team'" in text and "Kamal" not in text
     assert snapshot(admin, "team") == before

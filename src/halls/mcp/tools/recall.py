@@ -65,7 +65,7 @@ def register(tools: Tools) -> None:
         found = await run(
             backend.search,
             query,
-            store=None if stores else pick(store),
+            store=store if stores else pick(store),
             n_results=n_results,
             tiers=tiers,
             topic=topic,
@@ -108,7 +108,7 @@ def register(tools: Tools) -> None:
         request as query), and again when the subject changes sharply. Act on due loops."""
         return await run(
             backend.context,
-            store=None if stores else pick(store),
+            store=store if stores else pick(store),
             query=query,
             project=project,
             budget_tokens=budget_tokens,
