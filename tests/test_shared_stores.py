@@ -253,6 +253,12 @@ def test_the_merge_discounts_each_stores_scores_by_its_relevance() -> None:
     got = merged([("a", sure), ("b", unsure)], 3)
     assert [(h.store, h.id) for h in got] == [("a", "s_a1"), ("a", "s_a2"), ("b", "s_b1")]
     assert merged([("a", sure), ("b", unsure)], 1)[0].id == "s_a1"
+    # One factor per store (its best relevance): the journal's pass, with its
+    # own relevance, does not reorder the store's hits, even at relevance 0.
+    own = [_hit("s_a1", 0.9, 0.1), _hit("j_a2", 0.8, 0.6), _hit("s_a3", 0.7, 0.0)]
+    assert [h.id for h in merged([("a", own)], 3)] == ["s_a1", "j_a2", "s_a3"]
+    zero = [_hit("s_z2", 0.5, 0.0), _hit("s_z1", 0.9, 0.0)]
+    assert [h.id for h in merged([("z", zero)], 2)] == ["s_z1", "s_z2"]
     # No relevance (the model cannot judge the search): the scores merge as they are.
     plain = merged([("a", [_hit("s_a1", 0.8, None)]), ("b", [_hit("s_b1", 1.0, None)])], 2)
     assert [h.id for h in plain] == ["s_b1", "s_a1"]

@@ -13,15 +13,16 @@ of every store scores about as high, whether or not that store knows
 anything about the query. The search's ``relevance`` is absolute: the
 calibrated probability that the search holds a memory relevant to the query
 (``halls.recall.relevance``), from the same raw scores in every store. The
-merged list is ordered by ``score x relevance``: a hit's rank within its
-store, discounted by how likely its store is to answer at all. With one
-store the factor is the same for every hit, so one store ranks exactly as a
-single-store search does. A search the relevance model cannot judge (the
-``bm25`` retriever, another embedder) has relevance None in every store, and
-the scores merge as they are. Each store's search is thresholded by its own
-relevance (``min_relevance``) and cut to ``n_results`` before the merge, so
-any one store can fill the list; the merged list keeps the best
-``n_results``.
+merged list is ordered by ``score x relevance``, the relevance being one
+figure per store (the best of its hits: the journal's pass, when asked, has
+its own): a hit's rank within its store, discounted by how likely its store
+is to answer at all. One factor per store keeps each store's own order, so
+one store ranks exactly as a single-store search does. A search the
+relevance model cannot judge (the ``bm25`` retriever, another embedder) has
+relevance None in every store, and the scores merge as they are. Each
+store's search is thresholded by its own relevance (``min_relevance``) and
+cut to ``n_results`` before the merge, so any one store can fill the list;
+the merged list keeps the best ``n_results``.
 """
 
 from __future__ import annotations
@@ -124,24 +125,31 @@ def cool_each(
     return facts, loops, first + (cold if keep_cold_hits else [])
 
 
-def _key(hit: Hit, order: int) -> tuple[float, int, str]:
-    # None: the model cannot judge the search, in any store of this call.
-    weight = 1.0 if hit.relevance is None else hit.relevance
-    return (-hit.score * weight, order, hit.id)
+def _weight(hits: Sequence[Hit]) -> float:
+    """How likely a store's search is to hold something relevant: its best relevance.
+
+    A store's passes each have their own (the journal's, when asked, beside
+    the searchable tiers'); None everywhere: the model cannot judge the
+    search, and the scores merge as they are.
+    """
+    judged = [h.relevance for h in hits if h.relevance is not None]
+    return max(judged) if judged else 1.0
 
 
 def merged(found: Sequence[tuple[str, list[Hit]]], n_results: int) -> list[Hit]:
     """The best ``n_results`` of each store's ranked hits, each naming its store.
 
-    Ordered by score x relevance (the module's docstring says why); ties go
-    to the store named first, then to the id.
+    Ordered by score x the store's relevance (the module's docstring says
+    why). One factor per store keeps each store's own order, ties included
+    (then by score, store named first, id: as ``halls.recall.rank.merge``).
     """
-    tagged = [
-        (_key(h, i), h.model_copy(update={"store": name}))
-        for i, (name, hits) in enumerate(found)
-        for h in hits
-    ]
-    return [h for _, h in sorted(tagged, key=lambda kh: kh[0])][:n_results]
+    keyed = []
+    for i, (name, hits) in enumerate(found):
+        w = _weight(hits)
+        keyed += [
+            ((-h.score * w, -h.score, i, h.id), h.model_copy(update={"store": name})) for h in hits
+        ]
+    return [h for _, h in sorted(keyed, key=lambda kh: kh[0])][:n_results]
 
 
 def by_store(hits: Sequence[Hit]) -> dict[str, list[str]]:
