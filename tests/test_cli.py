@@ -109,6 +109,25 @@ def test_remember_then_recall_round_trip(data: Path) -> None:
     assert plain.stdout.count("\n") == 1 and new_id in plain.stdout
 
 
+def test_recall_several_stores(data: Path) -> None:
+    """--store repeated: one merged list, each line naming its store; a missing store fails."""
+    d = ("--data-dir", str(data))
+    notes = {"mine": "Chad prefers absolute paths in configs",
+             "team": "The team deploys the web app with Kamal on Fridays"}  # fmt: skip
+    for store, text in notes.items():
+        assert invoke("remember", text, "--store", store, *d).exit_code == 0
+    res = invoke("recall", "how does the team deploy?", "--store", "mine", "--store", "team",
+                 "--min-relevance", "0", "--json", *d)  # fmt: skip
+    assert res.exit_code == 0, res.output
+    hits = json.loads(res.stdout)
+    assert [h["store"] for h in hits] == ["team", "mine"] and "Kamal" in hits[0]["content"]
+    plain = invoke("recall", "how does the team deploy?", "--store", "mine", "--store", "team",
+                   "-n", "1", "--min-relevance", "0", *d)  # fmt: skip
+    assert plain.exit_code == 0 and "[team]  The team deploys" in plain.stdout
+    gone = invoke("recall", "deploy", "--store", "mine", "--store", "nowhere", *d)
+    assert gone.exit_code == 1 and "nowhere" in gone.stderr
+
+
 def test_recall_with_nothing_found(data: Path) -> None:
     """A query with no match says so on stderr and exits 0."""
     res = invoke("recall", "anything", "--data-dir", str(data))

@@ -50,6 +50,20 @@ def test_remember_recall_stats_stores_through_the_server(
     assert store_name in listed.stdout.split()
 
 
+def test_recall_of_several_stores_through_the_server(server: LiveServer, store_name: str) -> None:
+    """--store repeated with --server-url: the body's `stores`, one merged list."""
+    url = ("--server-url", server.url)
+    other = f"{store_name}-team"
+    for store, text in ((store_name, "the spare key is under the blue flowerpot"),
+                        (other, "the team deploys the web app with Kamal on Fridays")):  # fmt: skip
+        assert halls("remember", text, "--store", store, *url).returncode == 0
+    found = halls("recall", "how does the team deploy the web app?", "--store", store_name,
+                  "--store", other, "--min-relevance", "0", "--json", *url)  # fmt: skip
+    assert found.returncode == 0, found.stderr
+    hits = json.loads(found.stdout)
+    assert [h["store"] for h in hits] == [other, store_name] and "Kamal" in hits[0]["content"]
+
+
 def test_the_configured_server_is_found_without_flags(
     server: LiveServer, store_name: str, tmp_path: Path
 ) -> None:

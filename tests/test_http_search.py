@@ -23,7 +23,7 @@ def server(api_server: LiveServer) -> LiveServer:
 
 HIT_KEYS = {
     "id", "tier", "content", "topic", "metadata", "occurred_at", "created_at", "score", "relevance",
-    "score_detail", "importance", "scope", "sources",
+    "score_detail", "importance", "scope", "sources", "store",
 }  # fmt: skip
 # The parts every score breakdown shows; retrievers may add more (context, episode).
 DETAIL_KEYS = {
@@ -94,6 +94,7 @@ def test_search_result_shape(server, store_name) -> None:
     assert top["sources"] == []  # only a long-term fact has sources
     assert (top["id"], top["tier"], top["content"]) == (mine["id"], "short", mine["content"])
     assert (top["topic"], top["metadata"]) == ("pets", {"a": 1})
+    assert top["store"] == store_name  # a search of one store names it too
     assert (top["occurred_at"], top["created_at"]) == (mine["occurred_at"], mine["created_at"])
     detail = top["score_detail"]
     assert set(detail) >= DETAIL_KEYS, detail

@@ -376,6 +376,8 @@ class Hit(BaseModel):
     # stored, at most halls.recall.sources.MAX_SOURCES, those that match the
     # query best first. Empty for every other tier.
     sources: list[Source] = Field(default_factory=list)
+    # The store the hit came from: a search may read several (halls.service.shared).
+    store: str | None = None
 
 
 class DueLoop(BaseModel):
@@ -387,6 +389,7 @@ class DueLoop(BaseModel):
     trigger_type: TriggerType
     trigger_value: str | None
     reason: str
+    store: str | None = None
 
 
 class Recall(BaseModel):

@@ -102,7 +102,13 @@ def remember(
 @_common
 @_server
 @click.argument("query")
-@click.option("--store", help="Store name (default: the configured store).")
+@click.option(
+    "--store",
+    "stores",
+    multiple=True,
+    help="Store name (default: the configured store); repeat it to search several stores "
+    "at once, their hits merged into one list.",
+)
 @click.option("-n", "--n-results", default=5, show_default=True, type=int)
 @click.option(
     "--tier",
@@ -123,7 +129,7 @@ def recall(
     server_url: str | None,
     token: str | None,
     query: str,
-    store: str | None,
+    stores: tuple[str, ...],
     n_results: int,
     tiers: tuple[str, ...],
     min_relevance: float | None,
@@ -132,20 +138,26 @@ def recall(
     """Search every tier for QUERY; print the ranked hits, then the open loops due for it.
 
     Each line: score, relevance (the estimated probability that the search
-    found a memory relevant to QUERY), tier, id, text. Under a long-term fact,
-    a "from" line per record it derives from (at most 3, those that match
-    QUERY best): their relevance to QUERY, tier, id, text.
+    found a memory relevant to QUERY), tier, id, text; with several stores,
+    the store's name before the text. Under a long-term fact, a "from" line
+    per record it derives from (at most 3, those that match QUERY best):
+    their relevance to QUERY, tier, id, text.
     """
     settings = _settings(config, data_dir)
     remote = _remote(settings, data_dir, server_url, token)
+    # One --store is the usual ?store=; several are the body's `stores`.
+    store = stores[0] if len(stores) == 1 else None
+    several = list(stores) if len(stores) > 1 else None
     if remote is not None:
-        body = {
+        body: dict[str, object] = {
             "query": query,
             "n_results": n_results,
             "tiers": list(tiers) or None,
         }
         if min_relevance is not None:  # else the server's default
             body["min_relevance"] = min_relevance
+        if several:
+            body["stores"] = several
         with remote, _translated():
             found = remote.call("POST", "/search", store, body)
     else:
@@ -153,6 +165,7 @@ def recall(
             recalled = memory.recall(
                 query,
                 store=store,
+                stores=several,
                 n_results=n_results,
                 tiers=tiers or None,
                 **({} if min_relevance is None else {"min_relevance": min_relevance}),
@@ -165,9 +178,10 @@ def recall(
     if not hits:
         click.echo("no memories found (--min-relevance 0 shows the closest)", err=True)
     for hit in hits:
+        where = f"[{hit.get('store')}]  " if several else ""
         click.echo(
             f"{hit['score']:.3f}  {_relevance(hit['relevance'])}  {hit['tier']:<5}  {hit['id']}  "
-            f"{hit['content']}"
+            f"{where}{hit['content']}"
         )
         for source in hit.get("sources", []):
             # A fact's evidence, under it: its relevance to QUERY, tier, id, text.
@@ -176,7 +190,8 @@ def recall(
                 f"{source['content']}"
             )
     for loop in due:
-        click.echo(f"due    near   {loop['id']}  {loop['intent']}  ({loop['reason']})")
+        where = f"[{loop.get('store')}]  " if several else ""
+        click.echo(f"due    near   {loop['id']}  {where}{loop['intent']}  ({loop['reason']})")
 
 
 def _relevance(value: float | None) -> str:

@@ -33,7 +33,7 @@ from halls.models import (
     Retriever,
     Visibility,
 )
-from halls.service import DEFAULT_MIN_RELEVANCE
+from halls.service import DEFAULT_MIN_RELEVANCE, MAX_STORES
 from halls.storable import check_strings
 
 # The validation error type of a lone surrogate, answered 400 invalid_input.
@@ -48,6 +48,24 @@ Phrases: Any = Field(
     json_schema_extra={"items": {"type": "string", "minLength": 1, **NOT_BLANK}},
 )
 
+# Several stores read at once (POST /search, POST /context). The names'
+# pattern is documented; the service refuses a bad one with 400 invalid_store_name.
+Stores = Annotated[
+    list[str] | None,
+    Field(
+        min_length=1,
+        max_length=MAX_STORES,
+        description="Several stores to read at once, instead of ?store= (not both): e.g. "
+        "your own and a shared one. Each must be open to the token; the hits are merged "
+        "into one list (n_results over the whole list), each naming its store.",
+        json_schema_extra={
+            "anyOf": [
+                {"type": "array", "items": {"type": "string", "pattern": STORE_NAME_PATTERN}},
+                {"type": "null"},
+            ]
+        },
+    ),
+]
 
 _SECONDS = re.compile(UNIX_SECONDS_PATTERN)
 
@@ -289,6 +307,7 @@ class SearchIn(_Body):
     # Only long-term facts of this category.
     category: Category | None = None
     min_relevance: float = MinRelevance
+    stores: Stores = None
 
 
 class StoreIn(_Body):

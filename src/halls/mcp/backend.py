@@ -59,6 +59,7 @@ class Backend(Protocol):
         tiers: list[str] | None,
         topic: str | None,
         min_relevance: float | None = None,
+        stores: list[str] | None = None,
     ) -> JSON:
         """``{"results": [hits], "due": [loops due for this query]}``, as ``POST /search``."""
         ...
@@ -72,6 +73,7 @@ class Backend(Protocol):
         budget_tokens: int,
         format: str = "verbose",
         scope: str | None = None,
+        stores: list[str] | None = None,
     ) -> JSON: ...
     def list_scopes(self, *, store: str | None, status: str | None, limit: int) -> JSON: ...
     def close_scope(self, name: str, *, store: str | None) -> JSON: ...
@@ -176,11 +178,18 @@ class LocalBackend:
         tiers: list[str] | None,
         topic: str | None,
         min_relevance: float | None = None,
+        stores: list[str] | None = None,
     ) -> JSON:
         # None: the service's default threshold.
         chosen = {} if min_relevance is None else {"min_relevance": min_relevance}
         found = self.memory.recall(
-            query, store=store, n_results=n_results, tiers=tiers, topic=topic, **chosen
+            query,
+            store=store,
+            stores=stores,
+            n_results=n_results,
+            tiers=tiers,
+            topic=topic,
+            **chosen,
         )
         return _json(found)
 
@@ -193,9 +202,11 @@ class LocalBackend:
         budget_tokens: int,
         format: str = "verbose",
         scope: str | None = None,
+        stores: list[str] | None = None,
     ) -> JSON:
         block = self.memory.context(
             store=store,
+            stores=stores,
             query=query,
             project=project,
             budget_tokens=budget_tokens,

@@ -91,6 +91,18 @@ class HallsMCP(FastMCP):
         action = self._needs(name, arguments)
         if action is None:
             return grant  # an unknown tool: the SDK answers it
+        stores = arguments.get("stores")
+        if stores:
+            # recall and context read several stores: each must be open to the
+            # token, checked before the tool runs (the service refuses `store` beside them).
+            if not isinstance(stores, list) or not all(isinstance(s, str) for s in stores):
+                raise ToolError(f"invalid arguments for {name}: stores must be a list of names")
+            try:
+                for s in stores:
+                    grant.check(s, action)
+            except HallsError as exc:
+                raise ToolError(exc.message) from None
+            return grant
         store = arguments.get("store") or self.default_store
         if store is not None and not isinstance(store, str):
             raise ToolError(f"invalid arguments for {name}: store must be a string")

@@ -71,10 +71,13 @@ class RemoteBackend:
         tiers: list[str] | None,
         topic: str | None,
         min_relevance: float | None = None,
+        stores: list[str] | None = None,
     ) -> JSON:
         body: JSON = {"query": query, "n_results": n_results, "tiers": tiers, "topic": topic}
         if min_relevance is not None:  # else the server's default threshold
             body["min_relevance"] = min_relevance
+        if stores is not None:  # a server from before shared reads refuses the field
+            body["stores"] = stores
         return self._call("POST", "/search", store, body)
 
     def context(
@@ -86,12 +89,15 @@ class RemoteBackend:
         budget_tokens: int,
         format: str = "verbose",
         scope: str | None = None,
+        stores: list[str] | None = None,
     ) -> JSON:
-        body = {"query": query, "project": project, "budget_tokens": budget_tokens}
+        body: JSON = {"query": query, "project": project, "budget_tokens": budget_tokens}
         if format != "verbose":  # a server older than the terse notation still answers
             body["format"] = format
         if scope is not None:  # a server from before scopes refuses the field
             body["scope"] = scope
+        if stores is not None:
+            body["stores"] = stores
         return self._call("POST", "/context", store, body)
 
     def list_scopes(self, *, store: str | None, status: str | None, limit: int) -> JSON:

@@ -15,6 +15,7 @@ from halls.service.memory import Memory
 from halls.service.migrate import Copied, Place, migrate_stores
 from halls.service.notation import Format as ContextFormat
 from halls.service.session import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock
+from halls.service.shared import MAX_STORES, store_names
 from halls.service.stores import check_store_name
 from halls.service.texts import MAX_TEXT_IDS, RecordTexts
 
@@ -24,6 +25,7 @@ __all__ = [
     "MAX_BUDGET",
     "MIN_BUDGET",
     "MAX_TEXT_IDS",
+    "MAX_STORES",
     "Action",
     "AuditLog",
     "Grant",
@@ -42,4 +44,5 @@ __all__ = [
     "acting_as",
     "archive_encrypted",
     "check_store_name",
+    "store_names",
 ]

@@ -80,11 +80,11 @@ from halls.service.session import (
     MIN_BUDGET,
     ContextBlock,
     TokenCounter,
-    cool,
     estimate_tokens,
     explain_due,
     token_counter,
 )
+from halls.service.shared import OnceEmbedder, Part, by_store, cool_each, merged, store_names
 from halls.service.stores import Stores
 from halls.service.texts import RecordTexts, record_texts
 
@@ -444,6 +444,7 @@ class Memory:
         query: str,
         *,
         store: str | None = None,
+        stores: Sequence[str] | None = None,
         n_results: int = 5,
         tiers: Sequence[str] | None = None,
         topic: str | None = None,
@@ -469,8 +470,11 @@ class Memory:
         the store knows nothing about the query. 0 returns them all. A
         long-term fact hit carries ``sources``: the records it derives from
         that match the query best (``halls.recall.sources``).
+        ``stores`` (instead of ``store``) searches several stores, their hits
+        merged into one list (``halls.service.shared``); each hit names its store.
         """
         check_content(query, "query")
+        names = store_names(store, stores)
         if not 1 <= n_results <= 100:
             raise InvalidInput("n_results must be between 1 and 100")
         check_min_relevance(min_relevance)
@@ -490,36 +494,56 @@ class Memory:
             until=parse_time(until, "until"),
             include_superseded=include_superseded,
         )
-        s = self._stores.embedded(store)
+        # Every store is opened (and checked) before any is searched.
+        opened = [self._stores.embedded(name) for name in names]
         now = self.clock()
-        hits = search(
-            s, self.embedder, self.settings.recall, query, filt, n_results, retriever, now
-        )
-        # A relevance of None (an embedder the model was not fitted for) filters nothing.
-        hits = [h for h in hits if h.relevance is None or h.relevance >= min_relevance]
-        hits = hits[:n_results]  # the journal's pass may add up to as many again
         cfg = self.settings.recall
+        found = []
+        embedder = OnceEmbedder(self.embedder) if len(opened) > 1 else self.embedder
+        for s in opened:
+            hits = search(s, embedder, cfg, query, filt, n_results, retriever, now)
+            # A relevance of None (an embedder the model was not fitted for) filters nothing.
+            hits = [h for h in hits if h.relevance is None or h.relevance >= min_relevance]
+            found.append((s.name, hits[:n_results]))  # the journal's pass may add as many again
+        hits = merged(found, n_results)
         if reinforce and "co_recall" in cfg.graph_edges:
             # Journal events are the record, not memories: they join no association.
-            kept = [h.id for h in hits if h.tier != "journal"]
-            self._reinforcer.link(s.name, kept[: cfg.reinforce_top], now)
+            kept = [h for h in hits if h.tier != "journal"][: cfg.reinforce_top]
+            for name, ids in by_store(kept).items():
+                self._reinforcer.link(name, ids, now)
         return hits
 
-    def recall(self, query: str, *, store: str | None = None, **options: Any) -> Recall:
+    def recall(
+        self,
+        query: str,
+        *,
+        store: str | None = None,
+        stores: Sequence[str] | None = None,
+        **options: Any,
+    ) -> Recall:
         """``search``, plus the open loops due for this query when the search covers loops.
 
         Loops are not ranked with the hits: a due loop is something to act on,
-        shown whatever its similarity to the query.
+        shown whatever its similarity to the query. With ``stores``, each
+        store's due loops, each naming its store.
         """
-        hits = self.search(query, store=store, **options)
+        hits = self.search(query, store=store, stores=stores, **options)
         tiers = options.get("tiers")
-        due = self.due_loops(store=store, query=query) if not tiers or "near" in tiers else []
+        due = []
+        if not tiers or "near" in tiers:
+            for name in store_names(store, stores):
+                named = self._stores.name(name)
+                due += [
+                    d.model_copy(update={"store": named})
+                    for d in self.due_loops(store=name, query=query)
+                ]
         return Recall(results=hits, due=due)
 
     def context(
         self,
         *,
         store: str | None = None,
+        stores: Sequence[str] | None = None,
         query: str | None = None,
         project: str | None = None,
         budget_tokens: int = DEFAULT_BUDGET,
@@ -540,9 +564,11 @@ class Memory:
         With a project and no query, they are the hits that name the project.
         The facts shown are the hot set (``halls.service.hot``), within
         ``context.hot_tokens``; ``format`` is ``verbose`` or ``terse``
-        (``halls.service.notation``).
+        (``halls.service.notation``). With ``stores``, the facts, loops and
+        recalls of every store named share the one budget.
         """
         check_min_relevance(min_relevance)
+        names = store_names(store, stores)
         if format not in FORMATS:
             raise InvalidInput(f"format must be one of {', '.join(FORMATS)}")
         if (
@@ -553,14 +579,21 @@ class Memory:
             raise InvalidInput(f"budget_tokens must be between {MIN_BUDGET} and {MAX_BUDGET}")
         current = scope_name(scope)
         about = " ".join(w.strip() for w in (project, query) if w and w.strip()) or None
-        s = self._stores.open(store)
-        facts = s.list_facts("active", CONTEXT_POOL, 0)
-        loops = s.list_loops("open", CONTEXT_POOL, 0)
+        opened = [self._stores.open(name) for name in names]
+        parts: list[Part] = [
+            (
+                s.name,
+                s.list_facts("active", CONTEXT_POOL, 0),
+                s.list_loops("open", CONTEXT_POOL, 0),
+                self._scopes.open_names(s),
+            )
+            for s in opened
+        ]
         asked = query is not None and query.strip() != ""
         hits = (
             self.search(
                 about,
-                store=store,
+                stores=[s.name for s in opened],
                 n_results=CONTEXT_RECALLS,
                 reinforce=False,
                 # A project name alone is a name, not a question: the
@@ -573,9 +606,7 @@ class Memory:
         )
         if about and not asked:
             hits = [h for h in hits if h.score_detail.get("bm25") is not None]
-        facts, loops, hits = cool(
-            facts, loops, hits, self._scopes.open_names(s), current, keep_cold_hits=asked
-        )
+        facts, loops, hits = cool_each(parts, hits, current, keep_cold_hits=asked)
         block = hot_block(
             facts=facts,
             loops=loops,
@@ -592,7 +623,14 @@ class Memory:
         # What the block shows the agent at the start of a session is in use: it
         # keeps those memories from fading into retirement (a search's hits are
         # only returned, and reinforce nothing).
-        self._reinforcer.note(s.name, block.ids, self.clock())
+        where = {h.id: h.store for h in hits}
+        for name, f, lp, _ in parts:
+            where.update({x.id: name for x in [*f, *lp]})
+        shown: dict[str, list[str]] = {}
+        for i in block.ids:
+            shown.setdefault(where.get(i) or opened[0].name, []).append(i)
+        for name, ids in shown.items():
+            self._reinforcer.note(name, ids, self.clock())
         return block
 
     # -- stats and maintenance --

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from fastapi import APIRouter, Query
+from fastapi import APIRouter, Query, Request
 from pydantic import Field
 
-from halls.http.deps import MemoryDep, ReadStore
-from halls.http.schemas import Integer, MinRelevance, _Body
+from halls.http.deps import MemoryDep, ReadStores, StoreParam, read_stores
+from halls.http.schemas import Integer, MinRelevance, Stores, _Body
 from halls.models import MAX_CONTENT_CHARS, SCOPE_PATTERN
 from halls.service import DEFAULT_BUDGET, MAX_BUDGET, MIN_BUDGET, ContextBlock, ContextFormat
 
@@ -38,20 +38,24 @@ class ContextIn(_Body):
         default="verbose",
         description="verbose (bulleted sentences) or terse (the notation of docs/http-api.md).",
     )
+    stores: Stores = None
 
 
 @router.post("/context", response_model=ContextBlock)
 def context(
     memory: MemoryDep,
-    store: ReadStore,
+    request: Request,
+    checked: ReadStores,
+    store: StoreParam = None,
     body: ContextIn | None = None,
     format: Annotated[
         ContextFormat | None, Query(description="As the body's `format`, which it overrides.")
     ] = None,
 ) -> ContextBlock:
     body = body or ContextIn()
+    names = checked or read_stores(request, store, body.stores)
     return memory.context(
-        store=store,
+        stores=names,
         query=body.query,
         project=body.project,
         budget_tokens=body.budget_tokens,

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter, Response
+from fastapi import APIRouter, Request, Response
 
-from halls.http.deps import MemoryDep, ReadStore, WriteStore
+from halls.http.deps import MemoryDep, ReadStores, StoreParam, WriteStore, read_stores
 from halls.http.schemas import BriefIn, SearchIn
 from halls.models import Brief, Recall
 
@@ -12,9 +12,20 @@ router = APIRouter(tags=["recall"])
 
 
 @router.post("/search", response_model=Recall)
-def search(body: SearchIn, memory: MemoryDep, store: ReadStore) -> Response:
-    """Ranked hits, and the open loops due for this query (when loops are searched)."""
-    found = memory.recall(store=store, **body.model_dump())
+def search(
+    body: SearchIn,
+    memory: MemoryDep,
+    request: Request,
+    checked: ReadStores,
+    store: StoreParam = None,
+) -> Response:
+    """Ranked hits, and the open loops due for this query (when loops are searched).
+
+    ``stores`` in the body searches several stores at once (instead of
+    ``?store=``); the hits are merged into one list, each naming its store.
+    """
+    names = checked or read_stores(request, store, body.stores)
+    found = memory.recall(stores=names, **body.model_dump(exclude={"stores"}))
     # Serialised here, in the worker thread, with the same pydantic
     # serializer: returned as a model, the hits would be validated again,
     # in a second hop to the thread pool, before the same serialisation.

@@ -26,7 +26,12 @@ T = TypeVar("T")
 
 Store = Annotated[
     str | None,
-    Field(description="A named store, e.g. 'acme-web'; omit for the default one."),
+    Field(description="A named store (e.g. 'acme-web'), else the default."),
+]
+# Several stores read at once (recall, context): the service checks their names and number.
+Stores = Annotated[
+    list[str] | None,
+    Field(description="Several at once: your own, a shared one."),
 ]
 Text = Annotated[str, Field(min_length=1, max_length=MAX_CONTENT_CHARS)]
 Topic = Annotated[

@@ -56,7 +56,7 @@ def register(tools: Tools) -> None:
         """Open loops: follow-ups to raise later. add one whenever the user or you promise a
         follow-up ("remind me to renew the cert on Dec 1", "let's revisit this next time"); due
         loops show up in `context` and `recall`. Once it happened, complete it by id; cancel one
-        that no longer applies. list shows loops, newest first."""
+        that no longer applies. list: newest first."""
         if action == "list":
             found = await run(backend.list_loops, store=pick(store), status=status, limit=limit)
             return {"loops": found}
