@@ -240,7 +240,7 @@ def _day_of_week(phrase: str, day: date, tense: str) -> tuple[datetime, str] | N
     return datetime.combine(when, datetime.min.time()), "day"
 
 
-def _day(d: datetime) -> str:
+def _day(d: date) -> str:
     return f"{d.day} {d:%B} {d.year}"
 
 
