@@ -51,6 +51,7 @@ class _Time:
     after_preposition: bool
     weekday: bool = False  # a weekday or weekend read whole (``_day_of_week``)
     ago: bool = False  # "a few years ago": anchored to the day, not resolved
+    recent: bool = False  # "recently": the day said is put after it
 
 
 def dated(text: str, said_at: datetime) -> str:
@@ -62,9 +63,9 @@ def dated(text: str, said_at: datetime) -> str:
         recent = [t.idx + len(t) for t in doc if t.lower_ in _RECENT and t.pos_ == "ADV"]
     day = said_at.replace(tzinfo=None).date()
     out = text
-    anchors = [_Time(at, at, "", "", False) for at in recent]
+    anchors = [_Time(at, at, "", "", False, recent=True) for at in recent]
     for t in sorted([*times, *anchors], key=lambda t: -t.start):
-        if t.start == t.end:
+        if t.recent:
             out = f"{out[: t.start]} (as of {_day(day)}){out[t.end :]}"
             continue
         if t.ago:
