@@ -167,6 +167,7 @@ def test_the_shipped_scenario_files_load() -> None:
         "dreams_blind2.yaml": 100,
         "dreams_blind3a.yaml": 30,
         "dreams_blind3b.yaml": 30,
+        "dreams_blind4.yaml": 30,
     }
     ids: list[str] = []
     for name, count in files.items():

@@ -30,6 +30,32 @@ def test_precision_counts_facts_that_rest_on_a_cited_turn() -> None:
     assert bench.score_facts([], {"D1:1"}, 4)["precision"] is None
 
 
+@pytest.mark.parametrize("voice", ["friends", "assistant", "coding", "team"])
+def test_the_shipped_blind_conversations_load(voice: str) -> None:
+    """The team's conversations in LoCoMo's shape (``talk_*.json``, for
+    ``--locomo``): every observation cites a turn of its conversation."""
+    from importlib import resources
+
+    data = resources.files("halls.bench").joinpath("data")
+    with resources.as_file(data.joinpath(f"talk_{voice}.json")) as path:
+        samples = bench.load(path)
+        raw = json.loads(path.read_text("utf-8"))
+    assert len(samples) == 2
+    for sample, conv in zip(samples, raw, strict=True):
+        turns = [t for s in sample.conversation.sessions for t in s]
+        assert len(turns) >= 100
+        cited = [
+            ref
+            for session in conv["observation"].values()
+            for facts in session.values()
+            for _, *refs in facts
+            for ref in refs
+        ]
+        assert len(sample.observations) >= 50
+        assert set(cited) <= {t.dia_id for t in turns}
+        assert sample.cited == set(cited)
+
+
 def test_citations_are_read_from_every_session_and_speaker() -> None:
     sample = {
         "sample_id": "x",

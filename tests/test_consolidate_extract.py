@@ -13,7 +13,7 @@ import pytest
 from halls.consolidate import distill
 from halls.consolidate.extract import statement, statements
 from halls.consolidate.segment import sentences
-from halls.consolidate.speaker import USER, speaker_of
+from halls.consolidate.speaker import USER, speaker_of, speakers_in
 from halls.consolidate.third_person import third_person
 from halls.models import Brief, JournalEvent, ShortEntry
 
@@ -164,6 +164,25 @@ def test_a_label_heading_a_short_note_about_it_is_no_speaker(note: str) -> None:
 def test_a_turn_in_the_first_person_exclaiming_or_long_keeps_its_speaker(turn: str) -> None:
     label, rest = turn.split(": ", 1)
     assert speaker_of(turn) == (label, rest)
+
+
+def test_a_label_that_speaks_in_the_batch_speaks_in_all_its_entries() -> None:
+    """A conversation's short reply under a full name ("Leila Haddad: nooo") is her
+    turn, not a note about her, when she speaks elsewhere in the same run: it says
+    nothing, so it makes no statement (it was kept whole as a "note" and, said on two
+    days, promoted). A label that never speaks still heads a note; "User" always may."""
+    turns = ["Leila Haddad: I moved to Austin in May", "Leila Haddad: nooo", "Emma: cat allergy"]
+    assert speakers_in([*turns, "User: I moved to Leeds"]) == {"Leila Haddad"}
+    assert speaker_of("Leila Haddad: nooo", {"Leila Haddad"}) == ("Leila Haddad", "nooo")
+    entries = [
+        ShortEntry(id=f"s_{n}", content=t, created_at=_at(1), occurred_at=_at(1))
+        for n, t in enumerate(turns)
+    ]
+    units = distill.from_entries(entries, [0, 1, 2], distill.LocalExtractor())
+    assert [(u.content, u.entries) for u in units] == [
+        ("Leila Haddad moved to Austin in May.", ["s_0"]),
+        ("Emma: cat allergy", ["s_2"]),
+    ]
 
 
 def _at(day: int, hour: int = 9) -> datetime:

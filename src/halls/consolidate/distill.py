@@ -31,7 +31,7 @@ its endpoint and falls back to the local one.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Protocol
@@ -39,7 +39,7 @@ from typing import Protocol
 from halls.consolidate import progress
 from halls.consolidate.extract import statements
 from halls.consolidate.segment import sentences
-from halls.consolidate.speaker import USER, speaker_of
+from halls.consolidate.speaker import USER, speaker_of, speakers_in
 from halls.models import Brief, JournalEvent, ShortEntry
 
 SESSION_GAP_SECONDS = 1800.0  # journal events further apart than this start a new session
@@ -96,8 +96,14 @@ class LocalExtractor:
         return out
 
 
-def utterance(text: str, metadata: dict[str, object], role: str | None = None) -> Utterance | None:
-    """Who speaks in a record: a ``speaker`` in metadata, a role, a label, or nobody."""
+def utterance(
+    text: str,
+    metadata: dict[str, object],
+    role: str | None = None,
+    speakers: Collection[str] = (),
+) -> Utterance | None:
+    """Who speaks in a record: a ``speaker`` in metadata, a role, a label, or nobody.
+    ``speakers``: labels known to speak in the batch (``speaker.speakers_in``)."""
     named = metadata.get("speaker")
     if isinstance(named, str) and named.strip():
         return Utterance(speaker_of(text)[1] if speaker_of(text)[0] == named else text, named)
@@ -107,7 +113,7 @@ def utterance(text: str, metadata: dict[str, object], role: str | None = None) -
         return Utterance(re.sub(rf"(?i)^\s*{re.escape(role)}\s*:\s+", "", text), USER)
     if role is not None and role.lower() not in _NOTE_ROLES:
         return None  # the assistant's, a tool's or the system's words are not the user's
-    speaker, rest = speaker_of(text)
+    speaker, rest = speaker_of(text, speakers)
     if speaker is not None and speaker.lower() == "user":
         return Utterance(rest, USER)
     return Utterance(rest, speaker) if speaker else Utterance(text, None)
@@ -135,7 +141,10 @@ def from_entries(
 ) -> list[Unit]:
     """Units of the short-term entries at ``rows`` (an entry whose only statement is
     its own text keeps its stored vector)."""
-    said = [utterance(entries[n].content, entries[n].metadata) for n in rows]
+    # A label that speaks in one entry speaks in all: "Leila Haddad: nooo" is
+    # her turn beside "Leila Haddad: I moved to Austin", not a note about her.
+    speakers = speakers_in(entries[n].content for n in rows)
+    said = [utterance(entries[n].content, entries[n].metadata, speakers=speakers) for n in rows]
     batch = [u for u in said if u is not None]
     found = iter(extractor.extract(batch)) if batch else iter([])
     out: list[Unit] = []

@@ -8,6 +8,7 @@ or "ISP: Virgin Media" is a label over a note, which no one speaks in
 from __future__ import annotations
 
 import re
+from collections.abc import Collection, Iterable
 
 from halls.consolidate.dialogue_acts import (
     AUX,
@@ -33,15 +34,27 @@ _NOTE_LABELS = frozenset(
 _SPEAKER = re.compile(r"^\s*([A-Z][\w'.-]*(?: [A-Z][\w'.-]*){0,2}):\s+(?=\S)")
 
 
-def speaker_of(text: str) -> tuple[str | None, str]:
-    """A leading speaker label ("Caroline: ...") and the rest; (None, text) if none."""
+def speaker_of(text: str, speakers: Collection[str] = ()) -> tuple[str | None, str]:
+    """A leading speaker label ("Caroline: ...") and the rest; (None, text) if none.
+
+    A label among ``speakers`` (``speakers_in``: it speaks elsewhere in the same
+    batch) is a speaker whatever it heads: "Leila Haddad: nooo" is a turn of a
+    conversation Leila speaks in, not a note about her."""
     m = _SPEAKER.match(text)
     if not m or len(m.group(1)) > 40 or m.group(1).lower() in _NOTE_LABELS:
         return None, text
     rest = text[m.end() :]
-    if _noted(m.group(1), rest):
+    if m.group(1) not in speakers and _noted(m.group(1), rest):
         return None, text
     return m.group(1), rest
+
+
+def speakers_in(texts: Iterable[str]) -> frozenset[str]:
+    """The labels that head a turn their speaker speaks in (``speaker_of``), among
+    ``texts``; "User" is not one: "User: vegetarian" stays an agent's note
+    beside "User: I moved to Leeds"."""
+    found = (speaker_of(t)[0] for t in texts)
+    return frozenset(s for s in found if s is not None and s.lower() != "user")
 
 
 NOTE_WORDS = 6  # a label's value up to this long, with no person speaking, can be a note
