@@ -31,7 +31,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from pairs import HERE, load  # noqa: E402
 
 from halls.consolidate.judge import lexical, mlp  # noqa: E402
-from halls.consolidate.judge.cross import MODEL_SHA256  # noqa: E402
+from halls.consolidate.judge.cross import MODELS  # noqa: E402
 
 DATA = Path(__file__).resolve().parent.parent / "src" / "halls" / "consolidate" / "judge" / "data"
 MANIFEST = DATA / "manifest.json"
@@ -64,7 +64,9 @@ def current() -> dict[str, dict[str, object]]:
             "schema": mlp.schema(),
             "features": fingerprint,
         }
-    out["cross.onnx"] = {"sha256": _sha256(DATA / "cross.onnx")}
+    for graph in MODELS:
+        name = graph.removeprefix("data/")
+        out[name] = {"sha256": _sha256(DATA / name)}
     for name, entry in out.items():
         for key, value in notes.get(name, {}).items():
             entry.setdefault(key, value)
@@ -86,8 +88,10 @@ def drift() -> list[str]:
         for file, digest in entry.get("trained_on", {}).items():
             if _sha256(HERE / file) != digest:
                 out.append(f"{name}: training/{file} changed since it was trained")
-    if now["cross.onnx"]["sha256"] != MODEL_SHA256:
-        out.append("cross.onnx: sha256 differs from cross.MODEL_SHA256")
+    for graph, pinned in MODELS.items():
+        name = graph.removeprefix("data/")
+        if now[name]["sha256"] != pinned:
+            out.append(f"{name}: sha256 differs from its pin in cross.MODELS")
     return out
 
 

@@ -12,8 +12,15 @@ from pathlib import Path
 
 LABELS = ("same", "update", "retract", "unrelated")
 HERE = Path(__file__).resolve().parent.parent / "training"
-TRAINING = ("pairs.txt", "pairs_voices.txt", "pairs_cross.txt")
-MEASURED = ("pairs_unseen.txt", "pairs_blind.txt", "pairs_fresh.txt")
+TRAINING = (
+    "pairs.txt",
+    "pairs_voices.txt",
+    "pairs_cross.txt",
+    "pairs_attributes.txt",
+    "pairs_topic_personal.txt",
+    "pairs_topic_work.txt",
+)
+MEASURED = ("pairs_unseen.txt", "pairs_blind.txt", "pairs_fresh.txt", "pairs_topic_heldout.txt")
 
 Triple = tuple[str, str, str]
 

@@ -9,10 +9,12 @@ fine-tuned on all the pairs of ``training/`` named in ``pairs.TRAINING``,
 reading "earlier [SEP] later", four epochs. It is exported as
 ``scripts/export_onnx.py`` exports the embedder (eager attention, fused by
 onnxruntime's BERT optimiser, dynamic int8 with 7-bit weights, so every
-x86 CPU reads the same) to ``src/halls/consolidate/judge/data/cross.onnx``,
-and its entry in ``manifest.json`` beside it records what made it: the SHA-256
-of the graph and of every training file, the seed, the library versions and
-the git commit (then pin ``cross.MODEL_SHA256`` to it). Its accuracy on the
+x86 CPU reads the same) to ``src/halls/consolidate/judge/data/cross_topic.onnx``
+(``--name``), and its entry in ``manifest.json`` beside it records what made
+it: the SHA-256 of the graph and of every training file, the seed, the
+library versions and the git commit (then pin it in ``cross.MODELS``). The
+judge reads the mean of that graph and ``cross.onnx``, trained in session 28
+by this script on three quarters of the first three files of ``TRAINING``. Its accuracy on the
 pairs never trained on (``pairs.MEASURED``) goes to
 ``training/cross_report.json`` and is printed. A retrain takes about 40
 minutes, so CI does not rerun it: ``tests/test_judge_weights.py``
@@ -156,12 +158,15 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--out", type=Path, default=OUT)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument(
+        "--name", default="cross_topic.onnx", help="the graph's file name (and manifest key)"
+    )
     args = ap.parse_args()
     torch.set_num_threads(2)
     train = [p for name in TRAINING for p in load(name)]
     model = fine_tune(train, args.seed)
     args.out.mkdir(parents=True, exist_ok=True)
-    graph = args.out / "cross.onnx"
+    graph = args.out / args.name
     export(model, graph)
     reader = CrossReader(graph, TOKENIZER_PATH)
     report = {name: accuracy(reader, load(name)) for name in MEASURED if (HERE / name).is_file()}
@@ -189,7 +194,7 @@ def main() -> int:
     }
     path = args.out / "manifest.json"
     manifest = json.loads(path.read_text("utf-8")) if path.is_file() else {}
-    manifest["cross.onnx"] = entry
+    manifest[args.name] = entry
     path.write_text(json.dumps(manifest, indent=2) + "\n", "utf-8")
     (HERE / "cross_report.json").write_text(json.dumps(report, indent=2) + "\n", "utf-8")
     print(json.dumps(report, indent=2))

@@ -65,7 +65,7 @@ from pairs import load as load_pairs  # noqa: E402
 
 from halls.config import EmbedderSettings  # noqa: E402
 from halls.consolidate.judge import LABELS, LocalJudge, Pair  # noqa: E402
-from halls.consolidate.judge.cross import CrossReader  # noqa: E402
+from halls.consolidate.judge.cross import MODELS, CrossReader  # noqa: E402
 from halls.consolidate.judge.lexical import features  # noqa: E402
 from halls.consolidate.judge.lexicon import STOP  # noqa: E402
 from halls.consolidate.judge.mlp import MLP, mlp_inputs  # noqa: E402
@@ -407,7 +407,7 @@ def main() -> int:
         name, report_file = "judge.npz", training.HERE / "report.json"
     else:
         weights, report, data = train_cross(args)
-        reader = CrossReader(HERE / "cross.onnx", TOKENIZER_PATH)
+        reader = CrossReader([HERE / m.removeprefix("data/") for m in MODELS], TOKENIZER_PATH)
 
         def read(pairs: list[Pair]) -> np.ndarray:
             got = reader.read([(p.earlier, p.later) for p in pairs])

@@ -372,3 +372,30 @@ def test_a_user_turn_that_repeats_its_role_as_a_label_is_the_same_words() -> Non
     got = utterance("user: The staging DB is Postgres 15", {}, "user")
     assert got == Utterance("The staging DB is Postgres 15", "The user")
     assert utterance("The staging DB is Postgres 15", {}, "user") == got
+
+
+def test_another_fact_of_the_same_project_retires_nothing(make_server, clock) -> None:
+    """Issue 51's wrong supersessions ("Raj is in Bangalore" superseded by "Raj
+    bumped httpx"): told once, "the buildkite pipeline for helix is red" is no new
+    value of "helix CI runs on buildkite", nor "rebase onto trunk" of "the main
+    branch is trunk" (the cross-encoder retrained with same-topic pairs, session 42;
+    before, both were read as changes). A change said so still retires the fact."""
+    c = make_server().client
+    days = [
+        ["helix CI runs on buildkite, not github actions", "helix's main branch is called trunk"],
+        ["remember helix ci is buildkite", "main branch in helix = trunk"],
+        ["the buildkite pipeline for helix is red, check it", "rebase onto trunk in helix"],
+    ]
+    for n, said in enumerate(days):
+        journal(c, [{"content": t, "role": "user", "session_id": f"d{n}"} for t in said])
+        run(c)
+        clock.advance(DAY)
+    active = [f["content"] for f in c.get("/long", params={**S, "status": "active"}).json()]
+    assert any("buildkite" in f.lower() and "runs on" in f.lower() for f in active), active
+    assert any("trunk" in f and "main branch" in f for f in active), active
+    assert not [f for f in c.get("/long", params=S).json() if f["status"] != "active"]
+    journal(c, [{"content": "we moved helix CI to github actions now", "role": "user"}])
+    run(c)
+    facts = c.get("/long", params=S).json()
+    retired = [f["content"] for f in facts if f["status"] == "superseded"]
+    assert len(retired) == 1 and "buildkite" in retired[0].lower(), facts

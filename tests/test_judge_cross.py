@@ -15,13 +15,13 @@ import pytest
 from halls import Memory, Settings
 from halls.config import ConsolidatorSettings
 from halls.consolidate.judge import CROSS_BUDGET, LABELS, LocalJudge, Pair, default_judge, mlp
-from halls.consolidate.judge.cross import MODEL, MODEL_SHA256, CrossReader, default_reader
+from halls.consolidate.judge.cross import MODELS, CrossReader, default_reader
 from halls.consolidate.judge.lexical import Statements, lexical_rows
 from judge_pairs import CROSS_TRAINING, UNSEEN, load_pairs
 
 
-def _graph() -> bytes:
-    return resources.files("halls.consolidate.judge").joinpath(MODEL).read_bytes()
+def _graph(name: str) -> bytes:
+    return resources.files("halls.consolidate.judge").joinpath(name).read_bytes()
 
 
 def _pairs(embedder: Any, items: list[tuple[str, str]]) -> list[Pair]:
@@ -57,10 +57,11 @@ def _judge(budget: int = CROSS_BUDGET) -> tuple[LocalJudge, Counting]:
     return LocalJudge(words, cross, spy, budget), spy
 
 
-def test_the_shipped_graph_is_the_pinned_file() -> None:
-    """cross.onnx hashes to MODEL_SHA256 and stays within 25 MB."""
-    data = _graph()
-    assert hashlib.sha256(data).hexdigest() == MODEL_SHA256
+@pytest.mark.parametrize("name", list(MODELS))
+def test_the_shipped_graphs_are_the_pinned_files(name: str) -> None:
+    """Each graph hashes to its pin in ``MODELS`` and stays within 25 MB."""
+    data = _graph(name)
+    assert hashlib.sha256(data).hexdigest() == MODELS[name]
     assert len(data) <= 25_000_000
 
 
