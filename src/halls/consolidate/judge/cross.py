@@ -103,7 +103,7 @@ class CrossReader:
         types = np.asarray([item[1]], dtype=np.int64)
         feed = {"input_ids": ids, "attention_mask": np.ones_like(ids), "token_type_ids": types}
         read = [np.asarray(s.run(None, feed)[0][0], dtype=np.float32) for s in self._sessions]
-        return np.mean(read, axis=0, dtype=np.float32)
+        return np.asarray(np.mean(read, axis=0), dtype=np.float32)
 
 
 @lru_cache(maxsize=1)
