@@ -13,7 +13,7 @@ and a pair's reading is the mean of theirs: ``cross.onnx`` (session 28) and
 one subject and topic that state different facts ("Melanie loves pottery" /
 "Melanie took her kids to a pottery workshop"). Alone, the second reads those
 (and the attribute pairs) far better and some plain rewordings worse
-("Mei walks to work every day" / "Mei's commute is on foot"); their mean
+("Noor is a night owl" / "Noor does her best work after midnight"); their mean
 reads every measured pair file better than either (docs/benchmarks.md, "The
 pair judge"). Their tokenizer is the embedder's (the same vocabulary).
 
