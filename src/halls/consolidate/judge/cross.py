@@ -14,8 +14,9 @@ one subject and topic that state different facts ("Melanie loves pottery" /
 "Melanie took her kids to a pottery workshop"). Alone, the second reads those
 (and the attribute pairs) far better and some plain rewordings worse
 ("Noor is a night owl" / "Noor does her best work after midnight"); their mean
-reads every measured pair file better than either (docs/benchmarks.md, "The
-pair judge"). Their tokenizer is the embedder's (the same vocabulary).
+reads the unseen, blind and fresh pairs better than either, and the
+attribute and same-topic pairs nearly as well as the second
+(docs/benchmarks.md, "The pair judge"). Their tokenizer is the embedder's (the same vocabulary).
 
 It costs about 2 ms a pair and graph on one core, so the judge asks it only
 about the pairs it has a budget for (``judge.CROSS_BUDGET``); what it reads
