@@ -16,6 +16,7 @@ from halls.bench.dreams import (
     check,
     load,
     parse,
+    retractions_as_evidence,
     summarise,
     wrong_retirements,
 )
@@ -58,6 +59,7 @@ def test_scenarios_are_scored_per_kind(server, tmp_path: Path) -> None:
         "inactive": {"n": 1, "as_expected": 1},
         "unexpected_facts": 0,
         "wrong_retirements": 0,
+        "retractions_as_evidence": 0,
     }
     assert "planted facts: 1 of 1 active as expected, 1 of 1 changed" in got.output
     only = CliRunner().invoke(
@@ -216,6 +218,7 @@ def test_planted_facts_are_counted_one_by_one() -> None:
         "inactive": {"n": 1, "as_expected": 0},
         "unexpected_facts": 2,
         "wrong_retirements": 0,
+        "retractions_as_evidence": 0,
     }
 
 
@@ -261,3 +264,37 @@ def test_wrong_retirements_are_those_of_held_facts_by_other_statements() -> None
     result = summarise([outcome], "local", 1)
     assert result["planted"]["wrong_retirements"] == 2
     assert result["wrong_retirements"] == {"r": got}
+
+
+def test_a_retraction_that_made_or_confirmed_a_given_up_fact_is_counted() -> None:
+    """Issue 51's climbing gym: "I cancelled my membership" among the sources that
+    promoted (or confirmed) "I'm a member at the climbing gym" is counted; the same
+    statement retiring the fact (an ``obsolete`` action, whose sources are its
+    record) is not, nor is a change that is kept (an ``active`` tag)."""
+    (scenario,) = parse(
+        [
+            {
+                "id": "gym",
+                "kind": "retraction",
+                "phases": [{"short": ["-3 a: member", "-2 b: sister", "-1 r: cancelled"]}],
+                "expect": {"active": ["b"], "inactive": ["a"], "optional": ["r"]},
+            }
+        ]
+    )
+    ids = {"a": ["s_a"], "b": ["s_b"], "r": ["s_r"]}
+    every = {
+        "l_a": {"id": "l_a", "content": "member", "derived_from": ["s_a", "s_r"]},
+        "l_b": {"id": "l_b", "content": "sister", "derived_from": ["s_b", "s_a"]},
+    }
+    made = [
+        {"kind": "promote", "target_id": "l_a", "inputs": ["s_a", "s_r"]},
+        {"kind": "confirm", "target_id": "l_a", "inputs": ["s_r"]},
+        {"kind": "obsolete", "target_id": "l_a", "inputs": ["s_r"]},
+        {"kind": "confirm", "target_id": "l_b", "inputs": ["s_b"]},
+    ]
+    got = retractions_as_evidence(scenario, ids, made, every)
+    assert got == ["promote 'member' (r for a)", "confirm 'member' (r for a)"]
+    outcome = Outcome(scenario, True, [], [], [], "local", set(), [], got)
+    result = summarise([outcome], "local", 1)
+    assert result["planted"]["retractions_as_evidence"] == 2
+    assert result["retractions_as_evidence"] == {"gym": got}

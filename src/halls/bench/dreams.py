@@ -88,6 +88,7 @@ class Outcome:
     engine: str = "?"
     missed: set[str] = field(default_factory=set)  # expected tags that did not end as expected
     wrong_retirements: list[str] = field(default_factory=list)
+    retractions_as_evidence: list[str] = field(default_factory=list)
 
 
 def _entry(text: Any, where: str) -> Entry:
@@ -225,6 +226,7 @@ def play(client: httpx.Client, scenario: Scenario, store: str) -> Outcome:
     now = time.time()
     ids: dict[str, list[str]] = {}
     actions: list[str] = []
+    made: list[dict[str, Any]] = []  # every run's actions, as the API gives them
     engine = "?"
     for phase in scenario.phases:
         if phase.short:
@@ -257,6 +259,7 @@ def play(client: httpx.Client, scenario: Scenario, store: str) -> Outcome:
             raise BenchError(f"{scenario.id}: run {run['id']} {run['status']}: {run.get('error')}")
         engine = run["engine"]
         actions += [f"{a['kind']} {a['target_id']}: {a['reason']}" for a in run["actions"]]
+        made += run["actions"]
     facts = _ok(
         client.get("/long", params={**params, "status": "active", "limit": 1000}), 200, "facts"
     )
@@ -269,7 +272,8 @@ def play(client: httpx.Client, scenario: Scenario, store: str) -> Outcome:
     )
     every = {f["id"]: f for f in [*facts, *retired]}
     wrong = wrong_retirements(scenario, ids, retired, every)
-    return Outcome(scenario, not problems, problems, facts, actions, engine, missed, wrong)
+    counted = retractions_as_evidence(scenario, ids, made, every)
+    return Outcome(scenario, not problems, problems, facts, actions, engine, missed, wrong, counted)
 
 
 def wrong_retirements(
@@ -298,6 +302,38 @@ def wrong_retirements(
             continue  # the same fact said again, read as a change of itself
         by = f"by '{new['content'][:60]}'" if new else "(retracted)"
         out.append(f"'{old['content'][:60]}' ({', '.join(sorted(lost))}) retired {by}")
+    return out
+
+
+def retractions_as_evidence(
+    scenario: Scenario,
+    ids: dict[str, list[str]],
+    made: list[dict[str, Any]],
+    every: dict[str, dict[str, Any]],
+) -> list[str]:
+    """The actions that promoted or confirmed a fact holding a planted fact the user
+    gave up (an ``inactive`` tag) on the word of a statement the scenario keeps no
+    fact of (an ``optional`` tag: the retraction, "I cancelled my climbing gym
+    membership", or noise). A retraction that retires the fact adds its sources
+    too, as the record of why; that is no evidence and is not counted."""
+    tag_of = {i: tag for tag, mine in ids.items() for i in mine}
+    given_up = set(scenario.expect.inactive)
+    unkept = set(scenario.expect.optional) - set(scenario.expect.active)
+    out = []
+    for a in made:
+        if a["kind"] == "promote" or a["kind"] == "confirm":
+            fact = every.get(a["target_id"])
+        elif a["kind"] == "supersede":
+            fact = every.get((a.get("after") or {}).get("id", ""))
+        else:
+            continue
+        if fact is None:
+            continue
+        held = {tag_of[i] for i in fact.get("derived_from", []) if i in tag_of} & given_up
+        said = {tag_of[i] for i in a.get("inputs", []) if i in tag_of} & unkept
+        if held and said:
+            tags = f"{', '.join(sorted(said))} for {', '.join(sorted(held))}"
+            out.append(f"{a['kind']} '{fact['content'][:60]}' ({tags})")
     return out
 
 
@@ -353,6 +389,8 @@ def summarise(outcomes: Sequence[Outcome], engine: str, seconds: float) -> dict[
             ),
             # A fact the user still holds, superseded by another or retracted.
             "wrong_retirements": sum(len(o.wrong_retirements) for o in outcomes),
+            # A retraction (or noise) that made or confirmed a fact the user gave up.
+            "retractions_as_evidence": sum(len(o.retractions_as_evidence) for o in outcomes),
         },
         "seconds": round(seconds, 1),
         "kinds": {
@@ -361,6 +399,9 @@ def summarise(outcomes: Sequence[Outcome], engine: str, seconds: float) -> dict[
         },
         "wrong_retirements": {
             o.scenario.id: o.wrong_retirements for o in outcomes if o.wrong_retirements
+        },
+        "retractions_as_evidence": {
+            o.scenario.id: o.retractions_as_evidence for o in outcomes if o.retractions_as_evidence
         },
         "failures": [
             {

@@ -452,7 +452,8 @@ def bench_dreams(
             f"active as expected, {planted['inactive']['as_expected']} of "
             f"{planted['inactive']['n']} changed or ended ones inactive, "
             f"{planted['unexpected_facts']} unexpected facts, "
-            f"{planted['wrong_retirements']} held facts wrongly superseded or retracted",
+            f"{planted['wrong_retirements']} held facts wrongly superseded or retracted, "
+            f"{planted['retractions_as_evidence']} retractions counted as evidence",
             markup=False,
         )
     if out is not None:
