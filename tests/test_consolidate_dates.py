@@ -59,6 +59,8 @@ def test_a_relative_time_becomes_the_date_it_meant(text: str, expected: str) -> 
         "The gym sessions are on Tuesday.",  # a habit (the present tense)
         "Jamal is the captain of our Sunday league team.",  # what the noun is
         "We moved the standup to Friday.",  # a change's new value
+        "I work a 4 day week.",  # a kind of week, not four days ago
+        "Our team moved to a 4 day week.",
     ],
 )
 def test_what_is_no_relative_time_stays_as_said(text: str) -> None:

@@ -11,7 +11,8 @@ statement's ``occurred_at``: "on 7 May 2023", "in the week of 1 May 2023",
 May 2023"). When the whole entity does not parse, its longest tail that
 does is read ("earlier this week": "earlier in the week of ..."). Left as
 said: a bare measure ("for 5 years": a unit with numbers or an article
-only), which is a duration; a time that is itself a subject or object
+only), which is a duration; a counted unit that modifies a noun ("a 4 day
+week"), which is a kind of thing; a time that is itself a subject or object
 ("Tonight's gonna be great"); and what neither dateparser nor
 ``_day_of_week`` resolves ("next Friday"). A time ago that names no number
 ("a few years ago") is anchored, not resolved: "a few years before 8 May
@@ -103,7 +104,7 @@ def _spans(doc: Doc) -> list[Span]:
 def _times(ents: list[Span]) -> list[_Time]:
     out = []
     for ent in ents:
-        if ent.label_ not in (*_TIMES, "") or _measure(ent) or _argument(ent):
+        if ent.label_ not in (*_TIMES, "") or _measure(ent) or _argument(ent) or _kind(ent):
             continue
         for n in range(len(ent)):
             tail = ent[n:]
@@ -156,6 +157,12 @@ def _measure(ent: Span) -> bool:
     return len(ent) > 1 and all(
         t.i == root or t.like_num or "Art" in t.morph.get("PronType", []) for t in ent
     )
+
+
+def _kind(ent: Span) -> bool:
+    """A counted unit that modifies a noun ("a 4 day week", "a 6 month contract"): what
+    kind of thing it is, not when (dateparser reads "4 day week" as four days ago)."""
+    return any(t.dep_ == "compound" and any(c.like_num for c in t.children) for t in ent)
 
 
 # Any fixed day serves to tell a relative expression: only those parse with
