@@ -399,3 +399,26 @@ def test_another_fact_of_the_same_project_retires_nothing(make_server, clock) ->
     facts = c.get("/long", params=S).json()
     retired = [f["content"] for f in facts if f["status"] == "superseded"]
     assert len(retired) == 1 and "buildkite" in retired[0].lower(), facts
+
+
+def test_a_second_instrument_retires_nothing(make_server, clock) -> None:
+    """Issue 51: a predicate that holds many values adds ("plays the violin", then
+    "started learning piano", each said twice): the words read "started" as a
+    change, surely; the cross-encoder, now asked about such pairs too, reads two
+    facts (session 43; before, the violin was superseded by the piano)."""
+    c = make_server().client
+    days = [
+        "Hana plays the violin",
+        "my daughter Hana plays violin in the school orchestra",
+        "Hana started learning piano",
+        "Hana has started piano lessons",
+    ]
+    for n, said in enumerate(days):
+        journal(c, [{"content": said, "role": "user", "session_id": f"d{n}"}])
+        run(c)
+        clock.advance(DAY)
+    facts = c.get("/long", params=S).json()
+    active = [f["content"] for f in facts if f["status"] == "active"]
+    assert any("violin" in f for f in active), facts
+    assert any("piano" in f for f in active), facts
+    assert not [f for f in facts if f["status"] != "active"], facts

@@ -167,22 +167,22 @@ def test_the_budget_bounds_the_pairs_read_least_sure_first(embedder: Any) -> Non
     assert len(spy.asked) == 6
 
 
-def test_an_addition_or_a_sure_change_is_read_by_its_words(embedder: Any) -> None:
-    """The cross-encoder reads two statements of one addition as two facts, and
-    the words read a changed cadence surely: in reconciliation such pairs keep
-    the words' reading. Pairs of other values it reads (a new value of a
-    one-at-a-time attribute)."""
+def test_an_addition_is_read_by_its_words_and_a_sure_change_is_asked(embedder: Any) -> None:
+    """The cross-encoder reads two statements of one addition as two facts: such
+    pairs keep the words' reading. A change the words read surely is asked (they
+    read "started" as a change of whatever came before), and the rules still hold
+    for it: a cadence swapped for another stays a change."""
     items = [
         ("Greta's bike is a Trek road bike", "Greta's bike: Canyon gravel bike"),
         ("Omar has taken up the drums too", "Omar plays drums as well as guitar"),
-        # The words read a changed cadence surely (update 0.98); it, as the same.
         ("We release every two weeks", "We release once a month"),
         ("Our team ships on Fridays", "Releases go out at the end of each week"),
+        ("Hana plays the violin", "Hana started learning piano"),
     ]
     judge, spy = _judge()
     got = judge.judge(_pairs(embedder, items))
-    assert sorted(spy.asked) == sorted([items[0], items[3]])
-    assert [j.label for j in got] == ["update", "same", "update", "same"]
+    assert sorted(spy.asked) == sorted([items[0], items[2], items[3], items[4]])
+    assert [j.label for j in got] == ["update", "same", "update", "same", "unrelated"]
 
 
 @pytest.mark.parametrize(("cross_pairs", "facts"), [(0, 0), (CROSS_BUDGET, 1)])
@@ -214,8 +214,8 @@ def test_it_is_on_by_default_with_the_measured_budget() -> None:
 
 def test_clustering_reads_every_pair_but_additions_with_the_cross_encoder(embedder: Any) -> None:
     """Clustering asks whether two statements say the same thing: the cross-encoder
-    reads the pairs the words read surely as a change too (reconciliation leaves
-    those to the words); the rules hold for its reading as for the MLP's."""
+    reads the pairs the words read surely as a change too, as reconciliation does;
+    the rules hold for its reading as for the MLP's."""
     texts = [
         "We release every two weeks",
         "We release once a month",
@@ -231,7 +231,7 @@ def test_clustering_reads_every_pair_but_additions_with_the_cross_encoder(embedd
     # Each claims a cadence the other lacks: never the same, whoever reads it.
     assert LABELS[labels[0]] != "same" and p_same[0] == 0.0
     judge.judge([Pair(texts[x], texts[y], v[x], v[y]) for x, y in zip(a, b, strict=True)])
-    assert len(spy.asked) == 1  # reconciliation: a sure change stays the words'
+    assert spy.asked[1:] == [(texts[0], texts[1])]  # reconciliation: not the addition either
 
 
 def test_a_rewording_far_in_cosine_is_one_fact(tmp_path: Path, embedder: Any) -> None:

@@ -4,8 +4,7 @@ and the rules of ``rules`` over both.
 ``LocalJudge`` reads a pair's word features (``lexical``) with a small MLP
 (``mlp``, ``judge.npz``); for up to ``budget`` pairs a run in clustering, and
 as many in reconciliation, the pairs that MLP reads least surely first (not
-those where a statement says a word of addition, nor, in reconciliation,
-those the words read surely as a change), a second MLP (``judge_cross.npz``)
+those where a statement says a word of addition), a second MLP (``judge_cross.npz``)
 reads the same features and the cross-encoder's probabilities (``cross``).
 In clustering, which asks only whether two statements say the same thing,
 the mean of that reading and the cross-encoder's own (under the same rules)
@@ -37,7 +36,6 @@ from halls.consolidate.judge.protocol import (
     Readings,
 )
 
-CROSS_SURE = 0.9  # in reconciliation, a change the words read this surely is theirs to read
 # Pairs the cross-encoder reads per run in each step (``consolidator.cross_pairs``'s
 # default): the 10,000-entry run of docs/benchmarks.md took 29.7 s with 1,500,
 # 35.4 s with 3,000 and 21.8 s with none on two VNNI cores, and int8 kernels
@@ -148,18 +146,20 @@ class LocalJudge:
         # Not the pairs where a statement says a word of addition ("too",
         # "also", "as well"): the cross-encoder reads two statements of one
         # addition ("Omar has taken up the drums too" / "Omar plays drums as
-        # well as guitar") as two facts, which the words' rules do not. In
-        # reconciliation, not those the words read surely as a change either.
+        # well as guitar") as two facts, which the words' rules do not. A
+        # change the words read surely is asked too: they read "started" or
+        # a new name as a change of whatever came before ("Hana plays the
+        # violin" / "Hana started learning piano", update 0.99, where the
+        # cross-encoder reads another fact; docs/benchmarks.md, session 43).
         flags = statements.flags
         additive = flags[:, FLAG_ADDITIVE] > 0
-        sure = np.isin(p.argmax(axis=1), (UPDATE, RETRACT)) & (p.max(axis=1) >= CROSS_SURE)
         clustering = step == "cluster"
         # The later statement says something ended ("drop the weekly status
         # emails", "no longer"): asked even beside a word of addition, unless
         # the words already read the retraction.
         ends = (flags[b, FLAG_NEGATED] > 0) | (flags[b, FLAG_RETRACT] > 0)
         unread = ends & (p.argmax(axis=1) != RETRACT)
-        asked = np.flatnonzero((~(additive[a] | additive[b]) | unread) & (clustering | ~sure))
+        asked = np.flatnonzero(~(additive[a] | additive[b]) | unread)
         n = min(len(asked), self.left[step])
         if n <= 0:
             return p
