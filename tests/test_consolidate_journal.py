@@ -422,3 +422,26 @@ def test_a_second_instrument_retires_nothing(make_server, clock) -> None:
     assert any("violin" in f for f in active), facts
     assert any("piano" in f for f in active), facts
     assert not [f for f in facts if f["status"] != "active"], facts
+
+
+def test_a_retraction_and_the_new_value_said_apart_are_one_change(make_server, clock) -> None:
+    """A fact ended on one day ("Marta quit Globex") and its new value said once on
+    another, read in one run: alone, the new value lacks the evidence of a change,
+    and once the retraction is read it finds no fact to change. Together they are one
+    change: the fact is superseded by the new value (session 43; before, it was
+    retracted and the new value waited)."""
+    c = make_server().client
+    for n, said in enumerate(["Marta works at Globex", "Marta is an engineer at Globex"]):
+        journal(c, [{"content": said, "role": "user", "session_id": f"d{n}"}])
+        run(c)
+        clock.advance(DAY)
+    journal(c, [{"content": "Marta quit Globex", "role": "user", "session_id": "d2"}])
+    clock.advance(DAY)
+    later = "Marta started at Initech last Monday"
+    journal(c, [{"content": later, "role": "user", "session_id": "d3"}])
+    run(c)
+    facts = c.get("/long", params=S).json()
+    active = [f for f in facts if f["status"] == "active"]
+    assert len(active) == 1 and "Initech" in active[0]["content"], facts
+    old = [f for f in facts if "Globex" in f["content"]]
+    assert old and all(f["superseded_by"] == active[0]["id"] for f in old), facts

@@ -4,12 +4,13 @@
 reconciliation), then the candidates (``candidates.find_candidates``),
 reconciled in the order they were last said against the active facts as the
 plan changes them (``_Pool``); changes without the evidence wait, and are
-read together at the end; then it ages out expired entries and closes open
-loops. Two decisions are delegated to a ``Decider``: how a candidate
-reconciles (and the text of the fact it yields), and which class a forget
-flag is; a flag that would purge demotes unless an admin made it
-(``_authorised``). The heuristic decider (``heuristic``) answers from ``consensus``
-and ``pii``; the LLM engine asks a model and falls back to these answers.
+read together at the end (with a retraction of the same fact, one change);
+then it ages out expired entries and closes open loops. Two decisions are
+delegated to a ``Decider``: how a candidate reconciles (and the text of the
+fact it yields), and which class a forget flag is; a flag that would purge
+demotes unless an admin made it (``_authorised``). The heuristic decider
+(``heuristic``) answers from ``consensus`` and ``pii``; the LLM engine asks a
+model and falls back to these answers.
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from halls.consolidate.engine import Inputs, Plan, Proposal
 from halls.consolidate.evidence import evidence_count, evidence_score
 from halls.consolidate.judge import Judge, Judgement, Pair, restates_change, same_change
 from halls.consolidate.pii import detect
-from halls.consolidate.reconcile import Decision, Known
+from halls.consolidate.reconcile import MAJORITY, Decision, Known
 from halls.importance import highest
 from halls.models import ForgetFlag, LongFact, new_id
 from halls.redact import redact
@@ -91,6 +92,10 @@ class _Pool:
     def remove(self, id: str) -> None:
         self.alive[self.row[id]] = False
 
+    def restore(self, id: str) -> None:
+        """``id`` active again (a retraction this run turned into a change)."""
+        self.alive[self.row[id]] = True
+
     def vector(self, id: str) -> np.ndarray:
         return self.matrix[self.row[id]]
 
@@ -118,6 +123,7 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
     replaced: dict[str, str] = {}  # the other way: a fact made this run -> the one it changed
     alone: list[Candidate] = []  # new statements without the evidence, in the order read
     pointing: set[int] = set()  # candidates kept from a fact: none of them stands alone
+    ended: dict[str, tuple[Proposal, Candidate]] = {}  # a fact retracted this run -> how
     related = inputs.settings.related_threshold
 
     def apply(cand: Candidate, verdict: Verdict, d: Decision) -> None:
@@ -173,7 +179,8 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
             pool.remove(d.target_id)
             pool.add(fid, text, cand.vector)
         elif d.kind == "DELETE" and d.target_id:
-            plan.proposals.append(Proposal("obsolete", why, d.target_id, **base))
+            ended[d.target_id] = (Proposal("obsolete", why, d.target_id, **base), cand)
+            plan.proposals.append(ended[d.target_id][0])
             pool.remove(d.target_id)
         else:
             return
@@ -256,6 +263,41 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
         d = verdict.decision
         if d.kind == "NONE" and d.target_id:
             apply(cand, verdict, d)
+    # A fact retracted this run whose new value was said apart ("new place is in
+    # portobello, no longer in leith" beside "we moved to Portobello last
+    # weekend"; "Sold the Civic" beside "switched to a Model 3"): alone, the new
+    # value lacked the evidence of a change, or found no fact once the
+    # retraction was read first. Together they are one change, as when one
+    # cluster's phrasings end a fact and give what holds instead (``consensus``):
+    # the retraction becomes a supersession by the latest such statement.
+    for target, (retraction, retracting) in ended.items():
+        unread = [c for c in [*waiting.get(target, []), *alone] if not consumed & set(c.ids)]
+        # Near the fact or its retraction (which may name the new value too).
+        anchors = (pool.vector(target), retracting.vector)
+        near = [c for c in unread if max(float(c.vector @ v) for v in anchors) >= related]
+        said = _changes(decider.judge, pool, target, [(c.text, c.vector) for c in near])
+        news = [
+            c
+            for c, j in zip(near, said, strict=True)
+            # (Not one that ends something and names nothing new: "No
+            # antihistamines for Oluwaseun these days" is the retraction again.)
+            if j.label == "update"
+            and j.confidence >= MAJORITY
+            and (j.new_values or not j.ends)
+            and c.standalone
+        ]
+        if not news:
+            continue
+        cand = max(news, key=lambda c: c.last_seen)
+        plan.proposals.remove(retraction)
+        pool.restore(target)
+        why = f"{retraction.reason}; {cand.text[:60]!r} says what holds instead"
+        change = Decision("UPDATE", target, why)
+        apply(cand, Verdict(change, cand.text), change)
+        made = created[successor[target]]
+        made.members += [m for m in retraction.members if m not in made.members]
+        made.journal += [j for j in retraction.journal if j not in made.journal]
+        made.evidence += retraction.evidence
     for target, pending in waiting.items():
         if target in successor:
             # The run changed this fact: a waiting change to the same new value
