@@ -275,10 +275,10 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
         # Near the fact or its retraction (which may name the new value too).
         anchors = (pool.vector(target), retracting.vector)
         near = [c for c in unread if max(float(c.vector @ v) for v in anchors) >= related]
-        said = _changes(decider.judge, pool, target, [(c.text, c.vector) for c in near])
+        readings = _changes(decider.judge, pool, target, [(c.text, c.vector) for c in near])
         news = [
             c
-            for c, j in zip(near, said, strict=True)
+            for c, j in zip(near, readings, strict=True)
             # (Not one that ends something and names nothing new: "No
             # antihistamines for Oluwaseun these days" is the retraction again.)
             if j.label == "update"
@@ -292,8 +292,8 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
         plan.proposals.remove(retraction)
         pool.restore(target)
         why = f"{retraction.reason}; {cand.text[:60]!r} says what holds instead"
-        change = Decision("UPDATE", target, why)
-        apply(cand, Verdict(change, cand.text), change)
+        instead = Decision("UPDATE", target, why)
+        apply(cand, Verdict(instead, cand.text), instead)
         made = created[successor[target]]
         made.members += [m for m in retraction.members if m not in made.members]
         made.journal += [j for j in retraction.journal if j not in made.journal]
