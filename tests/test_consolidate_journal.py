@@ -445,3 +445,31 @@ def test_a_retraction_and_the_new_value_said_apart_are_one_change(make_server, c
     assert len(active) == 1 and "Initech" in active[0]["content"], facts
     old = [f for f in facts if "Globex" in f["content"]]
     assert old and all(f["superseded_by"] == active[0]["id"] for f in old), facts
+
+
+def test_a_retraction_said_twice_makes_no_new_fact(make_server, clock) -> None:
+    """A second retraction of a fact the run retracts ("No antihistamines for
+    Oluwaseun these days") ends something and names nothing new: it is not the
+    fact's new value, so nothing replaces the fact (the judge reads it as a change,
+    0.89; dreams_blind.yaml's b26-ret-7)."""
+    c = make_server().client
+    said = [
+        "Oluwaseun takes 10 mg of cetirizine daily for hay fever",
+        "Oluwaseun is on cetirizine, 10mg a day",
+    ]
+    for n, text in enumerate(said):
+        journal(c, [{"content": text, "role": "user", "session_id": f"d{n}"}])
+        run(c)
+        clock.advance(DAY)
+    for n, text in enumerate(
+        [
+            "Oluwaseun quit the cetirizine, pollen season is over",
+            "No antihistamines for Oluwaseun these days",
+        ]
+    ):
+        journal(c, [{"content": text, "role": "user", "session_id": f"e{n}"}])
+        clock.advance(DAY)
+    run(c)
+    facts = c.get("/long", params=S).json()
+    assert not [f for f in facts if f["status"] == "active"], facts
+    assert [f["superseded_by"] for f in facts] == [None], facts

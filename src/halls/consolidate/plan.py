@@ -289,7 +289,8 @@ def build_plan(inputs: Inputs, decider: Decider) -> Plan:
         if not news:
             continue
         cand = max(news, key=lambda c: c.last_seen)
-        plan.proposals.remove(retraction)
+        # By identity: a proposal's fields hold arrays, which ``==`` cannot compare.
+        plan.proposals = [p for p in plan.proposals if p is not retraction]
         pool.restore(target)
         why = f"{retraction.reason}; {cand.text[:60]!r} says what holds instead"
         instead = Decision("UPDATE", target, why)
