@@ -99,6 +99,9 @@ class ServerSettings(BaseModel):
     # POST /import streams its archive to a temporary file instead: its own limit.
     max_import_bytes: int = Field(default=1024 * 1024 * 1024, ge=1024)
     cors_origins: list[str] = Field(default_factory=list)
+    # Requests that read or write records take turns on this many slots,
+    # reads first (halls.http.lanes); 0: each on a thread of its own.
+    request_slots: int = Field(default=2, ge=0, le=64)
     # GET /metrics (Prometheus text format), behind the bearer token like the API.
     metrics_enabled: bool = True
     # Token bucket per client (the bearer token, else the IP); 0 = off, since a

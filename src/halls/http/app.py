@@ -14,6 +14,7 @@ from halls import __version__
 from halls.http import apidocs, errors
 from halls.http.metrics import Metrics, RequestMetrics, RouteTemplates
 from halls.http.metrics import router as metrics_router
+from halls.http.lanes import Lanes
 from halls.http.middleware import BearerAuth, BodyLimit
 from halls.http.ratelimit import RateLimit, TokenBuckets
 from halls.http.routes import (
@@ -97,6 +98,9 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
     # Innermost: an unexpected error is answered inside the app, so the
     # client's keep-alive connection stays usable (halls.http.errors.CatchAll).
     app.add_middleware(errors.CatchAll)
+    if settings.request_slots > 0:
+        # Inside the body limit: a request's body is read before it waits its turn.
+        app.add_middleware(Lanes, slots=settings.request_slots)
     # Added innermost first: the body limit runs inside auth, so an
     # unauthenticated client cannot make the server buffer a large body.
     app.add_middleware(
