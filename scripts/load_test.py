@@ -204,9 +204,7 @@ def main() -> int:
     p.add_argument(
         "--run-every", type=float, default=15.0, help="seconds between run starts (0: no runs)"
     )
-    p.add_argument(
-        "--reads", type=float, default=0.1, help="share of reads of an own write"
-    )
+    p.add_argument("--reads", type=float, default=0.1, help="share of reads of an own write")
     p.add_argument("--key", help="run on an encrypted store (storage.encryption_key)")
     p.add_argument("--request-slots", type=int, help="server.request_slots (default: its own)")
     p.add_argument("--json", action="store_true", help="print one JSON object at the end")

@@ -12,9 +12,9 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from halls import __version__
 from halls.http import apidocs, errors
+from halls.http.lanes import Lanes
 from halls.http.metrics import Metrics, RequestMetrics, RouteTemplates
 from halls.http.metrics import router as metrics_router
-from halls.http.lanes import Lanes
 from halls.http.middleware import BearerAuth, BodyLimit
 from halls.http.ratelimit import RateLimit, TokenBuckets
 from halls.http.routes import (
