@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from halls.consolidate.briefs import Phrase, completed
-from halls.consolidate.cluster import ALIKE, APART, JOIN, cluster, medoid
+from halls.consolidate.cluster import ALIKE, APART, JOIN, cluster, medoid, pair_cosines
 from halls.consolidate.decay import decayed_evidence
 from halls.consolidate.evidence import DAY, evidence_count, evidence_score
 from halls.consolidate.judge import Pair, default_judge
@@ -90,6 +90,17 @@ def test_a_seed_offers_the_judge_only_its_nearest_neighbours() -> None:
     assert asked == nearest and len(nearest) < 10  # not all 10 pairs of 5 rows
     assert sorted(i for g in groups for i in g) == [0, 1, 2, 3, 4]
     assert all((min(g[0], j), max(g[0], j)) in nearest for g in groups for j in g[1:])
+
+
+def test_pair_cosines_block_by_block_equal_the_pairs_gathered_at_once() -> None:
+    """Bit for bit, across block edges: a run's clusters must not depend on the blocks."""
+    rng = np.random.default_rng(3)
+    vectors = rng.standard_normal((500, 16)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    a, b = rng.integers(0, 500, 70_001), rng.integers(0, 500, 70_001)
+    got = pair_cosines(vectors, a, b)
+    assert got.dtype == np.float32 and len(got) == 70_001
+    assert np.array_equal(got, np.einsum("ij,ij->i", vectors[a], vectors[b]))
 
 
 def test_two_members_of_a_cluster_are_never_far_apart() -> None:

@@ -18,7 +18,7 @@ import numpy as np
 
 from halls.consolidate import briefs as briefs_mod
 from halls.consolidate import progress, standalone
-from halls.consolidate.cluster import ALIKE, APART, JOIN, cluster, medoid
+from halls.consolidate.cluster import ALIKE, APART, JOIN, cluster, medoid, pair_cosines
 from halls.consolidate.distill import Unit
 from halls.consolidate.engine import Inputs, Plan
 from halls.consolidate.evidence import evidence_score
@@ -133,7 +133,7 @@ def find_candidates(inputs: Inputs, plan: Plan, judge: Judge) -> list[Candidate]
         # The judge reads a pair earlier statement first (a < b on ties).
         first = when[a] <= when[b]
         early, late = np.where(first, a, b), np.where(first, b, a)
-        sims = np.einsum("ij,ij->i", vectors[a], vectors[b])
+        sims = pair_cosines(vectors, a, b)
         high = sims >= cfg.cluster_threshold
         r = read(judge, texts, vectors, early, late)
         labels, conf, p_same = r.labels, r.confidence, r.p_same

@@ -41,6 +41,19 @@ BLOCK = 1024
 CAP = 48  # neighbours a seed offers ``joins`` (nearest first)
 
 
+def pair_cosines(vectors: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """The cosine of each pair of rows (``a[i]``, ``b[i]``) of unit ``vectors``, a block
+    of pairs at a time: gathered at once, the pairs' vectors of a 10,000-entry run
+    were two copies of 296,000 x 384 floats (910 MB) for one float a pair."""
+    out = np.empty(len(a), dtype=vectors.dtype)
+    step = BLOCK * 32
+    for s in range(0, len(a), step):
+        out[s : s + step] = np.einsum(
+            "ij,ij->i", vectors[a[s : s + step]], vectors[b[s : s + step]]
+        )
+    return out
+
+
 def neighbours(
     vectors: np.ndarray, threshold: float, dense: float | None = None
 ) -> tuple[list[np.ndarray], np.ndarray]:
