@@ -272,10 +272,13 @@ def test_metrics_show_a_token_of_some_stores_only_what_concerns_them(live) -> No
     assert float(_samples(everything, "halls_stores_open ")[0].split()[1]) >= 2
     assert _samples(everything, "halls_http_requests_total")
     assert _samples(everything, "halls_consolidation_runs_total")
+    assert _samples(everything, 'halls_http_waiting_requests{lane="read"}')
+    assert _samples(everything, 'halls_http_waiting_requests{lane="write"}')
     for token in (A_TOKEN, A_READER):
         text = live.client(token=token).get("/metrics").text
         assert _samples(text, "halls_stores_open ") == ["halls_stores_open 1.0"], text
         assert not _samples(text, "halls_http_request"), text
         assert not _samples(text, "halls_consolidation_runs"), text
+        assert not _samples(text, "halls_http_waiting"), text
         assert _samples(text, "halls_build_info")
         assert 'store="b"' not in text

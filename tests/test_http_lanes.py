@@ -131,7 +131,7 @@ def test_the_middleware_queues_lane_requests_and_lets_the_rest_through() -> None
             await send({"type": "http.response.body", "body": name.encode()})
             events.append(f"end {name}")
 
-        lanes = Lanes(app, slots=1)
+        lanes = Lanes(app, slots=Slots(1))
         sent: dict[str, list[dict[str, Any]]] = {}
 
         async def call(method: str, path: str) -> None:
@@ -151,6 +151,7 @@ def test_the_middleware_queues_lane_requests_and_lets_the_rest_through() -> None
         await call("GET", "/healthz")
         await asyncio.sleep(0)
         assert "start POST /search" not in events  # waiting for the write's slot
+        assert (lanes.slots.waiting(READ), lanes.slots.waiting(WRITE)) == (1, 0)
         assert "/short" not in sent  # nothing sent before the handler is done
         release_write.set()
         await asyncio.gather(write, search)

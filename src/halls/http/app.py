@@ -12,7 +12,7 @@ from fastapi.middleware.cors import CORSMiddleware
 
 from halls import __version__
 from halls.http import apidocs, errors
-from halls.http.lanes import Lanes
+from halls.http.lanes import Lanes, Slots
 from halls.http.metrics import Metrics, RequestMetrics, RouteTemplates
 from halls.http.metrics import router as metrics_router
 from halls.http.middleware import BearerAuth, BodyLimit
@@ -87,8 +87,9 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
         app.include_router(module.router, responses=errors.RESPONSES)
     app.include_router(viewer.router)
     app.include_router(archive.router, responses=errors.RESPONSES)
+    slots = Slots(settings.request_slots) if settings.request_slots > 0 else None
     if settings.metrics_enabled:
-        app.state.metrics = Metrics(memory)
+        app.state.metrics = Metrics(memory, slots)
         app.include_router(metrics_router, responses=errors.RESPONSES)
     if mcp is not None:
         # Its routes join the app's own, so the bearer token and the body
@@ -98,9 +99,9 @@ def create_app(memory: Memory, *, warm: bool = True, mcp: Any = None) -> FastAPI
     # Innermost: an unexpected error is answered inside the app, so the
     # client's keep-alive connection stays usable (halls.http.errors.CatchAll).
     app.add_middleware(errors.CatchAll)
-    if settings.request_slots > 0:
+    if slots is not None:
         # Inside the body limit: a request's body is read before it waits its turn.
-        app.add_middleware(Lanes, slots=settings.request_slots)
+        app.add_middleware(Lanes, slots=slots)
     # Added innermost first: the body limit runs inside auth, so an
     # unauthenticated client cannot make the server buffer a large body.
     app.add_middleware(

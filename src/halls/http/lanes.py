@@ -68,16 +68,21 @@ class Slots:
             READ: deque(),
             WRITE: deque(),
         }
+        # Requests waiting in each lane: plain counts, which the metrics
+        # scrape reads from its own thread while the event loop queues.
+        self._queued = {READ: 0, WRITE: 0}
 
     def waiting(self, lane: str) -> int:
-        return sum(1 for _, f in self._waiting[lane] if not f.done())
+        """Requests of ``lane`` waiting for a slot."""
+        return self._queued[lane]
 
     async def acquire(self, lane: str) -> None:
-        if self.free > 0 and not self.waiting(READ) and not self.waiting(WRITE):
+        if self.free > 0 and not self._queued[READ] and not self._queued[WRITE]:
             self.free -= 1
             return
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting[lane].append((self.clock(), turn))
+        self._queued[lane] += 1
         try:
             await turn
         except asyncio.CancelledError:
@@ -85,6 +90,8 @@ class Slots:
             if turn.done() and not turn.cancelled():
                 self.release()
             raise
+        finally:
+            self._queued[lane] -= 1
 
     def release(self) -> None:
         """Give the slot to the next waiting request, or free it."""
@@ -105,11 +112,11 @@ class Slots:
 
 
 class Lanes:
-    """ASGI middleware: the requests of ``lane_of`` wait for a slot of ``Slots``."""
+    """ASGI middleware: the requests of ``lane_of`` wait for a slot of ``slots``."""
 
-    def __init__(self, app: ASGIApp, slots: int) -> None:
+    def __init__(self, app: ASGIApp, slots: Slots) -> None:
         self.app = app
-        self.slots = Slots(slots)
+        self.slots = slots
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         lane = lane_of(scope["method"], scope["path"]) if scope["type"] == "http" else None

@@ -18,10 +18,11 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
+from functools import partial
 from typing import Any
 
 from fastapi import APIRouter, Request, Response
-from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Histogram
+from prometheus_client import CONTENT_TYPE_LATEST, CollectorRegistry, Counter, Gauge, Histogram
 from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.exposition import generate_latest
 from prometheus_client.registry import Collector
@@ -30,6 +31,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from halls import __version__
 from halls.http.deps import GrantDep
+from halls.http.lanes import READ, WRITE, Slots
 from halls.models import RUN_OUTCOMES, SEARCH_TIERS
 from halls.service import Memory
 
@@ -85,7 +87,7 @@ class ServiceCollector(Collector):
 class Metrics:
     """The registry of one app and the request metrics recorded into it."""
 
-    def __init__(self, memory: Memory) -> None:
+    def __init__(self, memory: Memory, slots: Slots | None = None) -> None:
         self.registry = CollectorRegistry()
         self.requests = Counter(
             "halls_http_requests",
@@ -101,6 +103,15 @@ class Metrics:
             registry=self.registry,
         )
         self.registry.register(ServiceCollector(memory))
+        if slots is not None:
+            waiting = Gauge(
+                "halls_http_waiting_requests",
+                "Requests waiting for a slot (server.request_slots), by lane (read, write).",
+                ["lane"],
+                registry=self.registry,
+            )
+            for lane in (READ, WRITE):
+                waiting.labels(lane).set_function(partial(slots.waiting, lane))
 
     def observe(self, method: str, route: str, status: int, seconds: float) -> None:
         method = method if method in METHODS else UNMATCHED
@@ -115,7 +126,12 @@ class Metrics:
 
 # Series about the whole server, no store named: another tenant's traffic.
 SERVER_WIDE = frozenset(
-    {"halls_http_requests", "halls_http_request_duration_seconds", "halls_consolidation_runs"}
+    {
+        "halls_http_requests",
+        "halls_http_request_duration_seconds",
+        "halls_http_waiting_requests",
+        "halls_consolidation_runs",
+    }
 )
 
 
