@@ -3,13 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Coroutine
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pytest
 
 from halls.http.lanes import READ, WRITE, Lanes, Slots, lane_of
+
+T = TypeVar("T")
+
+
+def _run(work: Coroutine[Any, Any, T]) -> T:
+    """Run ``work``, failing rather than hanging if a turn is never given."""
+    return asyncio.run(asyncio.wait_for(work, 10))
 
 
 class Clock:
@@ -60,35 +68,69 @@ async def _order(slots: Slots, lanes: list[str], advance: float = 0.0) -> list[i
         tasks.append(asyncio.create_task(wait(n, lane)))
         await asyncio.sleep(0)  # queued in this order
     slots.clock.now += advance  # type: ignore[attr-defined]
+    holder = READ
     for _ in lanes:
-        slots.release()
+        slots.release(holder)
         await asyncio.sleep(0)
+        holder = lanes[served[-1]]
+    slots.release(holder)
     await asyncio.gather(*tasks)
+    assert slots.running == {READ: 0, WRITE: 0}
     return served
 
 
 def test_a_freed_slot_goes_to_the_oldest_read_before_any_write() -> None:
     slots = Slots(1, patience=2.0, clock=Clock())
-    served = asyncio.run(_order(slots, [WRITE, READ, WRITE, READ]))
+    served = _run(_order(slots, [WRITE, READ, WRITE, READ]))
     assert served == [1, 3, 0, 2]
 
 
 def test_a_write_that_waited_too_long_goes_first() -> None:
     slots = Slots(1, patience=2.0, clock=Clock())
-    served = asyncio.run(_order(slots, [WRITE, READ, READ], advance=2.0))
+    served = _run(_order(slots, [WRITE, READ, READ], advance=2.0))
     assert served == [0, 1, 2]
 
 
 def test_slots_are_free_when_nobody_waits() -> None:
-    async def run() -> int:
+    async def run() -> dict[str, int]:
         slots = Slots(2, clock=Clock())
         await slots.acquire(WRITE)
         await slots.acquire(READ)
-        slots.release()
-        slots.release()
-        return slots.free
+        slots.release(WRITE)
+        slots.release(READ)
+        return slots.running
 
-    assert asyncio.run(run()) == 2
+    assert _run(run()) == {READ: 0, WRITE: 0}
+
+
+def test_writes_never_hold_every_slot() -> None:
+    """A long write in one of two slots: a second write waits with a slot free, and a
+    read that comes after it takes that slot at once."""
+
+    async def run() -> tuple[list[str], dict[str, int]]:
+        slots = Slots(2, clock=Clock())
+        await slots.acquire(WRITE)
+        served: list[str] = []
+
+        async def wait(name: str, lane: str) -> None:
+            await slots.acquire(lane)
+            served.append(name)
+
+        second = asyncio.create_task(wait("write", WRITE))
+        await asyncio.sleep(0)
+        read = asyncio.create_task(wait("read", READ))
+        await asyncio.sleep(0)
+        await read
+        assert served == ["read"] and slots.waiting(WRITE) == 1
+        slots.release(READ)  # the slot a write may not take
+        await asyncio.sleep(0)
+        assert served == ["read"]
+        slots.release(WRITE)
+        await second
+        slots.release(WRITE)
+        return served, slots.running
+
+    assert _run(run()) == (["read", "write"], {READ: 0, WRITE: 0})
 
 
 def test_a_request_cancelled_while_waiting_takes_no_turn() -> None:
@@ -106,12 +148,12 @@ def test_a_request_cancelled_while_waiting_takes_no_turn() -> None:
         await asyncio.sleep(0)
         gone.cancel()
         await asyncio.sleep(0)
-        slots.release()  # to "kept": the cancelled read is skipped
+        slots.release(READ)  # to "kept": the cancelled read is skipped
         await kept
-        slots.release()
-        return served, slots.free
+        slots.release(WRITE)
+        return served, sum(slots.running.values())
 
-    assert asyncio.run(run()) == (["kept"], 1)
+    assert _run(run()) == (["kept"], 0)
 
 
 def test_the_middleware_queues_lane_requests_and_lets_the_rest_through() -> None:
@@ -157,7 +199,7 @@ def test_the_middleware_queues_lane_requests_and_lets_the_rest_through() -> None
         await asyncio.gather(write, search)
         return events, sent
 
-    events, sent = asyncio.run(run())
+    events, sent = _run(run())
     assert events == [
         "start POST /short",
         "start GET /healthz",

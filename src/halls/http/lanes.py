@@ -8,7 +8,7 @@ behind every write of a burst (issue 53: 52 requests/s, search p95 1.6 s at
 of records) or writes (a remember, an edit, a delete) first waits for one of
 ``server.request_slots`` slots; a freed slot goes to the oldest waiting read,
 unless a write has waited ``WRITE_PATIENCE`` seconds, so writes are never
-starved. Two slots (the default) let the native part of one request (the
+starved; and writes never hold every slot (``Slots``). Two slots (the default) let the native part of one request (the
 embedding model, SQLite) run beside another's Python. Everything else
 (consolidation, archives, stores, health, metrics, MCP) runs as before.
 
@@ -53,7 +53,12 @@ def lane_of(method: str, path: str) -> str | None:
 
 
 class Slots:
-    """``slots`` turns handed out oldest read first, unless a write has waited too long."""
+    """``slots`` turns handed out oldest read first, unless a write has waited too long.
+
+    Writes hold at most all slots but one, so that a long write (a batch of
+    thousands of entries embeds for seconds) never makes a read wait: a read
+    waits only while every slot is busy and one of them with a read.
+    """
 
     def __init__(
         self,
@@ -61,9 +66,11 @@ class Slots:
         patience: float = WRITE_PATIENCE,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.free = slots
+        self.slots = slots
+        self.most_writes = max(1, slots - 1)
         self.patience = patience
         self.clock = clock
+        self.running = {READ: 0, WRITE: 0}
         self._waiting: dict[str, deque[tuple[float, asyncio.Future[None]]]] = {
             READ: deque(),
             WRITE: deque(),
@@ -76,9 +83,15 @@ class Slots:
         """Requests of ``lane`` waiting for a slot."""
         return self._queued[lane]
 
+    def _opens(self, lane: str) -> bool:
+        """Whether a request of ``lane`` may take a slot now."""
+        if self.running[READ] + self.running[WRITE] >= self.slots:
+            return False
+        return lane == READ or self.running[WRITE] < self.most_writes
+
     async def acquire(self, lane: str) -> None:
-        if self.free > 0 and not self._queued[READ] and not self._queued[WRITE]:
-            self.free -= 1
+        if not self._queued[lane] and self._opens(lane):
+            self.running[lane] += 1
             return
         turn: asyncio.Future[None] = asyncio.get_running_loop().create_future()
         self._waiting[lane].append((self.clock(), turn))
@@ -88,27 +101,31 @@ class Slots:
         except asyncio.CancelledError:
             # Handed a slot just as it was cancelled: pass the slot on.
             if turn.done() and not turn.cancelled():
-                self.release()
+                self.release(lane)
             raise
         finally:
             self._queued[lane] -= 1
 
-    def release(self) -> None:
-        """Give the slot to the next waiting request, or free it."""
-        self._drop_done()
-        reads, writes = self._waiting[READ], self._waiting[WRITE]
-        overdue = bool(writes) and self.clock() - writes[0][0] >= self.patience
-        queue = writes if overdue or not reads else reads
-        if queue:
-            queue.popleft()[1].set_result(None)
-        else:
-            self.free += 1
+    def release(self, lane: str) -> None:
+        """Free a slot of ``lane`` and hand the free slots to the next waiting requests."""
+        self.running[lane] -= 1
+        while (lane := self._next()) is not None:
+            self.running[lane] += 1
+            self._waiting[lane].popleft()[1].set_result(None)
 
-    def _drop_done(self) -> None:
-        # A waiter cancelled before its turn (its client went away) leaves a done future.
+    def _next(self) -> str | None:
+        """The lane whose oldest waiting request goes next, if a slot is open to it."""
         for queue in self._waiting.values():
+            # A waiter cancelled before its turn (its client went away) leaves a done future.
             while queue and queue[0][1].done():
                 queue.popleft()
+        writes = self._waiting[WRITE]
+        overdue = bool(writes) and self.clock() - writes[0][0] >= self.patience
+        order = (WRITE, READ) if overdue else (READ, WRITE)
+        for lane in order:
+            if self._waiting[lane] and self._opens(lane):
+                return lane
+        return None
 
 
 class Lanes:
@@ -132,6 +149,6 @@ class Lanes:
         try:
             await self.app(scope, receive, keep)
         finally:
-            self.slots.release()
+            self.slots.release(lane)
         for message in answer:
             await send(message)
