@@ -109,9 +109,9 @@ class Slots:
     def release(self, lane: str) -> None:
         """Free a slot of ``lane`` and hand the free slots to the next waiting requests."""
         self.running[lane] -= 1
-        while (lane := self._next()) is not None:
-            self.running[lane] += 1
-            self._waiting[lane].popleft()[1].set_result(None)
+        while (turn := self._next()) is not None:
+            self.running[turn] += 1
+            self._waiting[turn].popleft()[1].set_result(None)
 
     def _next(self) -> str | None:
         """The lane whose oldest waiting request goes next, if a slot is open to it."""
