@@ -8,8 +8,9 @@ behind every write of a burst (issue 53: 52 requests/s, search p95 1.6 s at
 of records) or writes (a remember, an edit, a delete) first waits for one of
 ``server.request_slots`` slots; a freed slot goes to the oldest waiting read,
 unless a write has waited ``WRITE_PATIENCE`` seconds, so writes are never
-starved; and writes never hold every slot (``Slots``). Two slots (the default) let the native part of one request (the
-embedding model, SQLite) run beside another's Python. Everything else
+starved; and writes never hold every slot (``Slots``). Two slots (the
+default) let the native part of one request (the embedding model, SQLite)
+run beside another's Python. Everything else
 (consolidation, archives, stores, health, metrics, MCP) runs as before.
 
 A request's body is read before it takes a slot (by ``BodyLimit``, outside
