@@ -54,18 +54,23 @@ def test_each_request_has_its_lane(method: str, path: str, lane: str | None) -> 
     assert lane_of(method, path) == lane
 
 
+def _waiter(slots: Slots, served: list[Any], name: Any, lane: str) -> asyncio.Task[None]:
+    """A request of ``lane`` that waits for its turn, then puts ``name`` in ``served``."""
+
+    async def wait() -> None:
+        await slots.acquire(lane)
+        served.append(name)
+
+    return asyncio.create_task(wait())
+
+
 async def _order(slots: Slots, lanes: list[str], advance: float = 0.0) -> list[int]:
     """Hold the only slot, queue one request per lane, then release turn by turn."""
     await slots.acquire(READ)
     served: list[int] = []
-
-    async def wait(n: int, lane: str) -> None:
-        await slots.acquire(lane)
-        served.append(n)
-
     tasks = []
     for n, lane in enumerate(lanes):
-        tasks.append(asyncio.create_task(wait(n, lane)))
+        tasks.append(_waiter(slots, served, n, lane))
         await asyncio.sleep(0)  # queued in this order
     slots.clock.now += advance  # type: ignore[attr-defined]
     holder = READ
@@ -111,14 +116,9 @@ def test_writes_never_hold_every_slot() -> None:
         slots = Slots(2, clock=Clock())
         await slots.acquire(WRITE)
         served: list[str] = []
-
-        async def wait(name: str, lane: str) -> None:
-            await slots.acquire(lane)
-            served.append(name)
-
-        second = asyncio.create_task(wait("write", WRITE))
+        second = _waiter(slots, served, "write", WRITE)
         await asyncio.sleep(0)
-        read = asyncio.create_task(wait("read", READ))
+        read = _waiter(slots, served, "read", READ)
         await asyncio.sleep(0)
         await read
         assert served == ["read"] and slots.waiting(WRITE) == 1
@@ -138,13 +138,8 @@ def test_a_request_cancelled_while_waiting_takes_no_turn() -> None:
         slots = Slots(1, clock=Clock())
         await slots.acquire(READ)
         served: list[str] = []
-
-        async def wait(name: str, lane: str) -> None:
-            await slots.acquire(lane)
-            served.append(name)
-
-        gone = asyncio.create_task(wait("gone", READ))
-        kept = asyncio.create_task(wait("kept", WRITE))
+        gone = _waiter(slots, served, "gone", READ)
+        kept = _waiter(slots, served, "kept", WRITE)
         await asyncio.sleep(0)
         gone.cancel()
         await asyncio.sleep(0)
